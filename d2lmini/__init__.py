@@ -1,0 +1,1 @@
+"""d2lmini: helpers for the RNN notebooks."""

@@ -1,0 +1,37 @@
+"""Choosing a device and making runs repeatable (introduced in notebook 00)."""
+
+import random
+
+import numpy as np
+import torch
+
+
+def try_gpu() -> torch.device:
+    """Return the best available device: CUDA, then Apple MPS, then the CPU."""
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed Python, NumPy and torch (all devices); return a CPU generator seeded the same way.
+
+    Random numbers in d2lmini are drawn on the CPU from such a generator and then moved
+    to the model's device, so a seeded run gives the same numbers on every device.
+    """
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed)
+
+
+def describe_device(device: torch.device) -> str:
+    """Return a one-line human description of `device` (for notebook 00)."""
+    if device.type == "cuda":
+        return f"CUDA GPU: {torch.cuda.get_device_name(device)}"
+    if device.type == "mps":
+        return "Apple GPU (MPS)"
+    return f"CPU ({torch.get_num_threads()} threads)"
