@@ -1,0 +1,109 @@
+"""Perplexity, bits per character, and the baselines an RNN must beat (notebook 07).
+
+Cross-entropy is measured in nats (natural log) by PyTorch; information theory often
+uses bits (log base 2). Perplexity is exp(nats) = 2 ** bits.
+"""
+
+import bz2
+import collections
+import gzip
+import lzma
+import math
+
+LN2 = math.log(2)
+
+
+def bits_from_nats(nats: float) -> float:
+    """Return a cross-entropy in bits, given it in nats (divide by ln 2)."""
+    return nats / LN2
+
+
+def nats_from_bits(bits: float) -> float:
+    """Return a cross-entropy in nats, given it in bits (multiply by ln 2)."""
+    return bits * LN2
+
+
+def perplexity_from_nats(nats: float) -> float:
+    """Return the perplexity exp(nats)."""
+    return math.exp(nats)
+
+
+def perplexity_from_bits(bits: float) -> float:
+    """Return the perplexity 2 ** bits."""
+    return 2.0**bits
+
+
+def bits_from_perplexity(perplexity: float) -> float:
+    """Return the bits per token log2(perplexity)."""
+    return math.log2(perplexity)
+
+
+def nats_from_perplexity(perplexity: float) -> float:
+    """Return the nats per token ln(perplexity)."""
+    return math.log(perplexity)
+
+
+def uniform_bits(vocab_size: int) -> float:
+    """Return the bits per token of guessing uniformly among `vocab_size` tokens: log2 |V|."""
+    return math.log2(vocab_size)
+
+
+def unigram_bits(train_text: str, valid_text: str, symbols: str | None = None) -> float:
+    """Return bits per character of `valid_text` under character frequencies of `train_text`.
+
+    Add-one (Laplace) smoothing over `symbols` (default: every character of either
+    text) gives unseen characters a small probability instead of zero.
+    """
+    alphabet = set(symbols or train_text + valid_text)
+    counts = collections.Counter(train_text)
+    total = len(train_text) + len(alphabet)
+    return -sum(math.log2((counts[c] + 1) / total) for c in valid_text) / len(valid_text)
+
+
+def bigram_bits(train_text: str, valid_text: str, symbols: str | None = None) -> float:
+    """Return bits per character of `valid_text` under add-one smoothed P(next | previous).
+
+    The pair counts come from `train_text`; the first validation character is
+    conditioned on the last training character.
+    """
+    size = len(set(symbols or train_text + valid_text))
+    pairs = collections.Counter(zip(train_text, train_text[1:], strict=False))
+    firsts = collections.Counter(train_text[:-1])
+    context = train_text[-1:] + valid_text
+    return -sum(
+        math.log2((pairs[(prev, nxt)] + 1) / (firsts[prev] + size))
+        for prev, nxt in zip(context, valid_text, strict=False)
+    ) / len(valid_text)
+
+
+COMPRESSORS = {
+    "gzip": lambda data: gzip.compress(data, compresslevel=9, mtime=0),
+    "bz2": lambda data: bz2.compress(data, compresslevel=9),
+    "xz": lambda data: lzma.compress(data, preset=9 | lzma.PRESET_EXTREME),
+}
+
+
+def compression_bits(train_text: str, valid_text: str, method: str) -> float:
+    """Return the bits per character a compressor needs for `valid_text` after `train_text`.
+
+    That is 8 * (size(train + valid) - size(train)) / len(valid): what the compressed
+    file grows by when the validation text is appended, so the compressor may use
+    everything it learned from the training text.
+    """
+    compress = COMPRESSORS[method]
+    train = train_text.encode("ascii", "replace")
+    both = (train_text + valid_text).encode("ascii", "replace")
+    return 8 * (len(compress(both)) - len(compress(train))) / len(valid_text)
+
+
+def baseline_bits(train_text: str, valid_text: str) -> dict[str, float]:
+    """Return bits per character on `valid_text` for uniform, unigram, bigram, gzip, bz2 and xz."""
+    symbols = "".join(sorted(set(train_text + valid_text)))
+    table = {
+        "uniform": uniform_bits(len(symbols)),
+        "unigram": unigram_bits(train_text, valid_text, symbols),
+        "bigram": bigram_bits(train_text, valid_text, symbols),
+    }
+    for method in COMPRESSORS:
+        table[method] = compression_bits(train_text, valid_text, method)
+    return table

@@ -1,0 +1,199 @@
+"""A recurrent neural network written from scratch, and its torch.nn.RNN twin (notebook 04).
+
+The scratch model computes, for every time step t,
+
+    H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h),    O_t = H_t W_hq + b_q,
+
+where X_t is the one-hot encoding of the input tokens. Three rewrites make it fast
+without changing the maths (each is checked in a notebook):
+
+- `one_hot(x) @ W_xh == W_xh[x]`, so the input term is a row lookup (notebook 03);
+- the input term does not depend on H, so it is computed for all steps at once;
+- the output layer does not feed back, so it is applied to all steps in one matmul.
+
+Only `H_{t-1} W_hh` has to stay inside the loop over time.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from d2lmini.text import Vocab
+
+
+def init_rnn_params(
+    vocab_size: int,
+    num_hiddens: int,
+    init: str = "xavier",
+    generator: torch.Generator | None = None,
+) -> dict[str, torch.Tensor]:
+    """Return fresh parameters W_xh, W_hh, b_h, W_hq, b_q as CPU tensors.
+
+    `init="normal"` draws weights from N(0, 0.01^2), as the book does; `init="xavier"`
+    draws them from N(0, 1/fan_in), which keeps the hidden activations at a useful
+    size whatever the layer widths. Biases start at zero.
+    """
+
+    def weight(fan_in: int, fan_out: int) -> torch.Tensor:
+        std = {"normal": 0.01, "xavier": 1 / math.sqrt(fan_in)}.get(init)
+        if std is None:
+            raise ValueError(f"init must be 'normal' or 'xavier', not {init!r}")
+        return torch.randn(fan_in, fan_out, generator=generator) * std
+
+    return {
+        "W_xh": weight(vocab_size, num_hiddens),
+        "W_hh": weight(num_hiddens, num_hiddens),
+        "b_h": torch.zeros(num_hiddens),
+        "W_hq": weight(num_hiddens, vocab_size),
+        "b_q": torch.zeros(vocab_size),
+    }
+
+
+def init_rnn_state(batch_size: int, num_hiddens: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """Return the initial hidden state: zeros of shape (batch_size, num_hiddens)."""
+    return torch.zeros(batch_size, num_hiddens, device=device)
+
+
+def rnn_forward(
+    X: torch.Tensor, state: torch.Tensor, W_xh, W_hh, b_h, W_hq, b_q
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run the RNN over token indices X of shape (batch, steps).
+
+    Returns the outputs of every step, shape (steps * batch, vocab) with step-major rows
+    (all of step 0, then all of step 1, ...), and the final state (batch, hiddens).
+    """
+    input_terms = W_xh[X.T] + b_h  # (steps, batch, hiddens): row lookup for all steps
+    H = state
+    hiddens = []
+    for input_term in input_terms:
+        H = torch.tanh(torch.addmm(input_term, H, W_hh))
+        hiddens.append(H)
+    hidden_stack = torch.stack(hiddens).reshape(-1, W_hh.shape[0])
+    return torch.addmm(b_q, hidden_stack, W_hq), H
+
+
+def rnn_forward_one_hot(
+    X: torch.Tensor, state: torch.Tensor, W_xh, W_hh, b_h, W_hq, b_q
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same computation as `rnn_forward`, written step by step with one-hot inputs.
+
+    This is the textbook form (notebook 04 compares the two; benchmarks time them).
+    """
+    inputs = F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype)
+    H = state
+    outputs = []
+    for X_t in inputs:
+        H = torch.tanh(X_t @ W_xh + H @ W_hh + b_h)
+        outputs.append(H @ W_hq + b_q)
+    return torch.cat(outputs), H
+
+
+class RNNScratch(nn.Module):
+    """The scratch RNN as a module: its five parameters and `rnn_forward`.
+
+    `model(X, state)` returns (outputs, state) as `rnn_forward` does.
+    """
+
+    def __init__(self, vocab_size: int, num_hiddens: int, init: str = "xavier",
+                 generator: torch.Generator | None = None):
+        super().__init__()
+        self.vocab_size, self.num_hiddens = vocab_size, num_hiddens
+        params = init_rnn_params(vocab_size, num_hiddens, init, generator)
+        for name, value in params.items():
+            self.register_parameter(name, nn.Parameter(value))
+
+    def forward(self, X: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return rnn_forward(X, state, self.W_xh, self.W_hh, self.b_h, self.W_hq, self.b_q)
+
+    def begin_state(self, batch_size: int) -> torch.Tensor:
+        """Return a zero state on this model's device."""
+        return init_rnn_state(batch_size, self.num_hiddens, self.W_hh.device)
+
+
+class TorchRNN(nn.Module):
+    """`torch.nn.RNN` (tanh) with a linear output layer, with the interface of `RNNScratch`.
+
+    Inputs are one-hot vectors, so `rnn.weight_ih_l0` is W_xh transposed.
+    """
+
+    def __init__(self, vocab_size: int, num_hiddens: int):
+        super().__init__()
+        self.vocab_size, self.num_hiddens = vocab_size, num_hiddens
+        self.rnn = nn.RNN(vocab_size, num_hiddens)
+        self.output = nn.Linear(num_hiddens, vocab_size)
+
+    def forward(self, X: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        inputs = F.one_hot(X.T, self.vocab_size).to(self.output.weight.dtype)
+        hiddens, last = self.rnn(inputs, state.unsqueeze(0))
+        return self.output(hiddens.reshape(-1, self.num_hiddens)), last.squeeze(0)
+
+    def begin_state(self, batch_size: int) -> torch.Tensor:
+        """Return a zero state on this model's device."""
+        return init_rnn_state(batch_size, self.num_hiddens, self.output.weight.device)
+
+
+@torch.no_grad()
+def copy_scratch_to_torch(scratch: RNNScratch, twin: TorchRNN) -> None:
+    """Give `twin` exactly the weights of `scratch` (nn.RNN's second bias set to zero)."""
+    twin.rnn.weight_ih_l0.copy_(scratch.W_xh.T)
+    twin.rnn.weight_hh_l0.copy_(scratch.W_hh.T)
+    twin.rnn.bias_ih_l0.copy_(scratch.b_h)
+    twin.rnn.bias_hh_l0.zero_()
+    twin.output.weight.copy_(scratch.W_hq.T)
+    twin.output.bias.copy_(scratch.b_q)
+
+
+def model_device(model: nn.Module) -> torch.device:
+    """Return the device of the first parameter of `model`."""
+    return next(model.parameters()).device
+
+
+def check_prefix(prefix: str, vocab: Vocab) -> None:
+    """Raise ValueError with a helpful message if `prefix` is empty or has unknown characters."""
+    if not prefix:
+        raise ValueError("The prefix is empty: type at least one character to start from.")
+    unknown = vocab.unknown_characters(prefix)
+    if unknown:
+        known = "".join(t for t in vocab.idx_to_token[1:])
+        raise ValueError(
+            f"The prefix contains characters the model has never seen: {unknown}. "
+            f"Use only these characters: {known!r}."
+        )
+
+
+@torch.no_grad()
+def predict(
+    model: nn.Module,
+    vocab: Vocab,
+    prefix: str,
+    num_chars: int,
+    temperature: float | None = None,
+    generator: torch.Generator | None = None,
+) -> str:
+    """Return `prefix` followed by `num_chars` characters generated by `model`.
+
+    The model first reads the prefix (warm-up) to build its hidden state. Then each
+    new character is the most likely one (`temperature=None`, greedy) or is drawn from
+    softmax(logits / temperature); random numbers come from the CPU `generator`.
+    `<unk>` is never generated.
+    """
+    check_prefix(prefix, vocab)
+    if temperature is not None and not temperature > 0:
+        raise ValueError(f"temperature must be positive (or None for greedy), not {temperature}")
+    device = model_device(model)
+    state = model.begin_state(1)
+    logits, state = model(torch.tensor([vocab.indices(prefix)], device=device), state)
+    generated = []
+    for _ in range(num_chars):
+        last = logits[-1].float().cpu()
+        last[vocab.unk] = -float("inf")  # never generate <unk>
+        if temperature is None:
+            token = int(last.argmax())
+        else:
+            probs = torch.softmax(last / temperature, dim=0)
+            token = int(torch.multinomial(probs, 1, generator=generator))
+        generated.append(token)
+        logits, state = model(torch.tensor([[token]], device=device), state)
+    return prefix + vocab.decode(generated)

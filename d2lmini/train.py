@@ -1,0 +1,191 @@
+"""Training a character-level RNN: clipping, epochs, perplexity (notebooks 04, 06 and 07)."""
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from d2lmini.batching import make_batches
+from d2lmini.rnn import RNNScratch, TorchRNN, model_device
+
+
+@dataclass
+class TrainConfig:
+    """Hyperparameters of one training run; the defaults are the course's defaults."""
+
+    num_hiddens: int = 256
+    lr: float = 1.0
+    optimizer: str = "sgd"
+    batch_size: int = 32
+    num_steps: int = 35
+    theta: float | None = 1.0
+    num_epochs: int = 10
+    max_seconds: float | None = None
+    sampling: str = "sequential"
+    init: str = "xavier"
+    seed: int = 0
+
+
+@dataclass
+class History:
+    """What `train` measured: one entry per epoch, and one per minibatch (`step_*`)."""
+
+    epoch: list[float] = field(default_factory=list)
+    train_perplexity: list[float] = field(default_factory=list)
+    valid_perplexity: list[float] = field(default_factory=list)
+    tokens_per_second: list[float] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    step_loss: list[float] = field(default_factory=list)
+    step_grad_norm: list[float] = field(default_factory=list)
+    clipped_steps: int = 0
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss became NaN or infinite; `step` and `epoch` say where."""
+
+    def __init__(self, step: int, epoch: int, loss: float, lr: float):
+        self.step, self.epoch, self.loss, self.lr = step, epoch, loss, lr
+        super().__init__(
+            f"Training diverged: the loss became {loss} at minibatch {step} of epoch {epoch} "
+            f"(learning rate {lr:g}). Try a learning rate ten times smaller, or turn on "
+            "gradient clipping (a threshold such as 1)."
+        )
+
+
+def clip_gradients(params: Iterable[torch.Tensor], theta: float | None) -> float:
+    """Rescale all gradients together so their joint norm is at most `theta`; return the old norm.
+
+    g <- min(1, theta / ||g||) * g, where ||g|| is the norm of all gradients stacked
+    into one vector. `theta=None` only measures the norm.
+    """
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return 0.0
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    if theta is not None:
+        if theta <= 0:
+            raise ValueError(f"the clipping threshold must be positive (or None for off), not {theta}")
+        scale = torch.clamp(theta / (norm + 1e-12), max=1.0)
+        for g in grads:
+            g.mul_(scale)
+    return float(norm)
+
+
+def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.device | str = "cpu"):
+    """Return a seeded "scratch" (RNNScratch) or "torch" (TorchRNN) model on `device`."""
+    generator = torch.Generator().manual_seed(config.seed)
+    if kind == "scratch":
+        model = RNNScratch(vocab_size, config.num_hiddens, config.init, generator)
+    elif kind == "torch":
+        torch.manual_seed(config.seed)
+        model = TorchRNN(vocab_size, config.num_hiddens)
+    else:
+        raise ValueError(f"kind must be 'scratch' or 'torch', not {kind!r}")
+    return model.to(device)
+
+
+def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
+    """Return plain SGD (as in the book) or Adam over `params`."""
+    if not lr > 0 or not math.isfinite(lr):
+        raise ValueError(f"the learning rate must be a positive number, not {lr}")
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr)
+    raise ValueError(f"optimizer must be 'sgd' or 'adam', not {name!r}")
+
+
+def sequence_loss(outputs: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of step-major `outputs` against labels `Y` of shape (batch, steps)."""
+    return F.cross_entropy(outputs, Y.T.reshape(-1))
+
+
+@torch.no_grad()
+def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int = 32,
+                        num_steps: int = 35) -> float:
+    """Return the perplexity of `model` on `indices`, weighting every predicted token equally.
+
+    The text is split into `batch_size` streams read from start to end with the hidden
+    state carried along, so each prediction sees all the text before it in its stream.
+    """
+    batch_size = max(1, min(batch_size, len(indices) - 1))
+    length = (len(indices) - 1) // batch_size
+    used = length * batch_size
+    xs = indices[:used].reshape(batch_size, length)
+    ys = indices[1 : used + 1].reshape(batch_size, length)
+    device = model_device(model)
+    state = model.begin_state(batch_size)
+    total = torch.zeros((), device=device)
+    for start in range(0, length, num_steps):
+        X, Y = xs[:, start : start + num_steps].to(device), ys[:, start : start + num_steps].to(device)
+        outputs, state = model(X, state)
+        total += F.cross_entropy(outputs.float(), Y.T.reshape(-1), reduction="sum")
+    return math.exp(float(total) / used)
+
+
+def train_epoch(model, batches, optimizer, theta, carry_state, history, epoch, deadline=None):
+    """Train on every minibatch of `batches` once; return (mean loss, tokens, seconds).
+
+    With `carry_state` the hidden state flows from one minibatch to the next but is
+    detached, so gradients stop at the minibatch boundary (truncated BPTT). Stops early
+    once `time.perf_counter()` passes `deadline`.
+    """
+    state, total_loss, tokens, start = None, 0.0, 0, time.perf_counter()
+    params = list(model.parameters())
+    for X, Y in batches:
+        if state is None or not carry_state:
+            state = model.begin_state(X.shape[0])
+        outputs, state = model(X, state.detach())
+        loss = sequence_loss(outputs, Y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = clip_gradients(params, theta)
+        value = float(loss.detach())
+        if not math.isfinite(value) or not math.isfinite(norm):
+            raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        history.step_loss.append(value)
+        history.step_grad_norm.append(norm)
+        history.clipped_steps += int(theta is not None and norm > theta)
+        total_loss += value * Y.numel()
+        tokens += Y.numel()
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+    return total_loss / max(tokens, 1), tokens, time.perf_counter() - start
+
+
+def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
+          config: TrainConfig, on_epoch: Callable[[History], None] | None = None) -> History:
+    """Train `model` as `config` says and return its `History`.
+
+    Runs `config.num_epochs` epochs, or fewer if `config.max_seconds` (wall-clock,
+    evaluation included) runs out first. After each epoch it records train and
+    validation perplexity and training tokens per second, then calls `on_epoch(history)`
+    (for a live plot). Raises `TrainingDiverged` if the loss stops being finite and
+    ValueError for settings that cannot work.
+    """
+    device = model_device(model)
+    generator = torch.Generator().manual_seed(config.seed)
+    optimizer = make_optimizer(config.optimizer, model.parameters(), config.lr)
+    history, begin = History(), time.perf_counter()
+    deadline = begin + config.max_seconds if config.max_seconds else None
+    for epoch in range(1, config.num_epochs + 1):
+        batches = make_batches(config.sampling, train_indices, config.batch_size,
+                               config.num_steps, generator, device)
+        loss, tokens, seconds = train_epoch(model, batches, optimizer, config.theta,
+                                            config.sampling == "sequential", history, epoch, deadline)
+        history.epoch.append(epoch)
+        history.train_perplexity.append(math.exp(loss))
+        history.valid_perplexity.append(
+            evaluate_perplexity(model, valid_indices, config.batch_size, config.num_steps))
+        history.tokens_per_second.append(tokens / seconds)
+        history.seconds.append(time.perf_counter() - begin)
+        if on_epoch is not None:
+            on_epoch(history)
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+    return history

@@ -1,0 +1,18 @@
+"""Shared fixtures for the unit tests."""
+
+import pytest
+import torch
+
+from d2lmini.corpus import load_corpus
+
+
+@pytest.fixture(scope="session")
+def bundled():
+    """The bundled corpus (loaded once per test session)."""
+    return load_corpus("bundled")
+
+
+@pytest.fixture
+def generator():
+    """A freshly seeded CPU generator."""
+    return torch.Generator().manual_seed(0)
