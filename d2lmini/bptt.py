@@ -1,0 +1,287 @@
+"""Backpropagation through time written by hand, and the checks that it is right (notebook 05).
+
+The forward pass is the scratch RNN of `d2lmini.rnn.rnn_forward`:
+
+    A_t = X_t W_xh + H_{t-1} W_hh + b_h,    H_t = tanh(A_t),    O_t = H_t W_hq + b_q.
+
+The backward pass walks the unrolled graph from the last step to the first. For one
+step, with dH = dL/dH_t (everything that reaches H_t, from its output and from the
+next step, added together because the graph branches at H_t):
+
+    dA      = dH * (1 - H_t^2)             (tanh' = 1 - tanh^2, elementwise)
+    db_h   += sum over the batch of dA
+    dW_hh  += H_{t-1}^T dA
+    dW_xh  += X_t^T dA                     (X_t one-hot: add the rows of dA into W_xh's token rows)
+    dH_{t-1} = dA W_hh^T  (+ what H_{t-1}'s own output sends back)
+
+Only the dH recursion must run step by step. Weight gradients are sums over time of
+per-step terms, so they are computed afterwards for all steps at once: one large
+matmul for dW_hh and dW_hq, one `index_add_` for dW_xh.
+
+No autograd is used here; `autograd_gradients` and `finite_difference_gradients`
+compute the same gradients in two independent ways so the hand-written ones can be checked.
+"""
+
+import torch
+import torch.nn.functional as F
+
+from d2lmini.rnn import init_rnn_params, rnn_forward
+
+PARAM_NAMES = ("W_xh", "W_hh", "b_h", "W_hq", "b_q")
+
+
+@torch.no_grad()
+def bptt_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q):
+    """Run the RNN forward and keep what the backward pass needs.
+
+    X: token indices (batch, steps); state: (batch, hiddens).
+    Returns (outputs, final_state, cache): outputs (steps*batch, vocab) with step-major rows
+    exactly like `d2lmini.rnn.rnn_forward`; cache holds X, the initial state, all hidden
+    states (steps, batch, hiddens) and the parameters.
+    """
+    steps = X.shape[1]
+    input_terms = W_xh[X.T] + b_h  # (steps, batch, hiddens): X_t W_xh + b_h for every step
+    hiddens = torch.empty_like(input_terms)
+    H = state
+    for t in range(steps):
+        H = torch.tanh(torch.addmm(input_terms[t], H, W_hh))
+        hiddens[t] = H
+    outputs = torch.addmm(b_q, hiddens.reshape(-1, W_hh.shape[0]), W_hq)
+    cache = {"X": X, "state": state, "hiddens": hiddens,
+             "W_xh": W_xh, "W_hh": W_hh, "b_h": b_h, "W_hq": W_hq, "b_q": b_q}
+    return outputs, H, cache
+
+
+@torch.no_grad()
+def hidden_gradients(d_outputs, d_final_state, cache, window: int | None = None):
+    """Walk the unrolled graph backwards; return (dH, dA, d_state).
+
+    dH[t] = dL/dH_t and dA[t] = dL/dA_t (the pre-activation), both (steps, batch, hiddens);
+    d_state = dL/dH_{-1}, the gradient w.r.t. the initial state. With `window=k` the
+    recursion is cut every k steps counted from the start, as when the state is detached
+    between minibatches of k steps (truncated BPTT); the initial state then gets a
+    gradient only from the first window.
+    """
+    hiddens, W_hh, W_hq = cache["hiddens"], cache["W_hh"], cache["W_hq"]
+    steps, batch, num_hiddens = hiddens.shape
+    # The output layer of every step sends dO_t W_hq^T back to H_t: one matmul for all steps.
+    d_from_outputs = (d_outputs @ W_hq.T).reshape(steps, batch, num_hiddens)
+    dH_all = torch.empty_like(hiddens)
+    dA_all = torch.empty_like(hiddens)
+    # What reaches H_{T-1} from later steps: the gradient of the final state (if any).
+    d_next = torch.zeros_like(hiddens[0]) if d_final_state is None else d_final_state
+    for t in reversed(range(steps)):
+        if window is not None and (t + 1) % window == 0 and t + 1 < steps:
+            d_next = torch.zeros_like(d_next)  # the state was detached between t and t+1
+        dH = d_from_outputs[t] + d_next  # the graph branches at H_t: gradients add
+        dA = dH * (1 - hiddens[t] ** 2)  # through tanh
+        dH_all[t], dA_all[t] = dH, dA
+        d_next = dA @ W_hh.T  # dL/dH_{t-1} from step t
+    return dH_all, dA_all, d_next
+
+
+@torch.no_grad()
+def weight_gradients(d_outputs, dA_all, cache) -> dict[str, torch.Tensor]:
+    """Sum the per-step weight gradients over all steps at once; return them by name.
+
+    Each weight is used at every step, so its gradient is a sum over t. Stacking the
+    steps as rows turns each sum into one matmul: sum_t H_{t-1}^T dA_t = H_prev^T dA.
+    """
+    X, state, hiddens, W_xh = cache["X"], cache["state"], cache["hiddens"], cache["W_xh"]
+    num_hiddens = hiddens.shape[-1]
+    H_all = hiddens.reshape(-1, num_hiddens)  # rows: (t, b) step-major
+    H_prev = torch.cat([state.unsqueeze(0), hiddens[:-1]]).reshape(-1, num_hiddens)
+    dA = dA_all.reshape(-1, num_hiddens)
+    # X_t^T dA_t with one-hot X_t adds row b of dA_t into row X[b, t] of the gradient:
+    # that is exactly index_add_ over the token indices (equal to one_hot(X)^T dA).
+    d_W_xh = torch.zeros_like(W_xh).index_add_(0, X.T.reshape(-1), dA)
+    return {
+        "W_xh": d_W_xh,
+        "W_hh": H_prev.T @ dA,
+        "b_h": dA.sum(0),
+        "W_hq": H_all.T @ d_outputs,
+        "b_q": d_outputs.sum(0),
+    }
+
+
+def bptt_backward(d_outputs, d_final_state, cache):
+    """Backpropagate through time by hand.
+
+    d_outputs: (steps*batch, vocab) gradient of the loss w.r.t. the outputs (step-major rows);
+    d_final_state: (batch, hiddens) or None. Returns a dict with the gradients
+    'W_xh', 'W_hh', 'b_h', 'W_hq', 'b_q' and 'state' (w.r.t. the initial state).
+    """
+    _, dA_all, d_state = hidden_gradients(d_outputs, d_final_state, cache)
+    grads = weight_gradients(d_outputs, dA_all, cache)
+    grads["state"] = d_state
+    return grads
+
+
+def bptt_backward_truncated(d_outputs, d_final_state, cache, window: int):
+    """Like `bptt_backward`, but the gradient flows back at most to the start of its window.
+
+    The sequence is cut into windows of `window` steps (from the start); no gradient
+    crosses a window boundary. This equals running autograd with the state detached
+    after every `window` steps.
+    """
+    if window < 1:
+        raise ValueError(f"the truncation window must be at least 1 step, not {window}")
+    _, dA_all, d_state = hidden_gradients(d_outputs, d_final_state, cache, window=window)
+    grads = weight_gradients(d_outputs, dA_all, cache)
+    grads["state"] = d_state
+    return grads
+
+
+@torch.no_grad()
+def step_backward(dH, H_t, H_prev, x_t, W_xh, W_hh) -> dict[str, torch.Tensor]:
+    """The backward pass of one RNN step, written as in the notebook.
+
+    dH = dL/dH_t (batch, hiddens); x_t = the step's token indices (batch,).
+    Returns 'A' (= dL/dA_t), 'b_h', 'W_hh', 'W_xh' (this step's contributions),
+    'H_prev' (= dL/dH_{t-1} through this step) and 'X' (= dL/dX_t for one-hot X_t).
+    """
+    dA = dH * (1 - H_t**2)
+    X_t = F.one_hot(x_t, W_xh.shape[0]).to(W_xh.dtype)
+    return {
+        "A": dA,
+        "b_h": dA.sum(0),
+        "W_hh": H_prev.T @ dA,
+        "W_xh": X_t.T @ dA,
+        "H_prev": dA @ W_hh.T,
+        "X": dA @ W_xh.T,
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# The loss and the gradient checks
+
+
+def sequence_loss_and_grad(outputs, Y) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return the mean cross-entropy of step-major `outputs` against `Y` (batch, steps), and dL/doutputs.
+
+    With N rows, dL/dO = (softmax(O) - one_hot(y)) / N: the backward of softmax
+    followed by cross-entropy in one line.
+    """
+    labels = Y.T.reshape(-1)
+    loss = F.cross_entropy(outputs, labels)
+    d_outputs = torch.softmax(outputs, dim=1)
+    d_outputs[torch.arange(len(labels), device=labels.device), labels] -= 1
+    return loss, d_outputs / len(labels)
+
+
+def hand_gradients(X, Y, state, params: dict[str, torch.Tensor], window: int | None = None):
+    """Return (loss, gradients) of the mean cross-entropy, computed by the hand-written BPTT."""
+    outputs, _, cache = bptt_forward(X, state, *(params[n] for n in PARAM_NAMES))
+    loss, d_outputs = sequence_loss_and_grad(outputs, Y)
+    if window is None:
+        return float(loss), bptt_backward(d_outputs, None, cache)
+    return float(loss), bptt_backward_truncated(d_outputs, None, cache, window)
+
+
+def autograd_gradients(X, Y, state, params: dict[str, torch.Tensor], window: int | None = None):
+    """Return (loss, gradients) of the same loss computed by PyTorch's autograd on `rnn_forward`.
+
+    With `window=k` the state is detached after every k steps (truncated BPTT).
+    """
+    leaves = {n: params[n].detach().clone().requires_grad_(True) for n in PARAM_NAMES}
+    leaves["state"] = state.detach().clone().requires_grad_(True)
+    args = [leaves[n] for n in PARAM_NAMES]
+    steps = X.shape[1]
+    window = window or steps
+    H, outputs = leaves["state"], []
+    for start in range(0, steps, window):
+        if start > 0:
+            H = H.detach()
+        chunk, H = rnn_forward(X[:, start : start + window], H, *args)
+        outputs.append(chunk)
+    loss = F.cross_entropy(torch.cat(outputs), Y.T.reshape(-1))
+    loss.backward()
+    return float(loss.detach()), {n: leaf.grad for n, leaf in leaves.items()}
+
+
+def loss_value(X, Y, state, params: dict[str, torch.Tensor]) -> float:
+    """Return the mean cross-entropy of the RNN on (X, Y) from `state` (no gradients)."""
+    with torch.no_grad():
+        outputs, _ = rnn_forward(X, state, *(params[n] for n in PARAM_NAMES))
+        return float(F.cross_entropy(outputs, Y.T.reshape(-1)))
+
+
+def sample_entries(shape, count: int, generator: torch.Generator) -> list[tuple[int, ...]]:
+    """Return `count` distinct random positions in a tensor of `shape` (drawn on the CPU)."""
+    total = 1
+    for size in shape:
+        total *= size
+    flat = torch.randperm(total, generator=generator)[: min(count, total)]
+    return [tuple(int(i) for i in torch.unravel_index(f, tuple(shape))) for f in flat]
+
+
+def finite_difference_gradients(X, Y, state, params: dict[str, torch.Tensor], name: str,
+                                entries: list[tuple[int, ...]], eps: float = 1e-6) -> torch.Tensor:
+    """Estimate dL/d(params[name] or state)[entry] for each entry by central differences.
+
+    (L(w + eps) - L(w - eps)) / (2 eps) has an error of order eps^2, so use float64.
+    Returns a 1-D CPU float64 tensor, one estimate per entry.
+    """
+    estimates = []
+    for entry in entries:
+        values = []
+        for sign in (1, -1):
+            shifted = {n: p.detach().clone() for n, p in params.items()}
+            shifted_state = state.detach().clone()
+            target = shifted_state if name == "state" else shifted[name]
+            target[entry] += sign * eps
+            values.append(loss_value(X, Y, shifted_state, shifted))
+        estimates.append((values[0] - values[1]) / (2 * eps))
+    return torch.tensor(estimates, dtype=torch.float64)
+
+
+def relative_error(a, b) -> float:
+    """Return ||a - b|| / max(||a||, ||b||) (0 when both are zero): a scale-free distance."""
+    a = torch.as_tensor(a, dtype=torch.float64).cpu()
+    b = torch.as_tensor(b, dtype=torch.float64).cpu()
+    scale = max(float(torch.linalg.vector_norm(a)), float(torch.linalg.vector_norm(b)))
+    return 0.0 if scale == 0 else float(torch.linalg.vector_norm(a - b)) / scale
+
+
+def max_relative_error(grads_a: dict, grads_b: dict) -> float:
+    """Return the largest `relative_error` over the gradients both dicts have."""
+    return max(relative_error(grads_a[n], grads_b[n]) for n in grads_a if n in grads_b)
+
+
+# ---------------------------------------------------------------------------------------
+# Vanishing and exploding gradients
+
+
+def spectral_radius(W: torch.Tensor) -> float:
+    """Return the largest absolute eigenvalue of the square matrix W."""
+    return float(torch.linalg.eigvals(W.detach().double().cpu()).abs().max())
+
+
+def rescale_to_spectral_radius(W: torch.Tensor, radius: float) -> torch.Tensor:
+    """Return W scaled so that its spectral radius is `radius`."""
+    return W * (radius / spectral_radius(W))
+
+
+def gradient_norms_back_in_time(radius: float, max_k: int, num_hiddens: int = 32, vocab_size: int = 28,
+                                batch_size: int = 8, seed: int = 0, input_scale: float = 1.0,
+                                device: torch.device | str = "cpu") -> list[float]:
+    """Return ||dL/dH_{T-k}|| for k = 0..max_k, with W_hh rescaled to spectral radius `radius`.
+
+    The loss is L = <g, H_T> for a fixed random unit vector g per sequence, so dL/dH_T = g
+    and each step back multiplies by one Jacobian diag(1 - H_t^2) W_hh^T. The model is
+    seeded (same weights for every radius up to the rescaling); norms are averaged over
+    the batch and returned as floats. `input_scale` multiplies W_xh (0 turns inputs off).
+    """
+    generator = torch.Generator().manual_seed(seed)
+    params = init_rnn_params(vocab_size, num_hiddens, "xavier", generator)
+    params["W_hh"] = rescale_to_spectral_radius(params["W_hh"], radius)
+    params["W_xh"] = params["W_xh"] * input_scale
+    X = torch.randint(0, vocab_size, (batch_size, max_k + 1), generator=generator)
+    g = torch.randn(batch_size, num_hiddens, generator=generator, dtype=torch.float64)
+    g = g / torch.linalg.vector_norm(g, dim=1, keepdim=True)
+    params = {n: p.double().to(device) for n, p in params.items()}
+    state = torch.zeros(batch_size, num_hiddens, dtype=torch.float64, device=device)
+    outputs, _, cache = bptt_forward(X.to(device), state, *(params[n] for n in PARAM_NAMES))
+    dH_all, _, _ = hidden_gradients(torch.zeros_like(outputs), g.to(device), cache)
+    norms = torch.linalg.vector_norm(dH_all, dim=2).mean(1).cpu()  # (steps,), k = T-1-t
+    return [float(v) for v in norms.flip(0)]
