@@ -1,0 +1,103 @@
+"""The block-matrix panel of notebook 02: X W_xh + H W_hh versus [X, H] [W_xh; W_hh].
+
+`check_concat_equality` draws random matrices of the chosen sizes and compares the two
+ways of computing the pre-activation; `ConcatMatmulPanel` puts sliders for the sizes
+and the seed over the block picture (`d2lmini.figures.draw_block_matmul`) and the check.
+"""
+
+import io
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import torch
+
+from d2lmini.figures import draw_block_matmul
+
+
+def two_matmuls(X: torch.Tensor, H: torch.Tensor, W_xh: torch.Tensor, W_hh: torch.Tensor) -> torch.Tensor:
+    """Return X W_xh + H W_hh, computed as two matrix products and a sum."""
+    return X @ W_xh + H @ W_hh
+
+
+def fused_matmul(X: torch.Tensor, H: torch.Tensor, W_xh: torch.Tensor, W_hh: torch.Tensor) -> torch.Tensor:
+    """Return [X, H] [W_xh; W_hh]: X and H side by side, times W_xh stacked on top of W_hh."""
+    return torch.cat((X, H), dim=1) @ torch.cat((W_xh, W_hh), dim=0)
+
+
+def check_concat_equality(batch: int, num_inputs: int, num_hiddens: int, seed: int = 0,
+                          device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> dict:
+    """Draw X, H, W_xh, W_hh from N(0, 1) with `seed` and compare `two_matmuls` with `fused_matmul`.
+
+    Random numbers are drawn on the CPU and moved to `device`. Returns a dict with the
+    "shapes" of every matrix (tuples), "max_abs_diff" (a float), "equal" (the two agree
+    up to rounding, `torch.allclose` with rtol 1e-5, atol 1e-5) and "result" (the fused
+    product, on the CPU).
+    """
+    for name, value in (("batch", batch), ("num_inputs", num_inputs), ("num_hiddens", num_hiddens)):
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, not {value}")
+    generator = torch.Generator().manual_seed(seed)
+
+    def draw(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=generator, dtype=dtype).to(device)
+
+    X, H = draw(batch, num_inputs), draw(batch, num_hiddens)
+    W_xh, W_hh = draw(num_inputs, num_hiddens), draw(num_hiddens, num_hiddens)
+    separate, fused = two_matmuls(X, H, W_xh, W_hh), fused_matmul(X, H, W_xh, W_hh)
+    return {
+        "shapes": {"X": tuple(X.shape), "H": tuple(H.shape), "W_xh": tuple(W_xh.shape),
+                   "W_hh": tuple(W_hh.shape), "[X, H]": (batch, num_inputs + num_hiddens),
+                   "[W_xh; W_hh]": (num_inputs + num_hiddens, num_hiddens), "result": tuple(fused.shape)},
+        "max_abs_diff": float((separate - fused).abs().max()),
+        "equal": bool(torch.allclose(separate, fused, rtol=1e-5, atol=1e-5)),
+        "result": fused.cpu(),
+    }
+
+
+def describe_check(check: dict) -> str:
+    """Return a short HTML sentence describing the result of `check_concat_equality`."""
+    s = check["shapes"]
+    verdict = "equal (up to rounding)" if check["equal"] else "DIFFERENT"
+    return (f"X {s['X']} · W_xh {s['W_xh']} + H {s['H']} · W_hh {s['W_hh']} and "
+            f"[X, H] {s['[X, H]']} · [W_xh; W_hh] {s['[W_xh; W_hh]']} are <b>{verdict}</b>; "
+            f"largest difference {check['max_abs_diff']:.1e}, result {s['result']}.")
+
+
+class ConcatMatmulPanel:
+    """Sliders for batch, input size, hidden size and seed over the block picture and the check.
+
+    `panel.widget` is what the notebook displays; `panel.batch`, `panel.num_inputs`,
+    `panel.num_hiddens`, `panel.seed` are the sliders and `panel.check` is the latest
+    `check_concat_equality` result (tests set the sliders and read `check`).
+    """
+
+    def __init__(self, batch: int = 3, num_inputs: int = 1, num_hiddens: int = 4, seed: int = 0):
+        def slider(value: int, description: str, maximum: int) -> widgets.IntSlider:
+            return widgets.IntSlider(value=value, min=1, max=maximum, description=description)
+
+        self.batch = slider(batch, "batch", 16)
+        self.num_inputs = slider(num_inputs, "inputs", 32)
+        self.num_hiddens = slider(num_hiddens, "hiddens", 32)
+        self.seed = widgets.IntSlider(value=seed, min=0, max=99, description="seed")
+        self.status = widgets.HTML()
+        self.image = widgets.Image(format="png")
+        self.check: dict | None = None
+        controls = widgets.HBox([widgets.VBox([self.batch, self.num_inputs]),
+                                 widgets.VBox([self.num_hiddens, self.seed])])
+        self.widget = widgets.VBox([controls, self.status, self.image])
+        for control in (self.batch, self.num_inputs, self.num_hiddens, self.seed):
+            control.observe(lambda change: self.refresh(), names="value")
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-run the check for the current sliders and redraw the block picture."""
+        self.check = check_concat_equality(self.batch.value, self.num_inputs.value,
+                                           self.num_hiddens.value, self.seed.value)
+        self.status.value = describe_check(self.check)
+        figure, ax = plt.subplots(figsize=(9, 3.6))
+        draw_block_matmul(ax, self.batch.value, self.num_inputs.value, self.num_hiddens.value)
+        figure.tight_layout()
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=80)
+        plt.close(figure)
+        self.image.value = buffer.getvalue()

@@ -1,0 +1,53 @@
+"""Tests for the self-checks of notebook 02."""
+
+import torch
+
+from d2lmini.exercises.concat_matmul import (
+    check_fused_step,
+    check_gru_weight_shape,
+    check_multiplication_count,
+    check_stacked_weight_shape,
+)
+
+
+def test_stacked_weight_shape():
+    assert check_stacked_weight_shape((92, 64), quiet=True)
+    assert not check_stacked_weight_shape((64, 92), quiet=True)
+    assert not check_stacked_weight_shape(None, quiet=True)
+    assert check_stacked_weight_shape((5, 4), num_inputs=1, num_hiddens=4, quiet=True)
+
+
+def test_fused_step_accepts_a_correct_function():
+    def fused(X, H, W_xh, W_hh, b_h):
+        return torch.tanh(torch.cat((X, H), 1) @ torch.cat((W_xh, W_hh), 0) + b_h)
+
+    assert check_fused_step(fused, quiet=True)
+
+
+def test_fused_step_rejects_wrong_functions():
+    assert not check_fused_step(None, quiet=True)
+    assert not check_fused_step(lambda X, H, W_xh, W_hh, b_h: torch.tanh(X @ W_xh + b_h), quiet=True)
+    assert not check_fused_step(lambda X, H, W_xh, W_hh, b_h: X @ W_xh + H @ W_hh + b_h, quiet=True)
+    transposed = check_fused_step(lambda X, H, W_xh, W_hh, b_h: torch.tanh(X @ W_xh + H @ W_hh + b_h).T,
+                                  quiet=True)
+    assert not transposed and "shape" in transposed.message
+
+
+def test_fused_step_reports_exceptions():
+    def broken(X, H, W_xh, W_hh, b_h):
+        return torch.cat((X, H), 0) @ torch.cat((W_xh, W_hh), 0)
+
+    result = check_fused_step(broken, quiet=True)
+    assert not result and "raised" in result.message
+
+
+def test_multiplication_count():
+    assert check_multiplication_count(32 * 92 * 64, quiet=True)
+    assert check_multiplication_count(32 * 28 * 64 + 32 * 64 * 64, quiet=True)  # the same number
+    assert not check_multiplication_count(32 * 92 * 92, quiet=True)
+
+
+def test_gru_weight_shape():
+    assert check_gru_weight_shape((192, 28), quiet=True)
+    assert not check_gru_weight_shape((28, 192), quiet=True)
+    assert not check_gru_weight_shape((64, 28), quiet=True)

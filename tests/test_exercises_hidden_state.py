@@ -1,0 +1,51 @@
+"""Tests for the self-checks of notebook 01."""
+
+from d2lmini.exercises.hidden_state import (
+    check_hidden_state_shape,
+    check_ngram_table_size,
+    check_rnn_parameter_count,
+    check_same_bag,
+    rnn_parameter_count,
+    same_bag_of_characters,
+)
+from d2lmini.rnn import RNNScratch
+
+
+def test_ngram_table_size():
+    assert check_ngram_table_size(614_656, quiet=True)  # 28 ** 4
+    assert not check_ngram_table_size(28**3, quiet=True)
+    assert not check_ngram_table_size(None, quiet=True)
+    assert check_ngram_table_size(1000, vocab_size=10, n=3, quiet=True)
+
+
+def test_rnn_parameter_count_matches_a_real_model():
+    model = RNNScratch(28, 64)
+    real = sum(p.numel() for p in model.parameters())
+    assert rnn_parameter_count(28, 64) == real == 1792 + 4096 + 64 + 1792 + 28
+    assert check_rnn_parameter_count(real, quiet=True)
+    assert not check_rnn_parameter_count(real - 28, quiet=True)
+    assert not check_rnn_parameter_count("many", quiet=True)
+
+
+def test_hidden_state_shape():
+    assert check_hidden_state_shape((8, 64), quiet=True)
+    assert check_hidden_state_shape([8, 64], quiet=True)
+    assert not check_hidden_state_shape((64, 8), quiet=True)
+    assert not check_hidden_state_shape(None, quiet=True)
+
+
+def test_same_bag():
+    assert same_bag_of_characters("listen", "silent")
+    assert not same_bag_of_characters("listen", "listen")
+    assert not same_bag_of_characters("listen", "lisent ")
+    assert check_same_bag(("dog bites man", "man bites dog"), quiet=True)
+    assert not check_same_bag(("abc", "abd"), quiet=True)
+    assert not check_same_bag(None, quiet=True)
+    assert not check_same_bag(("only one",), quiet=True)
+
+
+def test_messages_are_printed_unless_quiet(capsys):
+    check_ngram_table_size(None)
+    assert capsys.readouterr().out.startswith("Not yet.")
+    check_ngram_table_size(614_656, quiet=True)
+    assert capsys.readouterr().out == ""

@@ -1,0 +1,64 @@
+"""Tests for the drawn figures of notebooks 01 and 02."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from d2lmini.figures import block_layout, draw_block_matmul, draw_unrolled_rnn  # noqa: E402
+
+
+@pytest.fixture
+def ax():
+    figure, ax = plt.subplots()
+    yield ax
+    plt.close(figure)
+
+
+@pytest.mark.parametrize("num_steps", [1, 3, 5])
+def test_unrolled_rnn_has_every_node_and_three_arrows_per_step(ax, num_steps):
+    drawn = draw_unrolled_rnn(ax, num_steps)
+    expected = {"$H_0$"} | {f"${k}_{t}$" for t in range(1, num_steps + 1) for k in "XHO"}
+    assert set(drawn["nodes"]) == expected
+    assert len(drawn["arrows"]) == 3 * num_steps
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("$W_{hh}$") == num_steps  # one shared W_hh label per step
+    assert all(patch in ax.patches for patch in drawn["arrows"])
+
+
+def test_unrolled_rnn_rejects_zero_steps(ax):
+    with pytest.raises(ValueError):
+        draw_unrolled_rnn(ax, 0)
+
+
+def test_unrolled_rnn_hidden_chain_runs_left_to_right(ax):
+    drawn = draw_unrolled_rnn(ax, 3)
+    xs = [drawn["nodes"][f"$H_{t}$"].get_x() for t in range(4)]
+    assert xs == sorted(xs) and len(set(xs)) == 4
+
+
+def test_block_layout_shapes():
+    shapes = block_layout(3, 1, 4)
+    assert shapes["X"] == (3, 1) and shapes["W_xh"] == (1, 4)
+    assert shapes["H"] == (3, 4) and shapes["W_hh"] == (4, 4)
+    assert shapes["XH"] == (3, 5) and shapes["W"] == (5, 4) and shapes["out"] == (3, 4)
+    with pytest.raises(ValueError):
+        block_layout(0, 1, 1)
+
+
+@pytest.mark.parametrize("batch, num_inputs, num_hiddens", [(3, 1, 4), (1, 4, 4), (8, 28, 16), (2, 3, 40)])
+def test_block_rectangles_are_drawn_to_scale(ax, batch, num_inputs, num_hiddens):
+    rects = draw_block_matmul(ax, batch, num_inputs, num_hiddens)
+    unit = rects["X"].get_height() / batch
+    sizes = {"X": (batch, num_inputs), "W_xh": (num_inputs, num_hiddens), "H": (batch, num_hiddens),
+             "W_hh": (num_hiddens, num_hiddens), "XH:X": (batch, num_inputs), "XH:H": (batch, num_hiddens),
+             "W:W_xh": (num_inputs, num_hiddens), "W:W_hh": (num_hiddens, num_hiddens)}
+    for name, (rows, cols) in sizes.items():
+        assert rects[name].get_height() == pytest.approx(rows * unit), name
+        assert rects[name].get_width() == pytest.approx(cols * unit), name
+    # the concatenation: H starts where X ends; W_hh sits right under W_xh
+    assert rects["XH:H"].get_x() == pytest.approx(rects["XH:X"].get_x() + rects["XH:X"].get_width())
+    assert rects["W:W_hh"].get_y() + rects["W:W_hh"].get_height() == pytest.approx(rects["W:W_xh"].get_y())
+    assert rects["W:W_hh"].get_x() == pytest.approx(rects["W:W_xh"].get_x())

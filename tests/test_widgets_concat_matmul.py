@@ -1,0 +1,74 @@
+"""Tests for the block-matrix panel of notebook 02."""
+
+import pytest
+import torch
+
+from d2lmini.widgets.concat_matmul import (
+    ConcatMatmulPanel,
+    check_concat_equality,
+    describe_check,
+    fused_matmul,
+    two_matmuls,
+)
+
+
+@pytest.mark.parametrize("batch, num_inputs, num_hiddens",
+                         [(3, 1, 4), (1, 4, 4), (3, 4, 4), (4, 4, 4), (7, 28, 5)])
+def test_check_reports_shapes_and_equality(batch, num_inputs, num_hiddens):
+    check = check_concat_equality(batch, num_inputs, num_hiddens, seed=1)
+    assert check["shapes"]["[X, H]"] == (batch, num_inputs + num_hiddens)
+    assert check["shapes"]["[W_xh; W_hh]"] == (num_inputs + num_hiddens, num_hiddens)
+    assert check["shapes"]["result"] == (batch, num_hiddens) == check["shapes"]["H"]
+    assert check["equal"] and 0 <= check["max_abs_diff"] < 1e-4
+
+
+def test_result_matches_an_elementwise_sum():
+    check = check_concat_equality(2, 3, 2, seed=5)
+    generator = torch.Generator().manual_seed(5)
+    X, H = torch.randn(2, 3, generator=generator), torch.randn(2, 2, generator=generator)
+    W_xh, W_hh = torch.randn(3, 2, generator=generator), torch.randn(2, 2, generator=generator)
+    for i in range(2):
+        for j in range(2):
+            entry = sum(X[i, k] * W_xh[k, j] for k in range(3)) + sum(H[i, k] * W_hh[k, j] for k in range(2))
+            assert float(check["result"][i, j]) == pytest.approx(float(entry), abs=1e-5)
+
+
+def test_seed_changes_the_numbers_but_not_the_verdict():
+    a, b = check_concat_equality(3, 2, 4, seed=0), check_concat_equality(3, 2, 4, seed=1)
+    assert not torch.equal(a["result"], b["result"]) and a["equal"] and b["equal"]
+    torch.testing.assert_close(a["result"], check_concat_equality(3, 2, 4, seed=0)["result"])
+
+
+def test_fused_detects_a_wrong_stacking_order():
+    # stacking the weights the wrong way round only fits when the sizes match, and then differs
+    generator = torch.Generator().manual_seed(0)
+    X, H = torch.randn(3, 4, generator=generator), torch.randn(3, 4, generator=generator)
+    W_xh, W_hh = torch.randn(4, 4, generator=generator), torch.randn(4, 4, generator=generator)
+    assert torch.allclose(fused_matmul(X, H, W_xh, W_hh), two_matmuls(X, H, W_xh, W_hh), atol=1e-5)
+    assert not torch.allclose(fused_matmul(X, H, W_hh, W_xh), two_matmuls(X, H, W_xh, W_hh), atol=1e-3)
+
+
+def test_bad_sizes_are_rejected():
+    with pytest.raises(ValueError, match="num_hiddens"):
+        check_concat_equality(1, 1, 0)
+
+
+def test_describe_check_mentions_shapes_and_verdict():
+    text = describe_check(check_concat_equality(3, 1, 4))
+    assert "(3, 5)" in text and "(5, 4)" in text and "equal" in text
+
+
+def test_panel_sliders_redraw_and_recheck():
+    panel = ConcatMatmulPanel()
+    assert panel.check["shapes"]["X"] == (3, 1)
+    first_image = panel.image.value
+    panel.num_inputs.value = 6
+    panel.num_hiddens.value = 2
+    panel.batch.value = 5
+    assert panel.check["shapes"]["[X, H]"] == (5, 8)
+    assert panel.check["shapes"]["[W_xh; W_hh]"] == (8, 2)
+    assert panel.check["equal"] and "(5, 8)" in panel.status.value
+    assert panel.image.value != first_image and panel.image.value[:4] == b"\x89PNG"
+    before = panel.check["result"]
+    panel.seed.value = 7
+    assert not torch.equal(before, panel.check["result"])

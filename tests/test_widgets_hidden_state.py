@@ -1,0 +1,100 @@
+"""Tests for the hidden-state explorer of notebook 01."""
+
+import pytest
+import torch
+
+from d2lmini.rnn import RNNScratch, TorchRNN, copy_scratch_to_torch
+from d2lmini.text import Vocab
+from d2lmini.widgets.hidden_state import (
+    HiddenStateExplorer,
+    explorer_view,
+    hidden_states_for,
+    next_char_probabilities,
+)
+
+
+@pytest.fixture
+def vocab():
+    return Vocab("the quick brown fox jumps over the lazy dog")
+
+
+@pytest.fixture
+def model(vocab, generator):
+    return RNNScratch(len(vocab), 6, generator=generator)
+
+
+def by_hand(model, vocab, text):
+    """The step formula H_t = tanh(W_xh[x_t] + H_{t-1} W_hh + b_h), written out independently."""
+    H = torch.zeros(model.num_hiddens)
+    rows = []
+    for index in vocab.indices(text):
+        H = torch.tanh(model.W_xh[index] + H @ model.W_hh + model.b_h)
+        rows.append(H)
+    return torch.stack(rows).detach()
+
+
+def test_hidden_states_shape_and_values(model, vocab):
+    text = "the lazy dog"
+    states = hidden_states_for(model, vocab, text)
+    assert states.shape == (len(text), 6)
+    torch.testing.assert_close(states, by_hand(model, vocab, text))
+
+
+def test_last_row_is_the_final_state_of_one_forward_pass(model, vocab):
+    text = "quick brown fox"
+    _, final = model(torch.tensor([vocab.indices(text)]), model.begin_state(1))
+    torch.testing.assert_close(hidden_states_for(model, vocab, text)[-1], final[0].detach())
+
+
+def test_prefix_rows_do_not_depend_on_what_follows(model, vocab):
+    a = hidden_states_for(model, vocab, "the dog")
+    b = hidden_states_for(model, vocab, "the fox")
+    torch.testing.assert_close(a[:4], b[:4])
+    assert not torch.allclose(a[-1], b[-1])
+
+
+def test_works_for_the_torch_twin(model, vocab):
+    twin = TorchRNN(len(vocab), 6)
+    copy_scratch_to_torch(model, twin)
+    torch.testing.assert_close(hidden_states_for(twin, vocab, "over the"),
+                               hidden_states_for(model, vocab, "over the"), rtol=1e-5, atol=1e-6)
+
+
+def test_unknown_characters_are_rejected(model, vocab):
+    with pytest.raises(ValueError, match="never seen"):
+        hidden_states_for(model, vocab, "THE")
+
+
+def test_next_char_probabilities_are_sorted_probabilities(model, vocab):
+    top = next_char_probabilities(model, vocab, "the", k=4)
+    assert len(top) == 4
+    probs = [p for _, p in top]
+    assert probs == sorted(probs, reverse=True) and all(0 < p < 1 for p in probs)
+    logits, _ = model(torch.tensor([vocab.indices("the")]), model.begin_state(1))
+    assert top[0][0] == vocab.idx_to_token[int(logits[-1].argmax())]
+
+
+def test_explorer_view_rows_follow_the_step(model, vocab):
+    view = explorer_view(model, vocab, "the fox", 3)
+    assert view["prefix"] == "the" and view["states"].shape == (3, 6)
+    assert view["labels"] == ["1: 't'", "2: 'h'", "3: 'e'"]
+    with pytest.raises(ValueError):
+        explorer_view(model, vocab, "the fox", 0)
+    with pytest.raises(ValueError):
+        explorer_view(model, vocab, "the fox", 8)
+
+
+def test_explorer_widget_reacts_to_slider_and_text(model, vocab):
+    explorer = HiddenStateExplorer(model, vocab, "the lazy dog")
+    assert explorer.view["states"].shape[0] == 1
+    assert explorer.step.max == len("the lazy dog")
+    first_image = explorer.image.value
+    explorer.step.value = 5
+    assert explorer.view["prefix"] == "the l"
+    torch.testing.assert_close(explorer.view["states"], by_hand(model, vocab, "the l"))
+    assert explorer.image.value != first_image and explorer.image.value[:4] == b"\x89PNG"
+    explorer.text.value = "fox"
+    assert explorer.step.max == 3
+    assert explorer.view["prefix"] == explorer.text.value[: explorer.step.value]
+    explorer.text.value = "Fox!"
+    assert explorer.view is None and "never seen" in explorer.status.value
