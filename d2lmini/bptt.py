@@ -262,26 +262,37 @@ def rescale_to_spectral_radius(W: torch.Tensor, radius: float) -> torch.Tensor:
     return W * (radius / spectral_radius(W))
 
 
-def gradient_norms_back_in_time(radius: float, max_k: int, num_hiddens: int = 32, vocab_size: int = 28,
-                                batch_size: int = 8, seed: int = 0, input_scale: float = 1.0,
-                                device: torch.device | str = "cpu") -> list[float]:
-    """Return ||dL/dH_{T-k}|| for k = 0..max_k, with W_hh rescaled to spectral radius `radius`.
+def rescaled_model(radius: float, num_hiddens: int = 32, vocab_size: int = 28, seed: int = 0,
+                   input_scale: float = 1.0) -> dict[str, torch.Tensor]:
+    """Return seeded float64 CPU parameters whose W_hh has spectral radius `radius`.
 
-    The loss is L = <g, H_T> for a fixed random unit vector g per sequence, so dL/dH_T = g
-    and each step back multiplies by one Jacobian diag(1 - H_t^2) W_hh^T. The model is
-    seeded (same weights for every radius up to the rescaling); norms are averaged over
-    the batch and returned as floats. `input_scale` multiplies W_xh (0 turns inputs off).
+    The same seed gives the same weights for every radius, up to the rescaling of W_hh;
+    `input_scale` multiplies W_xh (0 turns the inputs off, so H stays 0 from a zero state).
     """
     generator = torch.Generator().manual_seed(seed)
     params = init_rnn_params(vocab_size, num_hiddens, "xavier", generator)
     params["W_hh"] = rescale_to_spectral_radius(params["W_hh"], radius)
     params["W_xh"] = params["W_xh"] * input_scale
+    return {n: p.double() for n, p in params.items()}
+
+
+def gradient_norms_back_in_time(radius: float, max_k: int, num_hiddens: int = 32, vocab_size: int = 28,
+                                batch_size: int = 8, seed: int = 0, input_scale: float = 1.0,
+                                device: torch.device | str = "cpu") -> list[float]:
+    """Return ||dL/dH_{T-k}|| for k = 0..max_k on `rescaled_model(radius, ...)`.
+
+    The loss is L = <g, H_T> for a fixed random unit vector g per sequence, so dL/dH_T = g
+    and each step back multiplies by one Jacobian diag(1 - H_t^2) W_hh^T. The inputs are
+    random tokens from a zero state; norms are averaged over the batch (floats, k = 0 first).
+    """
+    params = rescaled_model(radius, num_hiddens, vocab_size, seed, input_scale)
+    generator = torch.Generator().manual_seed(seed + 1)
     X = torch.randint(0, vocab_size, (batch_size, max_k + 1), generator=generator)
     g = torch.randn(batch_size, num_hiddens, generator=generator, dtype=torch.float64)
     g = g / torch.linalg.vector_norm(g, dim=1, keepdim=True)
-    params = {n: p.double().to(device) for n, p in params.items()}
+    params = {n: p.to(device) for n, p in params.items()}
     state = torch.zeros(batch_size, num_hiddens, dtype=torch.float64, device=device)
     outputs, _, cache = bptt_forward(X.to(device), state, *(params[n] for n in PARAM_NAMES))
     dH_all, _, _ = hidden_gradients(torch.zeros_like(outputs), g.to(device), cache)
-    norms = torch.linalg.vector_norm(dH_all, dim=2).mean(1).cpu()  # (steps,), k = T-1-t
+    norms = torch.linalg.vector_norm(dH_all, dim=2).mean(1).cpu()  # index t; k = T - t
     return [float(v) for v in norms.flip(0)]
