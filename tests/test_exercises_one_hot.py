@@ -1,0 +1,67 @@
+"""Tests of the self-checks of notebook 03's exercises."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
+
+from d2lmini.batching import sequential_batches
+from d2lmini.exercises import one_hot as ex
+
+
+def test_one_hot_bytes_matches_a_real_tensor(capsys):
+    X = torch.zeros(ex.BATCH, ex.STEPS, dtype=torch.long)
+    batch = F.one_hot(X.T, ex.VOCAB).float()
+    expected = batch.element_size() * batch.numel()
+    assert ex.check_one_hot_bytes(expected)
+    assert "Correct" in capsys.readouterr().out
+    assert ex.check_one_hot_bytes(float(expected))
+    for wrong in (None, expected + 1, expected * 2, "lots", True):
+        assert not ex.check_one_hot_bytes(wrong)
+    assert "Not yet" in capsys.readouterr().out
+
+
+def test_multiply_adds_matches_flop_counter():
+    X = F.one_hot(torch.zeros(ex.BATCH * ex.STEPS, dtype=torch.long), ex.VOCAB).float()
+    W = torch.zeros(ex.VOCAB, ex.HIDDENS)
+    with FlopCounterMode(display=False) as counter:
+        X @ W
+    expected = counter.get_total_flops() // 2  # one multiply-add = two floating-point operations
+    assert ex.check_multiply_adds(expected)
+    for wrong in (None, expected * 2, expected - 1, ex.BATCH * ex.VOCAB * ex.HIDDENS):
+        assert not ex.check_multiply_adds(wrong)
+
+
+def test_sequential_start_matches_the_batching_module():
+    for seed in range(200):  # find a run whose random offset is the one in the question
+        batches = list(sequential_batches(torch.arange(ex.TEXT_TOKENS), ex.SEQ_BATCH, ex.SEQ_STEPS,
+                                          generator=torch.Generator().manual_seed(seed)))
+        if int(batches[0][0][0, 0]) == ex.SEQ_OFFSET:
+            break
+    else:
+        pytest.fail("no seed gave the offset of the question")
+    expected = int(batches[ex.SEQ_MINIBATCH][0][ex.SEQ_ROW, 0])
+    assert ex.check_sequential_start(expected)
+    for wrong in (None, expected + 1, expected - ex.SEQ_OFFSET, "533x"):
+        assert not ex.check_sequential_start(wrong)
+
+
+@pytest.mark.parametrize("answer, right", [("sequential", True), (" Sequential partitioning ", True),
+                                           ("random", False), (None, False), ("both", False)])
+def test_carry_state(answer, right):
+    assert bool(ex.check_carry_state(answer)) is right
+
+
+def test_lookup_accepts_row_indexing_and_rejects_the_rest(capsys):
+    assert ex.check_lookup(lambda W, X: W[X])
+    assert ex.check_lookup(lambda W, X: F.embedding(X, W))
+
+    def crashes(W, X):
+        raise RuntimeError("oops")
+
+    wrong = [None, 42, crashes, lambda W, X: W[X].sum(), lambda W, X: W[(X + 1) % W.shape[0]],
+             lambda W, X: W[X].reshape(-1, W.shape[1]), lambda W, X: X]
+    for answer in wrong:
+        assert not ex.check_lookup(answer)
+    out = capsys.readouterr().out
+    assert "Hint: W[X]" in out and "Traceback" not in out
