@@ -64,13 +64,17 @@ def corpus_from_text(name: str, text: str, entropy_rate_bits: float | None = Non
     return Corpus(name, text, vocab, indices, entropy_rate_bits)
 
 
-def load_corpus(name: str = "bundled", data_dir: Path | None = None) -> Corpus:
-    """Return the corpus called `name`: "bundled" (default), "markov" or "timemachine"."""
+def load_corpus(name: str = "bundled", data_dir: Path | None = None, url: str = TIMEMACHINE_URL) -> Corpus:
+    """Return the corpus called `name`: "bundled" (default), "markov" or "timemachine".
+
+    `data_dir` is where the bundled corpus lies and The Time Machine is cached; `url` is
+    where The Time Machine is downloaded from when it is not cached.
+    """
     data_dir = Path(data_dir or DATA_DIR)
     if name == "bundled":
         return corpus_from_text(name, preprocess((data_dir / BUNDLED_FILE).read_text("utf-8")))
     if name == "timemachine":
-        raw = download_timemachine(data_dir).read_text("utf-8")
+        raw = download_timemachine(data_dir, url).read_text("utf-8")
         return corpus_from_text(name, preprocess(raw))
     if name == "markov":
         source = make_markov_source()
@@ -90,18 +94,20 @@ def timemachine_is_cached(data_dir: Path | None = None) -> bool:
 
 
 def download_timemachine(
-    data_dir: Path | None = None, url: str = TIMEMACHINE_URL, timeout: float = 10.0
+    data_dir: Path | None = None, url: str = TIMEMACHINE_URL, timeout: float = 10.0,
+    sha1: str = TIMEMACHINE_SHA1,
 ) -> Path:
     """Return the path of a verified copy of The Time Machine, downloading it if needed.
 
     A cached copy whose sha1 is wrong is deleted and fetched again. A download with the
     wrong sha1 is not cached. Without a network the error names the address and where
-    to put the file by hand.
+    to put the file by hand. (`sha1` is a parameter only so that tests can serve
+    their own small file.)
     """
     data_dir = Path(data_dir or DATA_DIR)
     path = data_dir / TIMEMACHINE_FILE
     if path.is_file():
-        if sha1_of(path) == TIMEMACHINE_SHA1:
+        if sha1_of(path) == sha1:
             return path
         path.unlink()
     try:
@@ -114,9 +120,9 @@ def download_timemachine(
             "or use the bundled corpus: load_corpus('bundled')."
         ) from error
     digest = hashlib.sha1(payload).hexdigest()
-    if digest != TIMEMACHINE_SHA1:
+    if digest != sha1:
         raise ChecksumError(
-            f"The file downloaded from {url} has sha1 {digest}, not {TIMEMACHINE_SHA1}: "
+            f"The file downloaded from {url} has sha1 {digest}, not {sha1}: "
             "it is damaged or not the expected text, so it was not saved. Try again later, "
             f"or save a correct copy as {path} by hand."
         )

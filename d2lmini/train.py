@@ -44,13 +44,18 @@ class History:
     clipped_steps: int = 0
 
 
+# A loss above this many nats per token means a perplexity beyond e**700, which a float
+# cannot hold: the run has diverged even if the loss itself is still a finite number.
+MAX_LOSS = 700.0
+
+
 class TrainingDiverged(RuntimeError):
-    """The loss became NaN or infinite; `step` and `epoch` say where."""
+    """The loss became NaN, infinite or astronomically large; `step` and `epoch` say where."""
 
     def __init__(self, step: int, epoch: int, loss: float, lr: float):
         self.step, self.epoch, self.loss, self.lr = step, epoch, loss, lr
         super().__init__(
-            f"Training diverged: the loss became {loss} at minibatch {step} of epoch {epoch} "
+            f"Training diverged: the loss became {loss:.4g} at minibatch {step} of epoch {epoch} "
             f"(learning rate {lr:g}). Try a learning rate ten times smaller, or turn on "
             "gradient clipping (a threshold such as 1)."
         )
@@ -145,7 +150,7 @@ def train_epoch(model, batches, optimizer, theta, carry_state, history, epoch, d
         loss.backward()
         norm = clip_gradients(params, theta)
         value = float(loss.detach())
-        if not math.isfinite(value) or not math.isfinite(norm):
+        if not value < MAX_LOSS or not math.isfinite(norm):
             raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, optimizer.param_groups[0]["lr"])
         optimizer.step()
         history.step_loss.append(value)

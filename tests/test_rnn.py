@@ -1,0 +1,84 @@
+"""The scratch RNN against torch.nn.RNN and the textbook one-hot loop; text generation."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from d2lmini.rnn import (
+    RNNScratch,
+    TorchRNN,
+    copy_scratch_to_torch,
+    init_rnn_params,
+    init_rnn_state,
+    predict,
+    rnn_forward,
+    rnn_forward_one_hot,
+)
+from d2lmini.text import Vocab, tokenize
+
+
+def test_one_hot_times_matrix_is_a_row_lookup(generator):
+    W = torch.randn(28, 7, generator=generator)
+    x = torch.randint(28, (5, 3), generator=generator)
+    assert torch.allclose(F.one_hot(x, 28).float() @ W, W[x])
+
+
+def test_parameter_shapes_and_initial_state():
+    params = init_rnn_params(28, 16, generator=torch.Generator().manual_seed(0))
+    assert {k: tuple(v.shape) for k, v in params.items()} == {
+        "W_xh": (28, 16), "W_hh": (16, 16), "b_h": (16,), "W_hq": (16, 28), "b_q": (28,)}
+    assert torch.equal(init_rnn_state(4, 16), torch.zeros(4, 16))
+    small = init_rnn_params(28, 16, init="normal", generator=torch.Generator().manual_seed(0))
+    assert small["W_hh"].std() < 0.02 < params["W_hh"].std()
+    with pytest.raises(ValueError, match="xavier"):
+        init_rnn_params(28, 16, init="orthogonal")
+
+
+def test_fast_forward_equals_the_textbook_one_hot_loop():
+    params = init_rnn_params(10, 6, generator=torch.Generator().manual_seed(1))
+    params = {k: v.double() for k, v in params.items()}
+    params["b_h"] += 0.1
+    X = torch.randint(10, (3, 7), generator=torch.Generator().manual_seed(2))
+    state = torch.rand(3, 6, dtype=torch.float64)
+    fast_out, fast_state = rnn_forward(X, state, **params)
+    slow_out, slow_state = rnn_forward_one_hot(X, state, **params)
+    assert fast_out.shape == (7 * 3, 10) and fast_state.shape == (3, 6)
+    assert torch.allclose(fast_out, slow_out) and torch.allclose(fast_state, slow_state)
+
+
+def test_scratch_model_equals_torch_rnn_with_the_same_weights():
+    scratch = RNNScratch(12, 8, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        scratch.b_h.uniform_(-0.5, 0.5)
+        scratch.b_q.uniform_(-0.5, 0.5)
+    twin = TorchRNN(12, 8)
+    copy_scratch_to_torch(scratch, twin)
+    X = torch.randint(12, (4, 9), generator=torch.Generator().manual_seed(4))
+    state = torch.rand(4, 8) - 0.5
+    out_a, state_a = scratch(X, state)
+    out_b, state_b = twin(X, state)
+    assert torch.allclose(out_a, out_b, atol=1e-6)
+    assert torch.allclose(state_a, state_b, atol=1e-6)
+
+
+def test_predict_warms_up_and_generates_known_characters():
+    vocab = Vocab(tokenize("abcab cab"))
+    model = RNNScratch(len(vocab), 8, generator=torch.Generator().manual_seed(0))
+    greedy = predict(model, vocab, "ab", 12)
+    assert greedy.startswith("ab") and len(greedy) == 14
+    assert greedy == predict(model, vocab, "ab", 12), "greedy decoding is deterministic"
+    sampled = predict(model, vocab, "ab", 40, temperature=1.0, generator=torch.Generator().manual_seed(1))
+    again = predict(model, vocab, "ab", 40, temperature=1.0, generator=torch.Generator().manual_seed(1))
+    assert sampled == again
+    assert set(sampled) <= set("abc "), "<unk> must never be generated"
+
+
+def test_predict_rejects_bad_input_with_helpful_messages():
+    vocab = Vocab(tokenize("abc"))
+    model = RNNScratch(len(vocab), 4)
+    with pytest.raises(ValueError, match="empty"):
+        predict(model, vocab, "", 5)
+    with pytest.raises(ValueError, match="never seen"):
+        predict(model, vocab, "abz", 5)
+    with pytest.raises(ValueError, match="positive"):
+        predict(model, vocab, "ab", 5, temperature=0)

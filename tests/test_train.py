@@ -1,0 +1,114 @@
+"""Gradient clipping, perplexity evaluation and training."""
+
+import math
+
+import pytest
+import torch
+
+from d2lmini.metrics import perplexity_from_bits, unigram_bits
+from d2lmini.rnn import RNNScratch
+from d2lmini.train import (
+    TrainConfig,
+    TrainingDiverged,
+    clip_gradients,
+    evaluate_perplexity,
+    make_model,
+    train,
+)
+
+
+def params_with_grads(*grads):
+    params = [torch.zeros_like(g, requires_grad=True) for g in grads]
+    for p, g in zip(params, grads, strict=True):
+        p.grad = g.clone()
+    return params
+
+
+def joint(params):
+    return torch.cat([p.grad.flatten() for p in params])
+
+
+def test_clipping_bounds_the_joint_norm_and_keeps_the_direction():
+    params = params_with_grads(torch.tensor([3.0, 0.0]), torch.tensor([[0.0, 4.0]]))
+    before = joint(params)
+    norm = clip_gradients(params, theta=1.0)
+    after = joint(params)
+    assert norm == pytest.approx(5.0)
+    assert after.norm() == pytest.approx(1.0)
+    assert torch.allclose(after, before / 5.0), "same direction, every tensor scaled alike"
+
+
+def test_clipping_does_nothing_below_the_threshold_or_when_off():
+    params = params_with_grads(torch.tensor([0.3, 0.4]))
+    assert clip_gradients(params, theta=1.0) == pytest.approx(0.5)
+    assert torch.equal(joint(params), torch.tensor([0.3, 0.4]))
+    big = params_with_grads(torch.tensor([30.0, 40.0]))
+    assert clip_gradients(big, theta=None) == pytest.approx(50.0)
+    assert torch.equal(joint(big), torch.tensor([30.0, 40.0]))
+    with pytest.raises(ValueError):
+        clip_gradients(big, theta=0)
+
+
+def test_clipping_agrees_with_torch(generator):
+    grads = [torch.randn(5, 3, generator=generator) * 10, torch.randn(7, generator=generator)]
+    ours, theirs = params_with_grads(*grads), params_with_grads(*grads)
+    clip_gradients(ours, 2.0)
+    torch.nn.utils.clip_grad_norm_(theirs, 2.0)
+    assert torch.allclose(joint(ours), joint(theirs), atol=1e-6)
+
+
+def test_a_uniform_model_has_perplexity_equal_to_the_vocabulary_size(bundled):
+    model = RNNScratch(len(bundled.vocab), 8)
+    with torch.no_grad():
+        model.W_hq.zero_()  # all logits equal: every token gets probability 1/|V|
+    _, valid = bundled.split()
+    assert evaluate_perplexity(model, valid) == pytest.approx(len(bundled.vocab), rel=1e-5)
+
+
+def test_evaluation_weights_every_token_equally():
+    model = RNNScratch(5, 4, generator=torch.Generator().manual_seed(0))
+    text = torch.randint(5, (301,), generator=torch.Generator().manual_seed(1))
+    one_stream = evaluate_perplexity(model, text, batch_size=1, num_steps=300)
+    chunked = evaluate_perplexity(model, text, batch_size=1, num_steps=7)
+    assert chunked == pytest.approx(one_stream, rel=1e-5), "carrying the state makes chunking invisible"
+
+
+def run(corpus, **overrides):
+    config = TrainConfig(**{"num_hiddens": 32, "num_epochs": 1, "seed": 0, **overrides})
+    model = make_model("scratch", len(corpus.vocab), config)
+    train_idx, valid_idx = corpus.split()
+    return train(model, train_idx[:20_000], valid_idx[:4000], config)
+
+
+def test_two_seeded_runs_give_identical_numbers(bundled):
+    first, second = run(bundled), run(bundled)
+    assert first.step_loss == second.step_loss
+    assert first.valid_perplexity == second.valid_perplexity
+    assert run(bundled, seed=1).step_loss != first.step_loss
+
+
+def test_a_few_seconds_of_training_beat_the_unigram_baseline(bundled):
+    config = TrainConfig(num_hiddens=64, lr=1.0, num_epochs=1, seed=0)  # a fixed amount of work
+    model = make_model("scratch", len(bundled.vocab), config)
+    train_idx, valid_idx = bundled.split()
+    history = train(model, train_idx, valid_idx, config)
+    train_text, valid_text = bundled.split_text()
+    unigram = perplexity_from_bits(unigram_bits(train_text, valid_text))
+    assert history.valid_perplexity[-1] < unigram
+    assert len(history.step_grad_norm) == len(history.step_loss) > 0
+    assert all(math.isfinite(r) and r > 0 for r in history.tokens_per_second)
+
+
+def test_a_huge_learning_rate_is_reported_as_divergence(bundled):
+    with pytest.raises(TrainingDiverged, match="learning rate") as info:
+        run(bundled, lr=1e6, theta=None)
+    assert info.value.epoch == 1 and info.value.step >= 1
+
+
+def test_impossible_settings_are_clear_errors(bundled):
+    with pytest.raises(ValueError, match="learning rate"):
+        run(bundled, lr=-1)
+    with pytest.raises(ValueError, match="optimizer"):
+        run(bundled, optimizer="rmsprop")
+    with pytest.raises(ValueError, match="does not fit"):
+        run(bundled, batch_size=4000, num_steps=100)
