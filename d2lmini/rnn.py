@@ -64,7 +64,9 @@ def rnn_forward(
     Returns the outputs of every step, shape (steps * batch, vocab) with step-major rows
     (all of step 0, then all of step 1, ...), and the final state (batch, hiddens).
     """
-    input_terms = W_xh[X.T] + b_h  # (steps, batch, hiddens): row lookup for all steps
+    # Row lookup for all steps at once: (steps, batch, hiddens). F.embedding is W_xh[X.T];
+    # unlike plain indexing its backward is deterministic on the CPU, so seeded runs repeat.
+    input_terms = F.embedding(X.T, W_xh) + b_h
     H = state
     hiddens = []
     for input_term in input_terms:
