@@ -1,0 +1,65 @@
+"""Tests for the self-checks of notebook 05's exercises."""
+
+import torch
+import torch.nn.functional as F
+
+from d2lmini.exercises import bptt as ex
+
+
+def test_tanh_backward():
+    assert ex.check_tanh_backward(2.0 * (1 - 0.36), quiet=True)
+    assert ex.check_tanh_backward(1.28, quiet=True)
+    assert not ex.check_tanh_backward(2.0 * (1 - 0.6), quiet=True)  # forgot to square
+    assert not ex.check_tanh_backward(None, quiet=True)
+
+
+def test_vanishing_steps():
+    k = 0
+    while 0.9**k >= 0.01:
+        k += 1
+    assert k == 44
+    assert ex.vanishing_steps() == k
+    assert ex.vanishing_steps(0.5, 0.25) == 3  # 0.5^2 = 0.25 is not below 0.25
+    assert ex.check_vanishing_steps(44, quiet=True)
+    assert not ex.check_vanishing_steps(43, quiet=True)
+    assert not ex.check_vanishing_steps(True, quiet=True)
+    assert not ex.check_vanishing_steps("forty-four", quiet=True)
+
+
+def test_truncation_reach():
+    assert ex.check_truncation_reach(20, quiet=True)
+    assert not ex.check_truncation_reach(0, quiet=True)
+    assert not ex.check_truncation_reach(13, quiet=True)
+    assert not ex.check_truncation_reach(None, quiet=True)
+
+
+def test_input_weight_grad_accepts_correct_functions():
+    def with_one_hot(x_t, dA, vocab_size):
+        return F.one_hot(x_t, vocab_size).to(dA.dtype).T @ dA
+
+    def with_index_add(x_t, dA, vocab_size):
+        return torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype).index_add_(0, x_t, dA)
+
+    assert ex.check_input_weight_grad(with_one_hot, quiet=True)
+    assert ex.check_input_weight_grad(with_index_add, quiet=True)
+
+
+def test_input_weight_grad_rejects_wrong_answers():
+    def overwrites(x_t, dA, vocab_size):  # a repeated token keeps only its last row
+        grad = torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype)
+        grad[x_t] = dA
+        return grad
+
+    def crashes(x_t, dA, vocab_size):
+        raise RuntimeError("boom")
+
+    assert not ex.check_input_weight_grad(None, quiet=True)
+    assert not ex.check_input_weight_grad(overwrites, quiet=True)
+    result = ex.check_input_weight_grad(crashes, quiet=True)
+    assert not result and "RuntimeError" in result.message
+    assert not ex.check_input_weight_grad(lambda x_t, dA, v: dA, quiet=True)
+
+
+def test_verdict_is_printed(capsys):
+    ex.check_tanh_backward(1.28)
+    assert "Correct!" in capsys.readouterr().out

@@ -1,0 +1,86 @@
+"""Tests for the gradient figures and the gradient-reach panel of notebook 05."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from d2lmini.bptt import gradient_norms_back_in_time  # noqa: E402
+from d2lmini.widgets.gradients import (  # noqa: E402
+    GradientReachPanel,
+    draw_bptt_graph,
+    draw_reach,
+    draw_reach_curves,
+    reach_view,
+)
+
+
+@pytest.fixture
+def ax():
+    figure, ax = plt.subplots()
+    yield ax
+    plt.close(figure)
+
+
+@pytest.mark.parametrize("num_steps", [1, 3, 4])
+def test_bptt_graph_has_a_loss_per_step_and_three_backward_arrows_per_step(ax, num_steps):
+    drawn = draw_bptt_graph(ax, num_steps)
+    assert {f"$L_{t}$" for t in range(1, num_steps + 1)} <= set(drawn["nodes"])
+    assert "$H_0$" in drawn["nodes"]
+    # L_t -> O_t, O_t -> H_t and H_t -> H_{t-1} for every step
+    assert len(drawn["backward"]) == 3 * num_steps
+    assert len(drawn["forward"]) == 3 * num_steps
+    assert all(patch in ax.patches for patch in drawn["backward"])
+
+
+def test_reach_curves_draw_one_line_per_radius(ax):
+    curves = draw_reach_curves(ax, [0.5, 1.5], max_k=10, input_scale=0.0)
+    assert set(curves) == {0.5, 1.5} and len(ax.get_lines()) == 3  # two curves and the line at 1
+    assert curves[0.5][10] < 1e-2 < 1e2 < curves[1.5][10] * 1e2
+
+
+def test_reach_view_keeps_exactly_the_steps_inside_the_window():
+    view = reach_view(0.9, truncation=5, max_k=20)
+    assert view["k"] == list(range(21))
+    assert view["kept"] == [k < 5 for k in range(21)]
+    assert view["reference"][3] == pytest.approx(0.9**3)
+    assert view["norms"] == gradient_norms_back_in_time(0.9, 20)
+    dropped = sum(view["norms"][5:]) / sum(view["norms"])
+    assert view["dropped_share"] == pytest.approx(dropped)
+    assert reach_view(0.9, truncation=21, max_k=20)["dropped_share"] == 0.0
+    with pytest.raises(ValueError, match="between 1 and 21"):
+        reach_view(0.9, truncation=0, max_k=20)
+    with pytest.raises(ValueError, match="positive"):
+        reach_view(0.0, truncation=3)
+
+
+def test_reach_view_summary_names_the_regime():
+    assert "vanishes" in reach_view(0.4, 10)["summary"]
+    assert "explodes" in reach_view(2.0, 10, inputs=False)["summary"]
+    assert "drops 0.0% of" in reach_view(1.0, 51, inputs=False)["summary"]  # nothing truncated
+
+
+def test_draw_reach_greys_out_the_truncated_part(ax):
+    draw_reach(ax, reach_view(1.2, truncation=8, max_k=30))
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "kept by truncated BPTT" in labels and "dropped" in labels
+    draw_reach(ax, reach_view(1.2, truncation=31, max_k=30))  # nothing truncated: no grey part
+    assert "dropped" not in [line.get_label() for line in ax.get_lines()]
+
+
+def test_panel_follows_its_sliders():
+    panel = GradientReachPanel(radius=0.9, truncation=20, max_k=30)
+    first = panel.image.value
+    assert panel.view["kept"].count(True) == 20 and first
+    panel.truncation.value = 4
+    assert panel.view["kept"].count(True) == 4
+    assert "truncating after 4 steps" in panel.status.value
+    panel.radius.value = 1.5
+    assert panel.view["reference"][2] == pytest.approx(1.5**2)
+    with_inputs = panel.view["norms"]
+    panel.inputs.value = False
+    assert panel.view["norms"] == gradient_norms_back_in_time(1.5, 30, input_scale=0.0)
+    assert panel.view["norms"] != with_inputs
+    assert panel.image.value != first
