@@ -1,0 +1,65 @@
+"""Every notebook follows the course's rules (CONTRIBUTING.md): checked without running it."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+COURSE = ["01_hidden_state", "02_concat_matmul", "03_one_hot", "04_rnn_scratch", "05_bptt",
+          "06_gradient_clipping", "07_perplexity"]
+CHECK_TAG = "nbval-check-output"
+
+
+def load(name):
+    return json.loads((NOTEBOOKS / f"{name}.ipynb").read_text(encoding="utf-8"))
+
+
+def sources(notebook, kind):
+    return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == kind]
+
+
+def output_text(cell):
+    parts = []
+    for out in cell.get("outputs", []):
+        parts.append("".join(out.get("text", "")))
+        parts.append("".join(out.get("data", {}).get("text/plain", "")))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("name", ["00_start_here", *COURSE])
+def test_executed_top_to_bottom_without_errors(name):
+    notebook = load(name)
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1)), \
+        "re-execute with: python tools/run_notebooks.py"
+    errors = [o for c in code for o in c["outputs"] if o["output_type"] == "error"]
+    assert not errors
+    assert notebook["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("name", ["00_start_here", *COURSE])
+def test_checked_cells_print_no_raw_tensors_or_devices(name):
+    checked = [c for c in load(name)["cells"] if CHECK_TAG in c.get("metadata", {}).get("tags", [])]
+    assert checked, f"tag the cells whose output is the same everywhere with {CHECK_TAG}"
+    for cell in checked:
+        text = output_text(cell)
+        assert "tensor(" not in text and "device=" not in text, "".join(cell["source"])[:200]
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_course_notebook_has_every_required_part(name):
+    notebook = load(name)
+    markdown = "\n".join(sources(notebook, "markdown"))
+    code = "\n".join(sources(notebook, "code"))
+    assert sources(notebook, "markdown")[0].lstrip().startswith("# "), "a title first"
+    for heading in ("What you will learn", "Exercise", "Summary", "Glossary"):
+        assert re.search(rf"^#+ .*{heading}", markdown, re.M | re.I), f"missing a '{heading}' section"
+    assert len(re.findall(r"^\s*assert\b", code, re.M)) >= 5, "at least five asserts"
+    assert "d2lmini.widgets" in code, "at least one widget"
+    assert "d2lmini.exercises" in code, "exercises with self-checks"
+    glossary = markdown[re.search(r"^#+ .*Glossary", markdown, re.M | re.I).start():]
+    assert len(re.findall(r"^\|.*[\u4e00-\u9fff].*\|\s*$", glossary, re.M)) >= 4, \
+        "a glossary table with Chinese terms"
+    assert "$" in markdown, "formulas in LaTeX"
