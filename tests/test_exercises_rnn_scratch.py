@@ -5,7 +5,7 @@ import math
 import torch
 
 from d2lmini.exercises.rnn_scratch import (
-    check_fresh_state,
+    check_initial_loss,
     check_output_row,
     check_temperature_probability,
     check_xavier_std,
@@ -45,15 +45,22 @@ def test_temperature_probability_agrees_with_torch():
     assert not check_temperature_probability("high", quiet=True)
 
 
-def test_fresh_state():
-    assert check_fresh_state("random", quiet=True)
-    assert check_fresh_state(" Random sampling ", quiet=True)
-    assert not check_fresh_state("sequential", quiet=True)
-    assert not check_fresh_state(None, quiet=True)
+def test_initial_loss_matches_an_untrained_model():
+    model = RNNScratch(28, 64, init="normal", generator=torch.Generator().manual_seed(0))
+    X = torch.randint(28, (8, 12), generator=torch.Generator().manual_seed(1))
+    Y = torch.randint(28, (8, 12), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        outputs, _ = model(X, model.begin_state(8))
+        loss = float(torch.nn.functional.cross_entropy(outputs, Y.T.reshape(-1)))
+    assert check_initial_loss(loss, quiet=True)
+    assert check_initial_loss(3.3322, quiet=True)
+    assert not check_initial_loss(28, quiet=True)  # the perplexity, not the loss
+    assert not check_initial_loss(math.log2(28), quiet=True)  # bits, not nats
+    assert not check_initial_loss(None, quiet=True)
 
 
 def test_verdicts_print_a_message(capsys):
-    check_fresh_state("sequential")
+    check_initial_loss(28)
     assert "Not yet." in capsys.readouterr().out
     check_output_row(14)
     assert "Correct!" in capsys.readouterr().out

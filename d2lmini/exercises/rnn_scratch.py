@@ -60,18 +60,15 @@ def check_temperature_probability(answer, logits=(2.0, 1.0, 0.0), temperature: f
     )
 
 
-FRESH_STATE_ANSWERS = {"random", "random sampling", "stateless"}
-
-
-def check_fresh_state(answer, quiet: bool = False) -> Verdict:
-    """Exercise 4: which way of cutting the text into minibatches needs a fresh state for every minibatch?"""
-    given = answer.strip().lower() if isinstance(answer, str) else None
+def check_initial_loss(answer, vocab_size: int = 28, quiet: bool = False) -> Verdict:
+    """Exercise 4: the loss (nats) of an untrained model whose tiny weights predict almost uniformly."""
+    expected = math.log(vocab_size)
     return verdict(
-        given in FRESH_STATE_ANSWERS,
-        "Random sampling: row i of the next minibatch is an unrelated piece of text, so the old state "
-        "would describe the wrong past. With sequential partitioning the row continues the text, "
-        "so the state is carried over (and detached).",
-        "Answer 'random' or 'sequential'. Ask yourself: in which one does row i of the next minibatch "
-        "continue the text where row i of this minibatch stopped?",
+        close_enough(answer, expected, rel=1e-3),
+        f"Every character gets probability about 1/{vocab_size}, so the loss is -log(1/{vocab_size}) = "
+        f"log {vocab_size} = {expected:.4f} nats, a perplexity of {vocab_size}: the model is guessing "
+        "uniformly.",
+        f"Tiny logits give every one of the {vocab_size} characters the same probability. What is "
+        "-log of that probability (natural logarithm, so the answer is in nats)?",
         quiet,
     )
