@@ -1,0 +1,198 @@
+"""Tests for notebook 07's perplexity lab: `run_lab` and the panel, driven by setting widget values."""
+
+import math
+import socket
+from dataclasses import replace
+
+import pytest
+
+from d2lmini.markov import make_markov_source
+from d2lmini.train import evaluate_perplexity
+from d2lmini.widgets.lab import (
+    LabPanel,
+    LabSettings,
+    corpus_data,
+    make_lab,
+    numbers_html,
+    plot_png,
+    run_lab,
+)
+
+# A fixed number of minibatches instead of a time budget, so results do not depend on the machine.
+# 120 minibatches is less than an idle 2-core CPU does in the default two-second budget.
+FIXED = LabSettings(max_minibatches=120, budget_seconds=600.0)
+
+
+def closed_port() -> int:
+    """Return a 127.0.0.1 port nobody listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def panel():
+    return make_lab(replace(FIXED, max_minibatches=20))
+
+
+def test_defaults_learn_below_the_unigram_baseline(bundled):
+    result = run_lab(FIXED)
+    assert result.error is None and not result.diverged
+    assert result.minibatches == FIXED.max_minibatches
+    assert set(result.baselines) == {"uniform", "unigram"}
+    assert result.baselines["uniform"] == pytest.approx(len(set(bundled.text)))
+    assert 1 < result.valid_perplexity < result.baselines["unigram"] < result.baselines["uniform"]
+    assert math.isfinite(result.train_perplexity)
+    assert result.valid_bits == pytest.approx(math.log2(result.valid_perplexity))
+    # The reported number is the model's perplexity on the validation text.
+    _, valid = bundled.split()
+    assert result.valid_perplexity == pytest.approx(evaluate_perplexity(result.model, valid, 32, 32))
+    # Curves: one point per checkpoint, epochs increasing, the last point after all minibatches.
+    history = result.history
+    assert len(history.epoch) == len(history.train_perplexity) == len(history.valid_perplexity) >= 5
+    assert all(a < b for a, b in zip(history.epoch, history.epoch[1:], strict=False))
+    assert history.valid_perplexity[-1] < history.valid_perplexity[0]
+    assert len(history.step_loss) == FIXED.max_minibatches
+    assert result.sample.startswith(FIXED.prefix)
+    assert len(result.sample) == len(FIXED.prefix) + FIXED.num_chars
+
+
+def test_the_default_settings_use_a_time_budget_of_a_few_seconds():
+    settings = LabSettings()
+    assert settings.max_minibatches is None and 0 < settings.budget_seconds <= 2.5
+    result = run_lab(replace(settings, budget_seconds=0.5))
+    assert result.error is None and result.minibatches >= 1 and math.isfinite(result.valid_perplexity)
+
+
+def test_a_fixed_number_of_minibatches_is_repeatable():
+    settings = replace(FIXED, max_minibatches=15)
+    first, second = run_lab(settings), run_lab(settings)
+    assert first.valid_perplexity == second.valid_perplexity and first.sample == second.sample
+    assert run_lab(replace(settings, num_hiddens=64)).valid_perplexity != first.valid_perplexity
+
+
+def test_on_epoch_sees_the_growing_history():
+    seen = []
+    run_lab(replace(FIXED, max_minibatches=24), on_epoch=lambda h, b: seen.append((len(h.epoch), dict(b))))
+    assert [n for n, _ in seen] == list(range(1, len(seen) + 1)) and len(seen) >= 5
+    assert "unigram" in seen[0][1]
+
+
+def test_panel_trains_with_the_values_set_in_its_widgets(panel):
+    panel.hidden_size.value = 64
+    panel.learning_rate.value = 2.0
+    panel.optimizer.value = "adam"
+    panel.learning_rate.value = 0.01
+    panel.theta.value = None
+    panel.prefix.value = "a "
+    settings = panel.settings()
+    assert (settings.num_hiddens, settings.lr, settings.optimizer, settings.theta) == (64, 0.01, "adam", None)
+    result = panel.train()
+    assert result.error is None and result.model.num_hiddens == 64
+    assert f"{result.valid_perplexity:.2f}" in panel.valid_ppl.value
+    assert "lab-valid-ppl" in panel.valid_ppl._dom_classes
+    assert bytes(panel.plot.value).startswith(b"\x89PNG")
+    assert result.sample[2:] and result.sample[2:] in panel.sample.value
+    assert "diverged" not in panel.message.value and not panel.train_button.disabled
+
+
+def test_diverging_learning_rate_gives_a_message_and_the_panel_stays_usable(panel):
+    panel.learning_rate.value = panel.learning_rate.max  # 1000
+    panel.theta.value = None
+    result = panel.train()
+    assert result.diverged and result.valid_perplexity is None
+    for words in ("diverged", "minibatch", "learning rate", "nats per character", "smaller", "clipping"):
+        assert words in panel.message.value
+    assert "–" in panel.valid_ppl.value and not panel.train_button.disabled
+    panel.learning_rate.value = 1.0
+    panel.theta.value = 1.0
+    result = panel.train()
+    assert result.error is None and f"{result.valid_perplexity:.2f}" in panel.valid_ppl.value
+
+
+def test_a_loss_that_becomes_infinite_is_reported_where_it_happened():
+    result = run_lab(replace(FIXED, lr=1e38, theta=None))
+    assert result.diverged
+    assert "diverged at minibatch" in result.error
+    assert "inf" in result.error or "nan" in result.error
+
+
+@pytest.mark.parametrize("widget, value, words", [
+    ("prefix", "", "prefix is empty"),
+    ("prefix", "The Lab!", "never seen"),
+    ("temperature", 0.0, "temperature must be a positive"),
+    ("temperature", -1.0, "temperature must be a positive"),
+])
+def test_bad_prefix_or_temperature_gives_a_message(panel, widget, value, words):
+    getattr(panel, widget).value = value
+    result = panel.train()
+    assert result.error is not None and result.minibatches == 0
+    assert words in panel.message.value and "Traceback" not in panel.message.value
+    assert "–" in panel.valid_ppl.value and not panel.train_button.disabled
+
+
+def test_a_minibatch_longer_than_the_corpus_gives_a_message(panel):
+    panel.batch_size.value = panel.batch_size.max
+    panel.num_steps.value = panel.num_steps.max
+    result = panel.train()
+    assert result.error is not None and "does not fit" in panel.message.value
+    assert "smaller" in panel.message.value
+    panel.batch_size.value, panel.num_steps.value = 16, 16  # the panel still works afterwards
+    assert panel.train().error is None
+
+
+def test_the_time_machine_offline_gives_a_message(tmp_path):
+    url = f"http://127.0.0.1:{closed_port()}/timemachine.txt"
+    panel = LabPanel(replace(FIXED, data_dir=tmp_path, timemachine_url=url, download_timeout=5.0))
+    assert "downloads on first use" in dict((v, k) for k, v in panel.corpus.options)["timemachine"]
+    panel.corpus.value = "timemachine"
+    result = panel.train()
+    assert result.error is not None and "Could not download" in panel.message.value
+    assert "bundled" in panel.message.value and not list(tmp_path.iterdir())
+    panel.corpus.value = "bundled"
+    assert panel.train().error is None
+
+
+def test_markov_source_has_its_entropy_floor_and_its_own_prefix(panel):
+    panel.corpus.value = "markov"
+    assert panel.prefix.value == "a"  # the bundled default prefix would have unknown characters
+    result = panel.train()
+    assert result.error is None
+    floor = 2 ** make_markov_source().entropy_rate_bits()
+    assert result.baselines["entropy floor"] == pytest.approx(floor)
+    assert 1 < floor < result.baselines["unigram"] < result.baselines["uniform"] == pytest.approx(9)
+    assert "entropy floor" in panel.numbers.value
+    assert set(result.sample) <= set(make_markov_source().alphabet)
+
+
+def test_a_typed_prefix_is_kept_when_the_corpus_changes(panel):
+    panel.prefix.value = "bad"
+    panel.corpus.value = "markov"
+    assert panel.prefix.value == "bad"
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"num_hiddens": 0}, "hidden size"),
+    ({"lr": 0.0}, "learning rate"),
+    ({"lr": float("nan")}, "learning rate"),
+    ({"theta": -1.0}, "clipping threshold"),
+    ({"optimizer": "rmsprop"}, "optimizer"),
+    ({"budget_seconds": 0}, "budget"),
+    ({"corpus": "shakespeare"}, "Unknown corpus"),
+])
+def test_run_lab_never_raises_for_bad_settings(change, words):
+    result = run_lab(replace(FIXED, **change))
+    assert result.error is not None and words in result.error and result.model is None
+
+
+def test_corpus_data_is_cached():
+    assert corpus_data(LabSettings()) is corpus_data(LabSettings(prefix="x"))
+
+
+def test_numbers_and_plot_show_every_baseline():
+    result = run_lab(replace(FIXED, max_minibatches=12))
+    table = numbers_html(result)
+    for name, value in result.baselines.items():
+        assert name in table and f"{value:.2f}" in table and f"{math.log2(value):.3f}" in table
+    assert f"{result.valid_perplexity:.2f}" in table
+    assert plot_png(result.history, result.baselines).startswith(b"\x89PNG")
