@@ -1,0 +1,67 @@
+"""Tests of the self-checks of notebook 07's exercises."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from d2lmini.corpus import load_corpus
+from d2lmini.exercises import perplexity as ex
+
+
+def test_sequence_perplexity_is_exp_of_the_cross_entropy(capsys):
+    probs = torch.tensor(ex.SEQUENCE_PROBS)
+    # Logits whose softmax gives each probability to class 0, against label 0.
+    logits = torch.stack([probs.log(), (1 - probs).log()], dim=1)
+    expected = math.exp(float(F.cross_entropy(logits, torch.zeros(len(probs), dtype=torch.long))))
+    assert ex.check_sequence_perplexity(expected)
+    assert "Correct" in capsys.readouterr().out
+    mean_choices = float(np.mean(1 / np.array(ex.SEQUENCE_PROBS)))  # arithmetic, not geometric, mean
+    for wrong in (None, "4", True, mean_choices, 1 / float(np.mean(ex.SEQUENCE_PROBS)), float("nan")):
+        assert not ex.check_sequence_perplexity(wrong)
+    assert "Not yet" in capsys.readouterr().out
+
+
+def test_bits_to_perplexity_wants_both_numbers():
+    ppl, nats = math.pow(2, ex.BITS), ex.BITS / math.log2(math.e)
+    assert ex.check_bits_to_perplexity((ppl, nats))
+    assert ex.check_bits_to_perplexity([ppl, nats])
+    for wrong in (None, ppl, (nats, ppl), (ppl, ex.BITS), (math.exp(ex.BITS), nats), (ppl, nats, 0)):
+        assert not ex.check_bits_to_perplexity(wrong)
+
+
+def test_zero_probability_is_infinite_perplexity():
+    probs = np.ones(ex.LENGTH)
+    probs[ex.LENGTH // 2] = 0.0
+    with np.errstate(divide="ignore"):
+        expected = float(np.exp(np.mean(-np.log(probs))))
+    assert expected == math.inf and ex.check_zero_probability(expected)
+    assert ex.check_zero_probability(float("inf"))
+    for wrong in (None, 1.0, ex.LENGTH, 1e300, float("nan"), -math.inf):
+        assert not ex.check_zero_probability(wrong)
+
+
+def test_compressed_bytes_counts_bits_then_bytes():
+    bits = ex.TEXT_CHARS * math.log(ex.CODER_PERPLEXITY) / math.log(2)
+    assert ex.check_compressed_bytes(bits / 8)
+    assert ex.check_compressed_bytes(round(bits / 8))
+    for wrong in (None, bits, ex.TEXT_CHARS, ex.TEXT_CHARS * math.log(ex.CODER_PERPLEXITY) / 8):
+        assert not ex.check_compressed_bytes(wrong)
+
+
+def test_markov_floor_matches_the_loaded_corpus():
+    corpus = load_corpus("markov")
+    assert ex.check_markov_floor(2 ** corpus.entropy_rate_bits)
+    for wrong in (None, corpus.entropy_rate_bits, math.exp(corpus.entropy_rate_bits), 9):
+        assert not ex.check_markov_floor(wrong)
+
+
+@pytest.mark.parametrize("check", [ex.check_sequence_perplexity, ex.check_bits_to_perplexity,
+                                   ex.check_zero_probability, ex.check_compressed_bytes,
+                                   ex.check_markov_floor])
+def test_the_placeholder_answer_is_not_yet_right(check, capsys):
+    result = check(None)
+    assert not result and result.message.startswith("Not yet.")
+    assert result.message in capsys.readouterr().out
