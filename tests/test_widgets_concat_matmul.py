@@ -22,6 +22,20 @@ def test_check_reports_shapes_and_equality(batch, num_inputs, num_hiddens):
     assert check["equal"] and 0 <= check["max_abs_diff"] < 1e-4
 
 
+def test_large_sums_are_equal_within_a_tight_rounding_bound():
+    # 284-term dot products of N(0, 1) numbers: plain rtol/atol 1e-5 is too strict here
+    check = check_concat_equality(32, 28, 256, seed=0)
+    assert check["equal"] and check["max_abs_diff"] <= check["tolerance"]
+    assert check["tolerance"] < 1e-3 * float(check["result"].abs().max()), "the bound must stay small"
+
+
+def test_float64_gives_a_much_smaller_difference():
+    single = check_concat_equality(16, 20, 30, seed=3)
+    double = check_concat_equality(16, 20, 30, seed=3, dtype=torch.float64)
+    assert double["equal"] and double["tolerance"] < 1e-6 * single["tolerance"]
+    assert double["max_abs_diff"] < 1e-12
+
+
 def test_result_matches_an_elementwise_sum():
     check = check_concat_equality(2, 3, 2, seed=5)
     generator = torch.Generator().manual_seed(5)
