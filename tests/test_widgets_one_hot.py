@@ -64,6 +64,14 @@ def test_transpose_batch_rows_and_steps(bundled):
     assert batch["one_hot"].sum() == 8
 
 
+def test_transpose_batch_keeps_unknown_characters_as_typed(bundled):
+    batch = transpose_batch("Ab,dEfgh", bundled.vocab, 2, 4)
+    assert batch["rows"] == ["Ab,d", "Efgh"]
+    assert batch["steps"] == ["AE", "bf", ",g", "dh"]
+    assert batch["X"][0].tolist() == [0, bundled.vocab["b"], 0, bundled.vocab["d"]]
+    assert batch["one_hot"][2, 0, 0] == 1
+
+
 def test_transpose_batch_too_short(small_vocab):
     with pytest.raises(ValueError, match="at least 12 characters"):
         transpose_batch("abcab", small_vocab, 3, 4)

@@ -60,8 +60,9 @@ def transpose_batch(text: str, vocab: Vocab, batch_size: int, num_steps: int) ->
 
     Row i of the minibatch holds characters i*num_steps ... (i+1)*num_steps - 1. Returns
     "X" (batch, steps) indices, "X_T" (steps, batch), "one_hot" (steps, batch, vocab), and
-    the characters of both as lists of strings: "rows" (one per batch row) and
-    "steps" (one per time step). Raises ValueError when the text is too short.
+    the characters of both as lists of strings (as typed, even where the index is `<unk>`):
+    "rows" (one per batch row) and "steps" (one per time step). Raises ValueError when the
+    text is too short.
     """
     if batch_size < 1 or num_steps < 1:
         raise ValueError(f"batch size and steps must be positive, not {batch_size} and {num_steps}.")
@@ -71,8 +72,8 @@ def transpose_batch(text: str, vocab: Vocab, batch_size: int, num_steps: int) ->
                          f"text of at least {needed} characters; this one has {len(text)}.")
     X = torch.tensor(vocab.indices(text[:needed]), dtype=torch.long).reshape(batch_size, num_steps)
     X_T = X.T
-    rows = ["".join(vocab.to_tokens(row)) for row in X.tolist()]
-    steps = ["".join(vocab.to_tokens(step)) for step in X_T.tolist()]
+    rows = [text[i * num_steps: (i + 1) * num_steps] for i in range(batch_size)]
+    steps = ["".join(row[t] for row in rows) for t in range(num_steps)]
     return {"X": X, "X_T": X_T, "one_hot": F.one_hot(X_T, len(vocab)), "rows": rows, "steps": steps}
 
 
@@ -109,17 +110,18 @@ def position_owner(num_tokens: int, positions: list[torch.Tensor]) -> list[tuple
 # --------------------------------------------------------------------------- HTML views
 
 
-def _cell(content: str, background: str = "white", bold: bool = False, title: str = "") -> str:
+def _cell(content: str, background: str = "white", bold: bool = False, title: str = "",
+          color: str = "black") -> str:
     weight = "bold" if bold else "normal"
     tip = f' title="{html.escape(title)}"' if title else ""
-    return (f'<td{tip} style="background:{background};border:1px solid #ccc;padding:1px 4px;'
-            f'text-align:center;font-family:monospace;font-weight:{weight}">{content}</td>')
+    return (f'<td{tip} style="background:{background};color:{color};border:1px solid #ccc;'
+            f'padding:1px 4px;text-align:center;font-family:monospace;font-weight:{weight}">{content}</td>')
 
 
 def _table(rows: list[list[str]], caption: str = "") -> str:
     body = "".join("<tr>" + "".join(row) + "</tr>" for row in rows)
-    cap = f'<caption style="caption-side:top;text-align:left">{caption}</caption>' if caption else ""
-    return f'<table style="border-collapse:collapse;margin:4px 12px 4px 0">{cap}{body}</table>'
+    return (f'<div style="margin:4px 16px 4px 0"><div>{caption}</div>'
+            f'<table style="border-collapse:collapse">{body}</table></div>')
 
 
 def encoding_html(encoding: dict, vocab: Vocab, max_tokens: int = 24) -> str:
@@ -130,7 +132,7 @@ def encoding_html(encoding: dict, vocab: Vocab, max_tokens: int = 24) -> str:
     rows = [header]
     for token, index in zip(tokens, indices, strict=True):
         row = [_cell(html.escape(show_char(token)), bold=True), _cell(str(index))]
-        row += [_cell("1", "#3182bd", True) if j == index else _cell("0", "white")
+        row += [_cell("1", "#3182bd", True, color="white") if j == index else _cell("0", color="#bbbbbb")
                 for j in range(len(vocab))]
         rows.append(row)
     shown = len(encoding["tokens"])
