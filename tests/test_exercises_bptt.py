@@ -54,6 +54,7 @@ def test_input_weight_grad_rejects_wrong_answers():
         raise RuntimeError("boom")
 
     assert not ex.check_input_weight_grad(None, quiet=True)
+    assert "returned None" in ex.check_input_weight_grad(lambda x_t, dA, v: None, quiet=True).message
     assert not ex.check_input_weight_grad(overwrites, quiet=True)
     result = ex.check_input_weight_grad(crashes, quiet=True)
     assert not result and "RuntimeError" in result.message

@@ -80,7 +80,10 @@ def check_input_weight_grad(fn, quiet: bool = False) -> Verdict:
     if not callable(fn):
         return verdict(False, "", hint, quiet)
     try:
-        result = torch.as_tensor(fn(x_t, dA, 7), dtype=torch.float64)
+        result = fn(x_t, dA, 7)
+        if result is None:
+            return verdict(False, "", "Your function returned None. " + hint, quiet)
+        result = torch.as_tensor(result, dtype=torch.float64)
     except Exception as error:  # the student's code may fail in any way
         return verdict(False, "", f"Your function raised {type(error).__name__}: {error}. " + hint, quiet)
     ok = tuple(result.shape) == (7, 6) and torch.allclose(result, expected, rtol=1e-9, atol=1e-12)
