@@ -2,6 +2,7 @@
 
 import matplotlib.pyplot as plt
 from IPython.display import display
+from matplotlib.ticker import MaxNLocator
 
 from d2lmini.train import History
 
@@ -14,8 +15,10 @@ def plot_perplexity(ax, history: History, baselines: dict[str, float] | None = N
     ax.plot(history.epoch, history.valid_perplexity, "s-", label="validation")
     for (name, value), style in zip((baselines or {}).items(), ["--", ":", "-.", "--"], strict=False):
         ax.axhline(value, linestyle=style, color="gray", linewidth=1)
-        ax.annotate(f"{name} {value:.2f}", (1, value), xycoords=("axes fraction", "data"),
-                    ha="right", va="bottom", fontsize=8, color="gray")
+        ax.annotate(f"{name} {value:.2f}", (0.01, value), xycoords=("axes fraction", "data"),
+                    ha="left", va="bottom", fontsize=8, color="gray")
+    ax.margins(y=0.12)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("epoch")
     ax.set_ylabel("perplexity")
     ax.set_title(title)

@@ -23,3 +23,13 @@ def test_seed_everything_makes_runs_repeatable():
     first = (random.random(), torch.rand(2).tolist(), torch.rand(2, generator=g).tolist())
     g = seed_everything(3)
     assert first == (random.random(), torch.rand(2).tolist(), torch.rand(2, generator=g).tolist())
+
+
+def test_a_verdict_is_truthy_when_right_and_prints_its_message(capsys):
+    from d2lmini.exercises import close_enough, verdict
+
+    right = verdict(close_enough(1.25, 1.25), "well done", "try again")
+    wrong = verdict(close_enough("abc", 1.25), "well done", "try again")
+    assert right and not wrong
+    assert capsys.readouterr().out == "Correct! well done\nNot yet. try again\n"
+    assert right._ipython_display_() is None  # a cell ending in a check shows the message only once

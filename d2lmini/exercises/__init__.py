@@ -21,6 +21,9 @@ class Verdict:
     def __str__(self) -> str:
         return self.message
 
+    def _ipython_display_(self) -> None:
+        """Show nothing when a notebook cell ends with a check: its message is already printed."""
+
 
 def verdict(correct: bool, success: str, hint: str, quiet: bool = False) -> Verdict:
     """Return (and unless `quiet`, print) a `Verdict` with `success` or `hint` as its message."""
