@@ -83,7 +83,7 @@ def test_panel_trains_with_the_values_set_in_its_widgets(panel):
     panel.learning_rate.value = 2.0
     panel.optimizer.value = "adam"
     panel.learning_rate.value = 0.01
-    panel.theta.value = None
+    panel.theta.value = "off"
     panel.prefix.value = "a "
     settings = panel.settings()
     assert (settings.num_hiddens, settings.lr, settings.optimizer, settings.theta) == (64, 0.01, "adam", None)
@@ -94,18 +94,20 @@ def test_panel_trains_with_the_values_set_in_its_widgets(panel):
     assert bytes(panel.plot.value).startswith(b"\x89PNG")
     assert result.sample[2:] and result.sample[2:] in panel.sample.value
     assert "diverged" not in panel.message.value and not panel.train_button.disabled
+    for words in ("hidden size 64", "learning rate 0.01", "ADAM", "clipping off"):
+        assert words in panel.message.value
 
 
 def test_diverging_learning_rate_gives_a_message_and_the_panel_stays_usable(panel):
     panel.learning_rate.value = panel.learning_rate.max  # 1000
-    panel.theta.value = None
+    panel.theta.value = "off"
     result = panel.train()
     assert result.diverged and result.valid_perplexity is None
     for words in ("diverged", "minibatch", "learning rate", "nats per character", "smaller", "clipping"):
         assert words in panel.message.value
     assert "–" in panel.valid_ppl.value and not panel.train_button.disabled
     panel.learning_rate.value = 1.0
-    panel.theta.value = 1.0
+    panel.theta.value = "1"
     result = panel.train()
     assert result.error is None and f"{result.valid_perplexity:.2f}" in panel.valid_ppl.value
 
@@ -163,6 +165,13 @@ def test_markov_source_has_its_entropy_floor_and_its_own_prefix(panel):
     assert 1 < floor < result.baselines["unigram"] < result.baselines["uniform"] == pytest.approx(9)
     assert "entropy floor" in panel.numbers.value
     assert set(result.sample) <= set(make_markov_source().alphabet)
+
+
+def test_the_clipping_menu_offers_off_and_the_starting_threshold():
+    assert make_lab(LabSettings(theta=None)).settings().theta is None
+    panel = make_lab(LabSettings(theta=2.0))
+    assert panel.theta.value == "2" and panel.settings().theta == 2.0
+    assert "off" in panel.theta.options
 
 
 def test_a_typed_prefix_is_kept_when_the_corpus_changes(panel):

@@ -321,16 +321,26 @@ def _train(settings: LabSettings, data: _CorpusData, result: LabResult, on_epoch
 
 
 def plot_png(history: History, baselines: dict[str, float], title: str = "Perplexity in the lab") -> bytes:
-    """Return a PNG of the train/validation perplexity curves with baseline lines (log scale)."""
+    """Return a PNG of the train/validation perplexity curves with baseline lines."""
     figure = Figure(figsize=(6.4, 3.4), dpi=90)
     ax = figure.subplots()
     plot_perplexity(ax, history, baselines, title)
-    ax.set_yscale("log")
+    top = 1.25 * max(baselines.values()) if baselines else None
+    ax.set_ylim(1, top)  # perplexity is at least 1; points far above the uniform guess are off the chart
+    ax.set_xlim(0, None if history.epoch else 1)
     ax.set_xlabel("epochs (passes over the training text)")
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+def describe_settings(settings: LabSettings) -> str:
+    """Return a one-line summary of the training settings, for the panel's messages."""
+    clipping = "off" if settings.theta is None else f"θ = {settings.theta:g}"
+    return (f"{CORPUS_LABELS.get(settings.corpus, settings.corpus)}, hidden size {settings.num_hiddens}, "
+            f"learning rate {settings.lr:.3g}, {settings.optimizer.upper()}, clipping {clipping}, "
+            f"minibatches of {settings.batch_size} x {settings.num_steps} steps")
 
 
 def numbers_html(result: LabResult) -> str:
@@ -360,7 +370,7 @@ class LabPanel:
     """The perplexity lab of notebook 07: settings, a Train button, curves, numbers and a sample.
 
     The controls are attributes: `corpus`, `hidden_size`, `learning_rate` (log scale),
-    `num_steps`, `batch_size`, `theta` (None is off), `optimizer`, `budget`, `prefix` and
+    `num_steps`, `batch_size`, `theta` (a string: "off" or a number), `optimizer`, `budget`, `prefix` and
     `temperature`. `train()` runs `run_lab` on their values, as the Train button does, and
     shows the result: `valid_ppl` (CSS class `lab-valid-ppl`) shows the final validation
     perplexity, `message` (class `lab-message`) what went wrong or how the run went,
@@ -386,9 +396,11 @@ class LabPanel:
                                            description="steps per minibatch", style=style, layout=wide)
         self.batch_size = widgets.IntSlider(value=s.batch_size, min=1, max=512, description="batch size",
                                             style=style, layout=wide)
-        self.theta = widgets.Dropdown(options=[("off", None), ("0.1", 0.1), ("0.5", 0.5), ("1", 1.0),
-                                               ("5", 5.0), ("10", 10.0), ("100", 100.0)],
-                                      value=s.theta, description="clipping θ", style=style, layout=wide)
+        # The clipping menu holds strings: ipywidgets reads a Dropdown value of None as "nothing chosen".
+        theta = "off" if s.theta is None else f"{s.theta:g}"
+        thetas = ["off", "0.1", "0.5", "1", "5", "10", "100"]
+        self.theta = widgets.Dropdown(options=thetas if theta in thetas else [*thetas, theta], value=theta,
+                                      description="clipping θ", style=style, layout=wide)
         self.optimizer = widgets.Dropdown(options=[("SGD (as in the book)", "sgd"), ("Adam", "adam")],
                                           value=s.optimizer, description="optimizer", style=style,
                                           layout=wide)
@@ -412,7 +424,8 @@ class LabPanel:
         self.train_button.on_click(lambda _: self.train())
         controls = widgets.VBox([self.corpus, self.hidden_size, self.learning_rate, self.num_steps,
                                  self.batch_size, self.theta, self.optimizer, self.budget, self.prefix,
-                                 self.temperature, self.train_button])
+                                 self.temperature, self.train_button],
+                                layout=widgets.Layout(min_width="450px"))
         results = widgets.VBox([self.plot, self.valid_ppl, self.numbers])
         self.widget = widgets.VBox([widgets.HBox([controls, results]), self.message, self.sample])
         self.widget.add_class("perplexity-lab")
@@ -426,7 +439,8 @@ class LabPanel:
         """Return the `LabSettings` the widgets show now."""
         return LabSettings(corpus=self.corpus.value, num_hiddens=self.hidden_size.value,
                            lr=self.learning_rate.value, num_steps=self.num_steps.value,
-                           batch_size=self.batch_size.value, theta=self.theta.value,
+                           batch_size=self.batch_size.value,
+                           theta=None if self.theta.value == "off" else float(self.theta.value),
                            optimizer=self.optimizer.value, budget_seconds=self.budget.value,
                            prefix=self.prefix.value, temperature=self.temperature.value, **self.extra)
 
@@ -448,8 +462,7 @@ class LabPanel:
         finally:
             self.train_button.disabled = False
         self.result = result
-        if result.history.epoch:
-            self.plot.value = plot_png(result.history, result.baselines)
+        self.plot.value = plot_png(result.history, result.baselines)  # empty axes if it never trained
         self.numbers.value = numbers_html(result)
         if result.error is not None:
             self.message.value = f'<p style="color:#b30000"><b>{html.escape(result.error)}</b></p>'
@@ -458,9 +471,10 @@ class LabPanel:
             return result
         below = [name for name, value in result.baselines.items() if result.valid_perplexity < value]
         self.valid_ppl.value = f"validation perplexity: <b>{result.valid_perplexity:.2f}</b>"
-        self.message.value = (f"<p style='color:#225522'>Trained for {result.seconds:.1f} s. Validation "
-                              f"perplexity {result.valid_perplexity:.2f} = {result.valid_bits:.3f} bits per "
-                              "character; below the " + (", ".join(below) or "no") + " baseline"
+        self.message.value = (f"<p style='color:#225522'>Trained for {result.seconds:.1f} s "
+                              f"({describe_settings(result.settings)}). Validation perplexity "
+                              f"{result.valid_perplexity:.2f} = {result.valid_bits:.3f} bits per character; "
+                              "below the " + (", ".join(below) or "no") + " baseline"
                               + ("s" if len(below) != 1 else "") + ".</p>")
         body = (f"<b>{html.escape(self.prefix.value)}</b>"
                 f"<span style='color:#1f5fa8'>{html.escape(result.sample[len(self.prefix.value):])}</span>")

@@ -1,0 +1,112 @@
+"""Start and stop a private JupyterLab on 127.0.0.1 for the browser tests.
+
+`running_jupyterlab(root_dir)` is a context manager that starts `jupyter lab` on a free
+127.0.0.1 port with a random token, in its own process group and with its own (temporary)
+config, data and runtime folders, waits until it answers, yields (base URL, token), and
+always kills the whole process group afterwards. News, update checks and the extension
+manager's index are turned off, so nothing tries to reach the network.
+"""
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--no-proxy-server"]
+
+
+def free_port() -> int:
+    """Return a port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _get_json(url: str, timeout: float = 2.0):
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
+    with opener.open(url, timeout=timeout) as response:
+        return json.loads(response.read())
+
+
+def shutdown_kernels(base: str, token: str) -> None:
+    """Ask the server at `base` to shut down every kernel it started (ignore errors)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with contextlib.suppress(Exception):
+        for kernel in _get_json(f"{base}/api/kernels?token={token}"):
+            url = f"{base}/api/kernels/{kernel['id']}?token={token}"
+            request = urllib.request.Request(url, method="DELETE")
+            with contextlib.suppress(Exception), opener.open(request, timeout=10):
+                pass
+
+
+def strip_outputs(source: Path, target: Path) -> None:
+    """Copy the notebook at `source` to `target` without outputs or saved widget state."""
+    notebook = json.loads(source.read_text("utf-8"))
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    notebook["metadata"].pop("widgets", None)
+    target.write_text(json.dumps(notebook, indent=1), "utf-8")
+
+
+@contextlib.contextmanager
+def running_jupyterlab(root_dir: Path, startup_timeout: float = 60.0):
+    """Run JupyterLab serving `root_dir`; yield (base_url, token); kill it on exit."""
+    port, token = free_port(), secrets.token_hex(16)
+    with tempfile.TemporaryDirectory(prefix="d2lmini-jupyter-") as home:
+        env = dict(os.environ, JUPYTER_CONFIG_DIR=f"{home}/config", JUPYTER_RUNTIME_DIR=f"{home}/runtime",
+                   JUPYTERLAB_SETTINGS_DIR=f"{home}/settings", JUPYTERLAB_WORKSPACES_DIR=f"{home}/workspaces",
+                   IPYTHONDIR=f"{home}/ipython", NO_PROXY="127.0.0.1,localhost",
+                   no_proxy="127.0.0.1,localhost",
+                   # One thread per kernel: the tiny matrices gain nothing from more, and on a busy
+                   # shared machine two spinning threads per kernel slow training down many times.
+                   OMP_NUM_THREADS="1")
+        command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+                   "--port-retries=0", f"--IdentityProvider.token={token}", "--allow-root",
+                   f"--ServerApp.root_dir={root_dir}", "--LabApp.news_url=None",
+                   "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
+                   "--LabApp.extension_manager=readonly", "--ServerApp.open_browser=False"]
+        news = Path(home, "settings", "@jupyterlab", "apputils-extension", "notification.jupyterlab-settings")
+        news.parent.mkdir(parents=True)
+        news.write_text(json.dumps({"fetchNews": "false"}), "utf-8")  # don't ask about Jupyter news
+        log = open(Path(home) / "jupyter.log", "w")  # noqa: SIM115 - closed below
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + startup_timeout
+            while True:
+                if process.poll() is not None:
+                    output = (Path(home) / "jupyter.log").read_text()
+                    raise RuntimeError(f"JupyterLab exited early:\n{output}")
+                try:
+                    _get_json(f"{base}/api/status?token={token}")
+                    break
+                except (urllib.error.URLError, OSError) as error:
+                    if time.monotonic() > deadline:
+                        message = f"JupyterLab did not answer on {base} within {startup_timeout} s"
+                        raise TimeoutError(message) from error
+                    time.sleep(0.5)
+            yield base, token
+        finally:
+            shutdown_kernels(base, token)  # kernels run in sessions of their own: stop them first
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+            log.close()

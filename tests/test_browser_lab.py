@@ -1,0 +1,116 @@
+"""The perplexity lab in a real browser: JupyterLab on 127.0.0.1, driven by headless Chromium.
+
+Runs notebook 07 top to bottom in JupyterLab, moves the hidden-size and learning-rate
+sliders, presses Train and checks that the validation perplexity shown in the page changes
+to another finite number; then sets a learning rate that diverges and checks the message.
+A screenshot of the panel goes to test-artifacts/lab.png.
+
+Skips (saying why) without Debian's /usr/bin/chromium or Python Playwright, unless
+D2LMINI_REQUIRE_BROWSER=1, as in CI, where their absence is a failure. Never runs
+`playwright install`: the browser is the system's.
+"""
+
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from browser.jupyterlab import CHROMIUM, CHROMIUM_ARGS, running_jupyterlab, strip_outputs
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "notebooks" / "07_perplexity.ipynb"
+ARTIFACTS = ROOT / "test-artifacts"
+NUMBER = re.compile(r"validation perplexity:\s*(\d+(?:\.\d+)?)\s*$")
+
+pytestmark = pytest.mark.browser
+
+
+def _require_browser():
+    """Return playwright's sync_playwright, or skip (fail when D2LMINI_REQUIRE_BROWSER=1)."""
+    required = os.environ.get("D2LMINI_REQUIRE_BROWSER") == "1"
+    problem = None
+    if not CHROMIUM.exists():
+        problem = f"{CHROMIUM} is missing (apt-get install chromium)"
+    else:
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError as error:
+            problem = f"Python Playwright is not importable ({error}); pip install playwright"
+    if problem is None:
+        return sync_playwright
+    if required:
+        pytest.fail(f"D2LMINI_REQUIRE_BROWSER=1 but {problem}")
+    pytest.skip(problem)
+
+
+def _shown_perplexity(page) -> float | None:
+    match = NUMBER.search(page.locator(".lab-valid-ppl").inner_text().strip())
+    return float(match.group(1)) if match else None
+
+
+def _slider_readout(page, label: str):
+    """The editable number next to the slider whose description is `label`."""
+    slider = page.locator(".perplexity-lab .widget-slider", has=page.locator("label", has_text=label))
+    return slider.locator(".widget-readout")
+
+
+def _type_into(readout, value: str) -> None:
+    readout.fill(value)
+    readout.press("Enter")
+
+
+def _train_and_wait(page, expected_text: str) -> None:
+    page.locator(".perplexity-lab button.lab-train").click()
+    page.locator(".lab-message", has_text=expected_text).wait_for(timeout=60_000)
+
+
+def test_lab_retrains_in_jupyterlab():
+    sync_playwright = _require_browser()
+    ARTIFACTS.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
+        strip_outputs(NOTEBOOK, Path(root) / NOTEBOOK.name)  # fresh: every number shown comes from this run
+        with running_jupyterlab(Path(root)) as (base, token), sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                                 headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}")
+                page.get_by_text(re.compile(r"\| Idle")).wait_for(timeout=60_000)  # the kernel is ready
+
+                page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+                page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+                page.locator(".lab-valid-ppl").wait_for(state="attached", timeout=90_000)
+                page.wait_for_function(
+                    "() => /validation perplexity:\\s*\\d+\\.\\d+\\s*$/"
+                    ".test(document.querySelector('.lab-valid-ppl').innerText.trim())", timeout=60_000)
+                first = _shown_perplexity(page)
+                assert first is not None and math.isfinite(first) and first > 1
+                assert "hidden size 128" in page.locator(".lab-message").inner_text()
+
+                page.locator(".perplexity-lab").scroll_into_view_if_needed()
+                _type_into(_slider_readout(page, "hidden size"), "64")
+                _type_into(_slider_readout(page, "learning rate"), "0.3")
+                _train_and_wait(page, "hidden size 64")
+                message = page.locator(".lab-message").inner_text()
+                assert "learning rate 0.316" in message  # the log slider snaps 0.3 to 10 ** -0.5
+                second = _shown_perplexity(page)
+                assert second is not None and math.isfinite(second) and second > 1
+                assert second != first
+                page.locator(".perplexity-lab").screenshot(path=str(ARTIFACTS / "lab.png"))
+
+                _type_into(_slider_readout(page, "learning rate"), "1000")
+                clipping = page.locator(".perplexity-lab .widget-dropdown",
+                                        has=page.locator("label", has_text="clipping"))
+                clipping.locator("select").select_option(label="off")
+                _train_and_wait(page, "diverged")
+                message = page.locator(".lab-message").inner_text()
+                assert "Training diverged at minibatch" in message and "smaller" in message
+                assert _shown_perplexity(page) is None  # no number for a model that blew up
+                page.locator(".perplexity-lab").screenshot(path=str(ARTIFACTS / "lab_diverged.png"))
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "lab_failure.png"))
+                raise
+            finally:
+                browser.close()
