@@ -1,0 +1,286 @@
+"""The gradient-clipping panel of notebook 06: train with and without clipping, compare.
+
+`run_clipping_experiment(theta, lr, ...)` trains a small seeded scratch RNN on the
+bundled corpus and returns a plain dict (gradient norms and losses per minibatch, how
+many steps were clipped, final perplexities, and a status with a message).
+`make_clipping_panel()` wires it to a threshold slider (with "off") and a learning-rate
+slider that retrain and redraw; tests set the slider values from Python.
+"""
+
+import functools
+import html
+import io
+import math
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+from d2lmini.batching import make_batches
+from d2lmini.corpus import Corpus, load_corpus
+from d2lmini.train import (
+    History,
+    TrainConfig,
+    TrainingDiverged,
+    clip_gradients,
+    evaluate_perplexity,
+    make_model,
+    make_optimizer,
+    sequence_loss,
+    train,
+)
+
+NUM_HIDDENS = 32
+DEFAULT_LR = 2.5
+DEFAULT_THETA = 1.0
+NUM_EPOCHS = 2
+THETA_CHOICES = ("off", "0.1", "0.25", "0.5", "1", "2", "5", "10")
+LR_CHOICES = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 10.0, 30.0, 100.0)
+SEED_CHOICES = (0, 1, 2, 3, 4)
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled() -> Corpus:
+    return load_corpus("bundled")
+
+
+def parse_theta(choice) -> float | None:
+    """Return the threshold a slider choice stands for: None for "off" (or None), else a positive float."""
+    if choice is None or (isinstance(choice, str) and choice.strip().lower() == "off"):
+        return None
+    theta = float(choice)
+    if not theta > 0 or not math.isfinite(theta):
+        raise ValueError(f"the clipping threshold must be a positive number or 'off', not {choice!r}")
+    return theta
+
+
+def clipping_config(theta: float | None, lr: float, num_epochs: int = NUM_EPOCHS,
+                    seed: int = 0) -> TrainConfig:
+    """Return the notebook-06 training settings: a 32-unit scratch RNN, plain SGD, sequential batches."""
+    return TrainConfig(num_hiddens=NUM_HIDDENS, lr=lr, optimizer="sgd", batch_size=32, num_steps=35,
+                       theta=theta, num_epochs=num_epochs, sampling="sequential", seed=seed)
+
+
+def flat_gradient(params) -> torch.Tensor:
+    """Return the gradients of `params` concatenated into one vector (a copy)."""
+    return torch.cat([p.grad.reshape(-1) for p in params if p.grad is not None]).clone()
+
+
+def train_value_clipped(model, train_indices: torch.Tensor, valid_indices: torch.Tensor,
+                        config: TrainConfig, clip_value: float) -> tuple[History, list[float]]:
+    """Train like `d2lmini.train.train`, but clip every gradient entry to [-clip_value, clip_value].
+
+    Returns the `History` (gradient norms are measured before clipping, `clipped_steps`
+    counts steps with at least one entry outside the interval) and, per step, the cosine
+    similarity between the gradient before and after clipping. Raises `TrainingDiverged`
+    when the loss or the gradient stops being finite.
+    """
+    if not clip_value > 0:
+        raise ValueError(f"the clip value must be positive, not {clip_value}")
+    device = next(model.parameters()).device
+    generator = torch.Generator().manual_seed(config.seed)
+    optimizer = make_optimizer(config.optimizer, model.parameters(), config.lr)
+    params = list(model.parameters())
+    history, cosines = History(), []
+    for epoch in range(1, config.num_epochs + 1):
+        state, total, tokens = None, 0.0, 0
+        for X, Y in make_batches(config.sampling, train_indices, config.batch_size, config.num_steps,
+                                 generator, device):
+            state = model.begin_state(X.shape[0]) if state is None else state.detach()
+            outputs, state = model(X, state)
+            loss = sequence_loss(outputs, Y)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            norm, value = clip_gradients(params, None), float(loss.detach())  # None: only measure
+            if not math.isfinite(value) or not math.isfinite(norm):
+                raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, config.lr)
+            before = flat_gradient(params)
+            torch.nn.utils.clip_grad_value_(params, clip_value)
+            cosines.append(float(F.cosine_similarity(before, flat_gradient(params), dim=0)))
+            optimizer.step()
+            history.step_loss.append(value)
+            history.step_grad_norm.append(norm)
+            history.clipped_steps += int(bool((before.abs() > clip_value).any()))
+            total, tokens = total + value * Y.numel(), tokens + Y.numel()
+        history.epoch.append(epoch)
+        history.train_perplexity.append(_safe_exp(total / max(tokens, 1)))
+        history.valid_perplexity.append(evaluate_perplexity(model, valid_indices, config.batch_size,
+                                                            config.num_steps))
+    return history, cosines
+
+
+def _safe_exp(x: float) -> float:
+    return math.exp(x) if x < 700 else math.inf
+
+
+def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM_EPOCHS, seed: int = 0,
+                            method: str = "norm", corpus: Corpus | None = None,
+                            device: torch.device | str = "cpu") -> dict:
+    """Train the notebook-06 model once and return what happened as a dict.
+
+    `method="norm"` clips the global gradient norm at `theta` with `d2lmini.train.train`
+    (`theta` None or "off": no clipping); `method="value"` clips every gradient entry
+    to [-theta, theta]. Keys: method, theta, lr, seed, steps, step_grad_norm (before
+    clipping), step_loss, clipped_steps, step_cosine (value clipping only),
+    train_perplexity and valid_perplexity (last epoch, None if training diverged),
+    vocab_size, status ("ok", "exploded": finished but worse than guessing uniformly,
+    or "diverged": stopped because a number became infinite) and message (plain text).
+    Never raises because training went wrong.
+    """
+    theta = parse_theta(theta)
+    if method not in ("norm", "value"):
+        raise ValueError(f"method must be 'norm' or 'value', not {method!r}")
+    if method == "value" and theta is None:
+        raise ValueError("per-element clipping needs a clip value")
+    corpus = corpus or _bundled()
+    train_indices, valid_indices = corpus.split()
+    config = clipping_config(theta, lr, num_epochs, seed)
+    model = make_model("scratch", len(corpus.vocab), config, device)
+    result = {"method": method, "theta": theta, "lr": lr, "seed": seed, "vocab_size": len(corpus.vocab),
+              "step_cosine": [], "train_perplexity": None, "valid_perplexity": None}
+    history = History()
+    try:
+        if method == "norm":
+            history = train(model, train_indices, valid_indices, config)
+        else:
+            history, result["step_cosine"] = train_value_clipped(model, train_indices, valid_indices,
+                                                                 config, theta)
+    except TrainingDiverged as error:
+        result.update(status="diverged", message=str(error))
+    except OverflowError:  # perplexity = exp(loss) too large for a float
+        result.update(status="diverged", message=(
+            f"Training diverged: the loss grew so large that its perplexity does not fit in a float "
+            f"(learning rate {lr:g}). Try a smaller learning rate, or clip the gradients."))
+    result.update(steps=len(history.step_loss), step_grad_norm=list(history.step_grad_norm),
+                  step_loss=list(history.step_loss), clipped_steps=history.clipped_steps)
+    if "status" not in result:
+        result["train_perplexity"] = history.train_perplexity[-1]
+        result["valid_perplexity"] = history.valid_perplexity[-1]
+        worse = not result["train_perplexity"] < result["vocab_size"]
+        result["status"] = "exploded" if worse else "ok"
+        result["message"] = describe_result(result)
+    return result
+
+
+def result_label(result: dict) -> str:
+    """Return a short legend label such as "θ = 1", "no clipping" or "per element, c = 0.01"."""
+    if result["theta"] is None:
+        return "no clipping"
+    if result["method"] == "value":
+        return f"per element, c = {result['theta']:g}"
+    return f"θ = {result['theta']:g}"
+
+
+def describe_result(result: dict) -> str:
+    """Return a one-paragraph plain-text summary of a finished (not diverged) run."""
+    steps, clipped = result["steps"], result["clipped_steps"]
+    what = (f"{result_label(result)}, learning rate {result['lr']:g}: "
+            f"{clipped} of {steps} steps clipped ({100 * clipped / max(steps, 1):.1f} %), "
+            f"largest gradient norm {max(result['step_grad_norm'], default=0):.3g}. ")
+    ppl = (f"Final perplexity: training {result['train_perplexity']:.3g}, "
+           f"validation {result['valid_perplexity']:.3g}.")
+    if result["status"] == "exploded":
+        return (what + ppl + f" The loss exploded: that is worse than guessing uniformly among "
+                f"{result['vocab_size']} characters (perplexity {result['vocab_size']}). "
+                "Clip the gradients or lower the learning rate.")
+    return what + ppl
+
+
+def plot_grad_norms(ax, results: list[dict], title: str = "Gradient norm per minibatch (before clipping)"):
+    """Draw each run's gradient-norm trace (log scale), its threshold, and its clipped steps."""
+    for result in results:
+        norms = result["step_grad_norm"]
+        (line,) = ax.plot(range(1, len(norms) + 1), norms, linewidth=1, label=result_label(result))
+        theta = result["theta"]
+        if theta is not None and result["method"] == "norm":
+            ax.axhline(theta, color=line.get_color(), linestyle="--", linewidth=1)
+            clipped = [(i, n) for i, n in enumerate(norms, 1) if n > theta]
+            if clipped:
+                ax.plot(*zip(*clipped, strict=True), "v", color=line.get_color(), markersize=4)
+    ax.set_yscale("log")
+    ax.set_xlabel("minibatch")
+    ax.set_ylabel("‖g‖")
+    ax.set_title(title)
+    ax.legend(loc="upper right", fontsize=8)
+
+
+def plot_losses(ax, results: list[dict], title: str = "Training loss per minibatch"):
+    """Draw each run's loss per minibatch, with the loss of a uniform guess as a dotted line."""
+    for result in results:
+        ax.plot(range(1, len(result["step_loss"]) + 1), result["step_loss"], linewidth=1,
+                label=result_label(result))
+    uniform = math.log(results[0]["vocab_size"])
+    ax.axhline(uniform, color="gray", linestyle=":", linewidth=1)
+    ax.annotate("uniform guess", (1, uniform), xycoords=("axes fraction", "data"), ha="right",
+                va="bottom", fontsize=8, color="gray")
+    ax.set_ylim(0, 3 * uniform)
+    ax.set_xlabel("minibatch")
+    ax.set_ylabel("cross-entropy (nats)")
+    ax.set_title(title)
+    ax.legend(loc="upper right", fontsize=8)
+
+
+def draw_result(result: dict):
+    """Return a figure with the gradient-norm trace and the loss curve of one run."""
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.4))
+    if result["steps"]:
+        plot_grad_norms(left, [result])
+        plot_losses(right, [result])
+    else:
+        for ax in (left, right):
+            ax.axis("off")
+        left.text(0, 0.5, "No minibatch finished: see the message above.", fontsize=11)
+    figure.tight_layout()
+    plt.close(figure)
+    return figure
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=80)
+    return buffer.getvalue()
+
+
+class ClippingPanel:
+    """Sliders for θ (with "off"), the learning rate and the seed; each change retrains and redraws.
+
+    `panel.widget` is what the notebook shows; `panel.result` is the latest
+    `run_clipping_experiment` dict and `panel.status.value` the message shown above the plot.
+    """
+
+    def __init__(self, corpus: Corpus | None = None, device: torch.device | str = "cpu",
+                 num_epochs: int = NUM_EPOCHS):
+        self.corpus, self.device, self.num_epochs = corpus, device, num_epochs
+        style = {"description_width": "initial"}
+        self.theta = widgets.SelectionSlider(options=THETA_CHOICES, value="1", description="threshold θ",
+                                             continuous_update=False, style=style)
+        self.lr = widgets.SelectionSlider(options=LR_CHOICES, value=DEFAULT_LR, description="learning rate",
+                                          continuous_update=False, style=style)
+        self.seed = widgets.Dropdown(options=SEED_CHOICES, value=0, description="seed",
+                                     layout=widgets.Layout(width="140px"))
+        self.status = widgets.HTML()
+        self.image = widgets.Image(format="png")
+        self.result: dict | None = None
+        for control in (self.theta, self.lr, self.seed):
+            control.observe(self.update, names="value")
+        self.widget = widgets.VBox([widgets.HBox([self.theta, self.lr, self.seed]), self.status, self.image])
+
+    def update(self, change=None) -> dict:
+        """Retrain with the current slider values, redraw, and return the result dict."""
+        self.status.value = "<i>training…</i>"
+        self.result = run_clipping_experiment(self.theta.value, self.lr.value, self.num_epochs,
+                                              self.seed.value, corpus=self.corpus, device=self.device)
+        colour = {"ok": "green", "exploded": "darkorange", "diverged": "crimson"}[self.result["status"]]
+        self.status.value = (f"<span style='color:{colour}'><b>{self.result['status']}</b></span>: "
+                             f"{html.escape(self.result['message'])}")
+        self.image.value = _png(draw_result(self.result))
+        return self.result
+
+
+def make_clipping_panel(corpus: Corpus | None = None, device: torch.device | str = "cpu",
+                        num_epochs: int = NUM_EPOCHS) -> ClippingPanel:
+    """Return a `ClippingPanel` that has already trained once with the default settings."""
+    panel = ClippingPanel(corpus, device, num_epochs)
+    panel.update()
+    return panel

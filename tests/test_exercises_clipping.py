@@ -1,0 +1,74 @@
+"""Tests for the self-checks of notebook 06 (d2lmini.exercises.clipping)."""
+
+import math
+
+import torch
+
+from d2lmini.exercises.clipping import (
+    check_clip_function,
+    check_clipped_entry,
+    check_max_step,
+    check_per_tensor_bound,
+    check_value_clip_bound,
+)
+
+
+def test_number_checks_accept_the_right_answers():
+    assert check_clipped_entry(6, quiet=True)  # norm 13, scale 6.5 / 13
+    assert check_per_tensor_bound(2.2361, quiet=True)  # sqrt(5) to 4 decimals
+    assert check_value_clip_bound(0.05 * math.sqrt(2876), quiet=True)
+    assert check_max_step(2.5, quiet=True)
+
+
+def test_number_checks_reject_wrong_answers_and_placeholders():
+    assert not check_clipped_entry(12, quiet=True)
+    assert not check_clipped_entry(6.5, quiet=True)
+    assert not check_per_tensor_bound(1, quiet=True)
+    assert not check_per_tensor_bound(5, quiet=True)
+    assert not check_value_clip_bound(0.05, quiet=True)
+    assert not check_value_clip_bound(0.05 * 2876, quiet=True)
+    assert not check_max_step(1, quiet=True)
+    for check in (check_clipped_entry, check_per_tensor_bound, check_value_clip_bound, check_max_step):
+        assert not check(None, quiet=True)
+        assert not check("a lot", quiet=True)
+
+
+def test_checks_print_a_verdict(capsys):
+    check_max_step(2.5)
+    check_max_step(None)
+    printed = capsys.readouterr().out
+    assert "Correct!" in printed and "Not yet." in printed
+
+
+def good_clip(grads, theta):
+    norm = math.sqrt(sum(float((g**2).sum()) for g in grads))
+    return [g * min(1.0, theta / norm) for g in grads]
+
+
+def per_tensor_clip(grads, theta):
+    return [g * min(1.0, theta / float(g.norm())) for g in grads]
+
+
+def always_rescale(grads, theta):
+    norm = math.sqrt(sum(float((g**2).sum()) for g in grads))
+    return [g * theta / norm for g in grads]
+
+
+def in_place_without_return(grads, theta):
+    torch.nn.utils.clip_grad_norm_  # noqa: B018 (a student might only look it up)
+    for g in grads:
+        g.mul_(0.5)
+
+
+def crashes(grads, theta):
+    raise RuntimeError("oops")
+
+
+def test_clip_function_check():
+    assert check_clip_function(good_clip, quiet=True)
+    assert not check_clip_function(None, quiet=True)
+    assert not check_clip_function(per_tensor_clip, quiet=True)
+    assert not check_clip_function(always_rescale, quiet=True)
+    assert not check_clip_function(in_place_without_return, quiet=True)
+    failure = check_clip_function(crashes, quiet=True)
+    assert not failure and "RuntimeError" in failure.message
