@@ -15,7 +15,12 @@ from d2lmini.rnn import RNNScratch, TorchRNN, model_device
 
 @dataclass
 class TrainConfig:
-    """Hyperparameters of one training run; the defaults are the course's defaults."""
+    """Hyperparameters of one training run; the defaults are the course's defaults.
+
+    `theta` is the clipping threshold (None: no clipping). With `clip_mode="norm"` the
+    joint gradient norm is clipped to theta (notebook 06's rule); with "value" every
+    gradient entry is clamped to [-theta, theta] (per-element clipping, for comparison).
+    """
 
     num_hiddens: int = 256
     lr: float = 1.0
@@ -23,6 +28,7 @@ class TrainConfig:
     batch_size: int = 32
     num_steps: int = 35
     theta: float | None = 1.0
+    clip_mode: str = "norm"
     num_epochs: int = 10
     max_seconds: float | None = None
     sampling: str = "sequential"
@@ -32,7 +38,11 @@ class TrainConfig:
 
 @dataclass
 class History:
-    """What `train` measured: one entry per epoch, and one per minibatch (`step_*`)."""
+    """What `train` measured: one entry per epoch, and one per minibatch (`step_*`).
+
+    `step_grad_norm` is measured before clipping. `step_clip_cosine` (per-element
+    clipping only) is the cosine between the gradient before and after clipping.
+    """
 
     epoch: list[float] = field(default_factory=list)
     train_perplexity: list[float] = field(default_factory=list)
@@ -41,6 +51,7 @@ class History:
     seconds: list[float] = field(default_factory=list)
     step_loss: list[float] = field(default_factory=list)
     step_grad_norm: list[float] = field(default_factory=list)
+    step_clip_cosine: list[float] = field(default_factory=list)
     clipped_steps: int = 0
 
 
@@ -50,15 +61,27 @@ MAX_LOSS = 700.0
 
 
 class TrainingDiverged(RuntimeError):
-    """The loss became NaN, infinite or astronomically large; `step` and `epoch` say where."""
+    """The loss or the gradient stopped being finite; `step` and `epoch` say where.
 
-    def __init__(self, step: int, epoch: int, loss: float, lr: float):
+    `history` holds what was measured up to that minibatch, so a plot can still show it.
+    """
+
+    def __init__(self, step: int, epoch: int, loss: float, lr: float, grad_norm: float = 0.0,
+                 history: "History | None" = None):
         self.step, self.epoch, self.loss, self.lr = step, epoch, loss, lr
+        self.grad_norm, self.history = grad_norm, history
+        what = (f"the loss became {loss:.4g}" if not loss < MAX_LOSS
+                else f"the gradient norm became {grad_norm:.4g}")
         super().__init__(
-            f"Training diverged: the loss became {loss:.4g} at minibatch {step} of epoch {epoch} "
+            f"Training diverged: {what} at minibatch {step} of epoch {epoch} "
             f"(learning rate {lr:g}). Try a learning rate ten times smaller, or turn on "
             "gradient clipping (a threshold such as 1)."
         )
+
+
+def safe_exp(x: float) -> float:
+    """Return exp(x), or infinity where exp overflows (a perplexity past any float)."""
+    return math.exp(x) if x < MAX_LOSS else math.inf
 
 
 def clip_gradients(params: Iterable[torch.Tensor], theta: float | None) -> float:
@@ -78,6 +101,23 @@ def clip_gradients(params: Iterable[torch.Tensor], theta: float | None) -> float
         for g in grads:
             g.mul_(scale)
     return float(norm)
+
+
+def clip_gradient_values(params: Iterable[torch.Tensor], limit: float) -> tuple[float, float]:
+    """Clamp every gradient entry to [-limit, limit] (per-element clipping).
+
+    Returns the joint norm before clipping and the cosine between the gradient before
+    and after, which shows how much per-element clipping turned its direction.
+    """
+    if not limit > 0:
+        raise ValueError(f"the clipping threshold must be positive (or None for off), not {limit}")
+    grads = [p.grad for p in params if p.grad is not None]
+    before = torch.cat([g.flatten() for g in grads])
+    for g in grads:
+        g.clamp_(-limit, limit)
+    after = torch.cat([g.flatten() for g in grads])
+    cosine = F.cosine_similarity(before, after, dim=0)
+    return float(torch.linalg.vector_norm(before)), float(cosine)
 
 
 def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.device | str = "cpu"):
@@ -129,18 +169,36 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int
         X, Y = xs[:, start : start + num_steps].to(device), ys[:, start : start + num_steps].to(device)
         outputs, state = model(X, state)
         total += F.cross_entropy(outputs.float(), Y.T.reshape(-1), reduction="sum")
-    return math.exp(float(total) / used)
+    return safe_exp(float(total) / used)
 
 
-def train_epoch(model, batches, optimizer, theta, carry_state, history, epoch, deadline=None):
+def clip_step(params: list[torch.Tensor], theta: float | None, mode: str, history: History) -> float:
+    """Clip the gradients of one step as `mode` says; record it in `history`; return the norm before."""
+    if mode == "value" and theta is not None:
+        norm, cosine = clip_gradient_values(params, theta)
+        history.step_clip_cosine.append(cosine)
+        history.clipped_steps += int(cosine < 1.0 - 1e-7)
+        return norm
+    if mode not in ("norm", "value"):
+        raise ValueError(f"clip_mode must be 'norm' or 'value', not {mode!r}")
+    norm = clip_gradients(params, theta)
+    history.clipped_steps += int(theta is not None and norm > theta)
+    return norm
+
+
+def train_epoch(model, batches, optimizer, theta: float | None, carry_state: bool, history: History,
+                epoch: int, deadline: float | None = None, clip_mode: str = "norm"):
     """Train on every minibatch of `batches` once; return (mean loss, tokens, seconds).
 
-    With `carry_state` the hidden state flows from one minibatch to the next but is
-    detached, so gradients stop at the minibatch boundary (truncated BPTT). Stops early
-    once `time.perf_counter()` passes `deadline`.
+    With `carry_state` (sequential partitioning) the hidden state flows from one
+    minibatch to the next but is detached, so gradients stop at the minibatch boundary
+    (truncated BPTT); without it every minibatch starts from a fresh state. Gradients
+    are clipped at `theta` as `clip_mode` says. Stops early once `time.perf_counter()`
+    passes `deadline`.
     """
     state, total_loss, tokens, start = None, 0.0, 0, time.perf_counter()
     params = list(model.parameters())
+    lr = optimizer.param_groups[0]["lr"]
     for X, Y in batches:
         if state is None or not carry_state:
             state = model.begin_state(X.shape[0])
@@ -148,14 +206,13 @@ def train_epoch(model, batches, optimizer, theta, carry_state, history, epoch, d
         loss = sequence_loss(outputs, Y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        norm = clip_gradients(params, theta)
         value = float(loss.detach())
+        norm = clip_step(params, theta, clip_mode, history)
         if not value < MAX_LOSS or not math.isfinite(norm):
-            raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, optimizer.param_groups[0]["lr"])
+            raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, lr, norm, history)
         optimizer.step()
         history.step_loss.append(value)
         history.step_grad_norm.append(norm)
-        history.clipped_steps += int(theta is not None and norm > theta)
         total_loss += value * Y.numel()
         tokens += Y.numel()
         if deadline is not None and time.perf_counter() > deadline:
@@ -182,9 +239,10 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
         batches = make_batches(config.sampling, train_indices, config.batch_size,
                                config.num_steps, generator, device)
         loss, tokens, seconds = train_epoch(model, batches, optimizer, config.theta,
-                                            config.sampling == "sequential", history, epoch, deadline)
+                                            config.sampling == "sequential", history, epoch, deadline,
+                                            config.clip_mode)
         history.epoch.append(epoch)
-        history.train_perplexity.append(math.exp(loss))
+        history.train_perplexity.append(safe_exp(loss))
         history.valid_perplexity.append(
             evaluate_perplexity(model, valid_indices, config.batch_size, config.num_steps))
         history.tokens_per_second.append(tokens / seconds)

@@ -112,3 +112,29 @@ def test_impossible_settings_are_clear_errors(bundled):
         run(bundled, optimizer="rmsprop")
     with pytest.raises(ValueError, match="does not fit"):
         run(bundled, batch_size=4000, num_steps=100)
+
+
+def test_per_element_clipping_bounds_every_entry_and_can_turn_the_direction():
+    from d2lmini.train import clip_gradient_values
+
+    params = params_with_grads(torch.tensor([3.0, 0.5]), torch.tensor([[-4.0]]))
+    norm, cosine = clip_gradient_values(params, 1.0)
+    assert norm == pytest.approx(math.sqrt(9 + 0.25 + 16))
+    assert torch.equal(joint(params), torch.tensor([1.0, 0.5, -1.0]))
+    expected = (3 * 1 + 0.5 * 0.5 + 4 * 1) / (norm * math.sqrt(2.25))
+    assert cosine == pytest.approx(expected) and cosine < 0.99
+
+
+def test_training_with_per_element_clipping_records_the_turn(bundled):
+    history = run(bundled, clip_mode="value", theta=0.01)
+    assert len(history.step_clip_cosine) == len(history.step_loss)
+    assert all(-1 <= c <= 1 + 1e-6 for c in history.step_clip_cosine)
+    assert history.clipped_steps > 0
+    with pytest.raises(ValueError, match="clip_mode"):
+        run(bundled, clip_mode="sign")
+
+
+def test_divergence_keeps_the_history_measured_so_far(bundled):
+    with pytest.raises(TrainingDiverged) as info:
+        run(bundled, lr=1e6, theta=None)
+    assert len(info.value.history.step_loss) == info.value.step - 1
