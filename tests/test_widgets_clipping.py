@@ -16,7 +16,6 @@ from d2lmini.widgets.clipping import (
     make_clipping_panel,
     parse_theta,
     run_clipping_experiment,
-    train_value_clipped,
 )
 
 
@@ -106,10 +105,13 @@ def test_norm_clipping_bounds_every_step(small):
 def test_value_clipping_bounds_every_entry_of_every_step(small):
     """With per-element clipping each SGD step moves every parameter by at most lr * c."""
     c, lr = 1e-4, 1.0
-    config = clipping_config(theta=None, lr=lr, num_epochs=1)
+    from d2lmini.train import train
+
+    config = clipping_config(theta=c, lr=lr, num_epochs=1, clip_mode="value")
     model = make_model("scratch", len(small.vocab), config)
     before = torch.cat([p.detach().reshape(-1).clone() for p in model.parameters()])
-    history, cosines = train_value_clipped(model, *small.split(), config, c)
+    history = train(model, *small.split(), config)
+    cosines = history.step_clip_cosine
     after = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     steps = len(history.step_loss)
     assert steps > 0 and len(cosines) == steps == len(history.step_grad_norm)

@@ -15,19 +15,12 @@ import math
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
-import torch.nn.functional as F
 
-from d2lmini.batching import make_batches
 from d2lmini.corpus import Corpus, load_corpus
 from d2lmini.train import (
-    History,
     TrainConfig,
     TrainingDiverged,
-    clip_gradients,
-    evaluate_perplexity,
     make_model,
-    make_optimizer,
-    sequence_loss,
     train,
 )
 
@@ -56,62 +49,15 @@ def parse_theta(choice) -> float | None:
 
 
 def clipping_config(theta: float | None, lr: float, num_epochs: int = NUM_EPOCHS,
-                    seed: int = 0) -> TrainConfig:
-    """Return the notebook-06 training settings: a 32-unit scratch RNN, plain SGD, sequential batches."""
-    return TrainConfig(num_hiddens=NUM_HIDDENS, lr=lr, optimizer="sgd", batch_size=32, num_steps=35,
-                       theta=theta, num_epochs=num_epochs, sampling="sequential", seed=seed)
+                    seed: int = 0, clip_mode: str = "norm") -> TrainConfig:
+    """Return the notebook-06 training settings: a 32-unit scratch RNN, plain SGD, sequential batches.
 
-
-def flat_gradient(params) -> torch.Tensor:
-    """Return the gradients of `params` concatenated into one vector (a copy)."""
-    return torch.cat([p.grad.reshape(-1) for p in params if p.grad is not None]).clone()
-
-
-def train_value_clipped(model, train_indices: torch.Tensor, valid_indices: torch.Tensor,
-                        config: TrainConfig, clip_value: float) -> tuple[History, list[float]]:
-    """Train like `d2lmini.train.train`, but clip every gradient entry to [-clip_value, clip_value].
-
-    Returns the `History` (gradient norms are measured before clipping, `clipped_steps`
-    counts steps with at least one entry outside the interval) and, per step, the cosine
-    similarity between the gradient before and after clipping. Raises `TrainingDiverged`
-    when the loss or the gradient stops being finite.
+    `clip_mode="norm"` clips the joint gradient norm at `theta`; "value" clamps every
+    gradient entry to [-theta, theta].
     """
-    if not clip_value > 0:
-        raise ValueError(f"the clip value must be positive, not {clip_value}")
-    device = next(model.parameters()).device
-    generator = torch.Generator().manual_seed(config.seed)
-    optimizer = make_optimizer(config.optimizer, model.parameters(), config.lr)
-    params = list(model.parameters())
-    history, cosines = History(), []
-    for epoch in range(1, config.num_epochs + 1):
-        state, total, tokens = None, 0.0, 0
-        for X, Y in make_batches(config.sampling, train_indices, config.batch_size, config.num_steps,
-                                 generator, device):
-            state = model.begin_state(X.shape[0]) if state is None else state.detach()
-            outputs, state = model(X, state)
-            loss = sequence_loss(outputs, Y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            norm, value = clip_gradients(params, None), float(loss.detach())  # None: only measure
-            if not math.isfinite(value) or not math.isfinite(norm):
-                raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, config.lr)
-            before = flat_gradient(params)
-            torch.nn.utils.clip_grad_value_(params, clip_value)
-            cosines.append(float(F.cosine_similarity(before, flat_gradient(params), dim=0)))
-            optimizer.step()
-            history.step_loss.append(value)
-            history.step_grad_norm.append(norm)
-            history.clipped_steps += int(bool((before.abs() > clip_value).any()))
-            total, tokens = total + value * Y.numel(), tokens + Y.numel()
-        history.epoch.append(epoch)
-        history.train_perplexity.append(_safe_exp(total / max(tokens, 1)))
-        history.valid_perplexity.append(evaluate_perplexity(model, valid_indices, config.batch_size,
-                                                            config.num_steps))
-    return history, cosines
-
-
-def _safe_exp(x: float) -> float:
-    return math.exp(x) if x < 700 else math.inf
+    return TrainConfig(num_hiddens=NUM_HIDDENS, lr=lr, optimizer="sgd", batch_size=32, num_steps=35,
+                       theta=theta, clip_mode=clip_mode, num_epochs=num_epochs, sampling="sequential",
+                       seed=seed)
 
 
 def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM_EPOCHS, seed: int = 0,
@@ -135,25 +81,18 @@ def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM
         raise ValueError("per-element clipping needs a clip value")
     corpus = corpus or _bundled()
     train_indices, valid_indices = corpus.split()
-    config = clipping_config(theta, lr, num_epochs, seed)
+    config = clipping_config(theta, lr, num_epochs, seed, clip_mode=method)
     model = make_model("scratch", len(corpus.vocab), config, device)
     result = {"method": method, "theta": theta, "lr": lr, "seed": seed, "vocab_size": len(corpus.vocab),
-              "step_cosine": [], "train_perplexity": None, "valid_perplexity": None}
-    history = History()
+              "train_perplexity": None, "valid_perplexity": None}
     try:
-        if method == "norm":
-            history = train(model, train_indices, valid_indices, config)
-        else:
-            history, result["step_cosine"] = train_value_clipped(model, train_indices, valid_indices,
-                                                                 config, theta)
+        history = train(model, train_indices, valid_indices, config)
     except TrainingDiverged as error:
+        history = error.history
         result.update(status="diverged", message=str(error))
-    except OverflowError:  # perplexity = exp(loss) too large for a float
-        result.update(status="diverged", message=(
-            f"Training diverged: the loss grew so large that its perplexity does not fit in a float "
-            f"(learning rate {lr:g}). Try a smaller learning rate, or clip the gradients."))
     result.update(steps=len(history.step_loss), step_grad_norm=list(history.step_grad_norm),
-                  step_loss=list(history.step_loss), clipped_steps=history.clipped_steps)
+                  step_loss=list(history.step_loss), clipped_steps=history.clipped_steps,
+                  step_cosine=list(history.step_clip_cosine))
     if "status" not in result:
         result["train_perplexity"] = history.train_perplexity[-1]
         result["valid_perplexity"] = history.valid_perplexity[-1]
