@@ -5,6 +5,7 @@ import socket
 from dataclasses import replace
 
 import pytest
+import torch
 
 from d2lmini.markov import make_markov_source
 from d2lmini.train import evaluate_perplexity
@@ -69,6 +70,17 @@ def test_a_fixed_number_of_minibatches_is_repeatable():
     first, second = run_lab(settings), run_lab(settings)
     assert first.valid_perplexity == second.valid_perplexity and first.sample == second.sample
     assert run_lab(replace(settings, num_hiddens=64)).valid_perplexity != first.valid_perplexity
+
+
+def test_the_lab_restores_the_number_of_torch_threads():
+    before = torch.get_num_threads()
+    seen = []
+    result = run_lab(replace(FIXED, max_minibatches=12, num_threads=1),
+                     on_epoch=lambda h, b: seen.append(torch.get_num_threads()))
+    assert result.error is None and set(seen) == {1}
+    assert torch.get_num_threads() == before
+    run_lab(replace(FIXED, lr=1e38))  # also after a run that diverged
+    assert torch.get_num_threads() == before
 
 
 def test_on_epoch_sees_the_growing_history():

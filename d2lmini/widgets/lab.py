@@ -65,7 +65,10 @@ class LabSettings:
     then checkpoints by count rather than by time, so a run is repeatable whatever the
     machine's speed. `data_dir` (None: the package's `data/`), `timemachine_url` and
     `download_timeout` say where The Time Machine is cached and fetched from (tests point
-    them at an empty folder and a closed local port to act offline).
+    them at an empty folder and a closed local port to act offline). `num_threads` is how
+    many CPU threads torch may use while the lab trains (None: leave torch's setting): the
+    lab's matrices are too small to gain from more than one, and on a busy machine threads
+    that wait for each other make every minibatch many times slower.
     """
 
     corpus: str = "bundled"
@@ -85,6 +88,7 @@ class LabSettings:
     timemachine_url: str = TIMEMACHINE_URL
     download_timeout: float = 10.0
     device: str | None = None
+    num_threads: int | None = 1
 
 
 @dataclass
@@ -239,12 +243,17 @@ def run_lab(settings: LabSettings, on_epoch: Callable[[History, dict[str, float]
             f"(with one extra row of {settings.num_steps} steps for the random start). "
             "Make the batch size or the steps per minibatch smaller.")
         return result
+    threads = torch.get_num_threads()
     try:
+        if settings.num_threads:
+            torch.set_num_threads(settings.num_threads)
         _train(settings, data, result, on_epoch)
     except (TrainingDiverged, _Diverged) as error:
         uniform_nats = math.log(result.vocab_size)
         result.error = _divergence_message(error.step, error.epoch, error.loss, settings, uniform_nats)
         result.diverged = True
+    finally:
+        torch.set_num_threads(threads)
     result.seconds = time.perf_counter() - begin
     return result
 
@@ -382,7 +391,8 @@ class LabPanel:
         s = settings or LabSettings()
         self.extra = {"data_dir": s.data_dir, "timemachine_url": s.timemachine_url,
                       "download_timeout": s.download_timeout, "num_chars": s.num_chars,
-                      "max_minibatches": s.max_minibatches, "seed": s.seed, "device": s.device}
+                      "max_minibatches": s.max_minibatches, "seed": s.seed, "device": s.device,
+                      "num_threads": s.num_threads}
         style = {"description_width": "150px"}
         wide = widgets.Layout(width="440px")
         self.corpus = widgets.Dropdown(options=_corpus_options(s.data_dir), value=s.corpus,
