@@ -13,6 +13,7 @@ D2LMINI_REQUIRE_BROWSER=1, as in CI, where their absence is a failure. Never run
 import math
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 
@@ -66,6 +67,16 @@ def _train_and_wait(page, expected_text: str) -> None:
     page.locator(".lab-message", has_text=expected_text).wait_for(timeout=60_000)
 
 
+def test_without_chromium_the_test_skips_unless_ci_requires_it(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", Path("/nonexistent/chromium"))
+    monkeypatch.delenv("D2LMINI_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="missing"):
+        _require_browser()
+    monkeypatch.setenv("D2LMINI_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="D2LMINI_REQUIRE_BROWSER=1"):
+        _require_browser()
+
+
 def test_lab_retrains_in_jupyterlab():
     sync_playwright = _require_browser()
     ARTIFACTS.mkdir(exist_ok=True)
@@ -74,6 +85,7 @@ def test_lab_retrains_in_jupyterlab():
         with running_jupyterlab(Path(root)) as (base, token), sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
                                                  headless=True)
+            page = None
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}")
@@ -110,7 +122,8 @@ def test_lab_retrains_in_jupyterlab():
                 assert _shown_perplexity(page) is None  # no number for a model that blew up
                 page.locator(".perplexity-lab").screenshot(path=str(ARTIFACTS / "lab_diverged.png"))
             except Exception:
-                page.screenshot(path=str(ARTIFACTS / "lab_failure.png"))
+                if page is not None:
+                    page.screenshot(path=str(ARTIFACTS / "lab_failure.png"))
                 raise
             finally:
                 browser.close()
