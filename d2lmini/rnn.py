@@ -12,6 +12,13 @@ without changing the maths (each is checked in a notebook):
 - the output layer does not feed back, so it is applied to all steps in one matmul.
 
 Only `H_{t-1} W_hh` has to stay inside the loop over time.
+
+Training needs gradients too. `rnn_forward` leaves them to autograd, which records
+every step and, going back, computes each step's weight gradient as its own small
+matmul. `rnn_forward_bptt` computes the same outputs and gradients with the
+backpropagation through time written by hand in `d2lmini.bptt` (notebook 05), which
+sums the weight gradients of all steps in single large matmuls; `RNNScratch` uses it
+by default because it trains faster (see `benchmarks/throughput.py`).
 """
 
 import math
@@ -92,22 +99,71 @@ def rnn_forward_one_hot(
     return torch.cat(outputs), H
 
 
-class RNNScratch(nn.Module):
-    """The scratch RNN as a module: its five parameters and `rnn_forward`.
+class HandWrittenBPTT(torch.autograd.Function):
+    """The scratch RNN as one autograd node whose backward is `d2lmini.bptt.bptt_backward`.
 
-    `model(X, state)` returns (outputs, state) as `rnn_forward` does.
+    Autograd records a single node for the whole sequence instead of a few per step;
+    the forward and backward passes are those of `d2lmini.bptt` (notebook 05).
+    Gradients of first order only (no double backward).
+    """
+
+    @staticmethod
+    def forward(ctx, X, state, W_xh, W_hh, b_h, W_hq, b_q):
+        from d2lmini.bptt import bptt_forward  # imported here: d2lmini.bptt imports this module
+
+        outputs, final_state, cache = bptt_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)
+        # save_for_backward (not a plain attribute) frees the tensors with the graph and
+        # raises if a parameter is changed in place before backward runs.
+        ctx.cache_names = tuple(cache)
+        ctx.save_for_backward(*cache.values())
+        ctx.set_materialize_grads(False)  # an unused final state sends None, not zeros
+        return outputs, final_state.clone()
+
+    @staticmethod
+    def backward(ctx, d_outputs, d_final_state):
+        from d2lmini.bptt import bptt_backward
+
+        cache = dict(zip(ctx.cache_names, ctx.saved_tensors, strict=True))
+        if d_outputs is None:  # only the final state was used
+            d_outputs = torch.zeros(cache["hiddens"].shape[0] * cache["hiddens"].shape[1],
+                                    cache["W_hq"].shape[1], dtype=cache["W_hq"].dtype,
+                                    device=cache["W_hq"].device)
+        grads = bptt_backward(d_outputs, d_final_state, cache)
+        return (None, grads["state"], grads["W_xh"], grads["W_hh"], grads["b_h"],
+                grads["W_hq"], grads["b_q"])
+
+
+def rnn_forward_bptt(
+    X: torch.Tensor, state: torch.Tensor, W_xh, W_hh, b_h, W_hq, b_q
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same outputs as `rnn_forward`; gradients come from the hand-written BPTT, not autograd.
+
+    Returns (outputs (steps * batch, vocab) step-major, final state (batch, hiddens)).
+    """
+    return HandWrittenBPTT.apply(X, state, W_xh, W_hh, b_h, W_hq, b_q)
+
+
+class RNNScratch(nn.Module):
+    """The scratch RNN as a module: its five parameters and the forward pass over time.
+
+    `model(X, state)` returns (outputs, state) as `rnn_forward` does. With
+    `hand_written_bptt=True` (the default) it runs `rnn_forward_bptt`, whose gradients
+    come from `d2lmini.bptt` and which trains faster; with False, plain `rnn_forward`
+    and autograd. Both give the same outputs and the same gradients.
     """
 
     def __init__(self, vocab_size: int, num_hiddens: int, init: str = "xavier",
-                 generator: torch.Generator | None = None):
+                 generator: torch.Generator | None = None, *, hand_written_bptt: bool = True):
         super().__init__()
         self.vocab_size, self.num_hiddens = vocab_size, num_hiddens
+        self.hand_written_bptt = hand_written_bptt
         params = init_rnn_params(vocab_size, num_hiddens, init, generator)
         for name, value in params.items():
             self.register_parameter(name, nn.Parameter(value))
 
     def forward(self, X: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return rnn_forward(X, state, self.W_xh, self.W_hh, self.b_h, self.W_hq, self.b_q)
+        forward = rnn_forward_bptt if self.hand_written_bptt else rnn_forward
+        return forward(X, state, self.W_xh, self.W_hh, self.b_h, self.W_hq, self.b_q)
 
     def begin_state(self, batch_size: int) -> torch.Tensor:
         """Return a zero state on this model's device."""
