@@ -65,10 +65,9 @@ class LabSettings:
     then checkpoints by count rather than by time, so a run is repeatable whatever the
     machine's speed. `data_dir` (None: the package's `data/`), `timemachine_url` and
     `download_timeout` say where The Time Machine is cached and fetched from (tests point
-    them at an empty folder and a closed local port to act offline). `num_threads` is how
-    many CPU threads torch may use while the lab trains (None: leave torch's setting): the
-    lab's matrices are too small to gain from more than one, and on a busy machine threads
-    that wait for each other make every minibatch many times slower.
+    them at an empty folder and a closed local port to act offline). `num_threads`, if
+    set, is how many CPU threads torch may use while the lab trains (restored afterwards);
+    the default None leaves the user's setting alone.
     """
 
     corpus: str = "bundled"
@@ -88,7 +87,7 @@ class LabSettings:
     timemachine_url: str = TIMEMACHINE_URL
     download_timeout: float = 10.0
     device: str | None = None
-    num_threads: int | None = 1
+    num_threads: int | None = None
 
 
 @dataclass
