@@ -1,5 +1,7 @@
 """Plots for the notebooks: a live training plot and a heatmap (notebooks 01, 04, 06, 07)."""
 
+import io
+
 import matplotlib.pyplot as plt
 from IPython.display import display
 from matplotlib.ticker import MaxNLocator
@@ -60,3 +62,16 @@ def heatmap(ax, matrix, row_labels=None, col_labels=None, title: str = "", cmap:
     ax.set_title(title)
     return image
 
+
+
+def figure_png(figure, dpi: int = 80) -> bytes:
+    """Lay out `figure`, return it as PNG bytes (for an ipywidgets `Image`) and close it.
+
+    Panels draw into an `Image` widget rather than an `Output`, so they print nothing
+    to stdout and a browser shows exactly what tests can read.
+    """
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    plt.close(figure)
+    return buffer.getvalue()

@@ -1,5 +1,6 @@
 """Shared fixtures for the unit tests."""
 
+import matplotlib.pyplot as plt
 import pytest
 import torch
 
@@ -16,3 +17,11 @@ def bundled():
 def generator():
     """A freshly seeded CPU generator."""
     return torch.Generator().manual_seed(0)
+
+
+@pytest.fixture
+def ax():
+    """A fresh matplotlib Axes, closed after the test."""
+    figure, axes = plt.subplots()
+    yield axes
+    plt.close(figure)

@@ -4,17 +4,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from d2lmini.figures import block_layout, draw_block_matmul, draw_unrolled_rnn  # noqa: E402
-
-
-@pytest.fixture
-def ax():
-    figure, ax = plt.subplots()
-    yield ax
-    plt.close(figure)
 
 
 @pytest.mark.parametrize("num_steps", [1, 3, 5])

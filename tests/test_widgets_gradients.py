@@ -4,7 +4,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from d2lmini.bptt import gradient_norms_back_in_time  # noqa: E402
@@ -15,13 +14,6 @@ from d2lmini.widgets.gradients import (  # noqa: E402
     draw_reach_curves,
     reach_view,
 )
-
-
-@pytest.fixture
-def ax():
-    figure, ax = plt.subplots()
-    yield ax
-    plt.close(figure)
 
 
 @pytest.mark.parametrize("num_steps", [1, 3, 4])

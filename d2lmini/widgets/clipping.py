@@ -9,7 +9,6 @@ slider that retrain and redraw; tests set the slider values from Python.
 
 import functools
 import html
-import io
 import math
 
 import ipywidgets as widgets
@@ -17,6 +16,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from d2lmini.corpus import Corpus, load_corpus
+from d2lmini.plot import figure_png
 from d2lmini.train import (
     TrainConfig,
     TrainingDiverged,
@@ -175,12 +175,6 @@ def draw_result(result: dict):
     return figure
 
 
-def _png(figure) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80)
-    return buffer.getvalue()
-
-
 class ClippingPanel:
     """Sliders for θ (with "off"), the learning rate and the seed; each change retrains and redraws.
 
@@ -213,7 +207,7 @@ class ClippingPanel:
         colour = {"ok": "green", "exploded": "darkorange", "diverged": "crimson"}[self.result["status"]]
         self.status.value = (f"<span style='color:{colour}'><b>{self.result['status']}</b></span>: "
                              f"{html.escape(self.result['message'])}")
-        self.image.value = _png(draw_result(self.result))
+        self.image.value = figure_png(draw_result(self.result))
         return self.result
 
 

@@ -5,13 +5,13 @@ ways of computing the pre-activation; `ConcatMatmulPanel` puts sliders for the s
 and the seed over the block picture (`d2lmini.figures.draw_block_matmul`) and the check.
 """
 
-import io
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
 
 from d2lmini.figures import draw_block_matmul
+from d2lmini.plot import figure_png
 
 
 def two_matmuls(X: torch.Tensor, H: torch.Tensor, W_xh: torch.Tensor, W_hh: torch.Tensor) -> torch.Tensor:
@@ -103,8 +103,4 @@ class ConcatMatmulPanel:
         self.status.value = describe_check(self.check)
         figure, ax = plt.subplots(figsize=(9, 3.6))
         draw_block_matmul(ax, self.batch.value, self.num_inputs.value, self.num_hiddens.value)
-        figure.tight_layout()
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=80)
-        plt.close(figure)
-        self.image.value = buffer.getvalue()
+        self.image.value = figure_png(figure)

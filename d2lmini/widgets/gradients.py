@@ -6,7 +6,6 @@
 one truncation length, and `GradientReachPanel` wires it to two sliders.
 """
 
-import io
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -14,6 +13,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from d2lmini.bptt import gradient_norms_back_in_time
 from d2lmini.figures import draw_unrolled_rnn
+from d2lmini.plot import figure_png
 
 BACKWARD_COLOR = "#cc0000"
 
@@ -154,8 +154,4 @@ class GradientReachPanel:
         self.status.value = self.view["summary"]
         figure, ax = plt.subplots(figsize=(7, 3.2))
         draw_reach(ax, self.view)
-        figure.tight_layout()
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=80)
-        plt.close(figure)
-        self.image.value = buffer.getvalue()
+        self.image.value = figure_png(figure)

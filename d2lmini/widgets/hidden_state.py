@@ -6,13 +6,12 @@ after every character; `explorer_view` computes what the panel shows for a given
 row per character read so far.
 """
 
-import io
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
 
-from d2lmini.plot import heatmap
+from d2lmini.plot import figure_png, heatmap
 from d2lmini.rnn import check_prefix, model_device
 from d2lmini.text import Vocab
 
@@ -107,8 +106,4 @@ class HiddenStateExplorer:
         self.status.value = f"read <code>{self.view['prefix']!r}</code>; the model guesses next: {guesses}"
         figure, ax = plt.subplots(figsize=(7, 1.6 + 0.25 * len(self.view["prefix"])))
         draw_view(ax, self.view)
-        figure.tight_layout()
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=80)
-        plt.close(figure)
-        self.image.value = buffer.getvalue()
+        self.image.value = figure_png(figure)

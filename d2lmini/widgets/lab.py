@@ -12,7 +12,6 @@ so tests set the widget values from Python and call it.
 """
 
 import html
-import io
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -35,7 +34,7 @@ from d2lmini.corpus import (
 )
 from d2lmini.device import try_gpu
 from d2lmini.metrics import perplexity_from_bits, uniform_bits, unigram_bits
-from d2lmini.plot import plot_perplexity
+from d2lmini.plot import figure_png, plot_perplexity
 from d2lmini.rnn import check_prefix, predict
 from d2lmini.train import (
     History,
@@ -337,10 +336,7 @@ def plot_png(history: History, baselines: dict[str, float], title: str = "Perple
     ax.set_ylim(1, top)  # perplexity is at least 1; points far above the uniform guess are off the chart
     ax.set_xlim(0, None if history.epoch else 1)
     ax.set_xlabel("epochs (passes over the training text)")
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return figure_png(figure, dpi=90)
 
 
 def describe_settings(settings: LabSettings) -> str:
