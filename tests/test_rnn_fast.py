@@ -86,7 +86,7 @@ def test_module_trains_the_same_either_way():
             loss.backward()
             optimizer.step()
         weights.append({n: p.detach().clone() for n, p in model.named_parameters()})
-    assert RNNScratch(9, 6).hand_written_bptt  # the fast path is the default
+    assert RNNScratch(9, 6, hand_written_bptt=True).hand_written_bptt
     for name in NAMES:
         assert not torch.equal(weights[0][name], RNNScratch(9, 6, generator=torch.Generator().manual_seed(5))
                                .get_parameter(name).double())  # training changed it
