@@ -39,13 +39,11 @@ def bptt_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q):
     exactly like `d2lmini.rnn.rnn_forward`; cache holds X, the initial state, all hidden
     states (steps, batch, hiddens) and the parameters.
     """
-    steps = X.shape[1]
-    input_terms = W_xh[X.T] + b_h  # (steps, batch, hiddens): X_t W_xh + b_h for every step
-    hiddens = torch.empty_like(input_terms)
+    # Start from the input terms X_t W_xh + b_h of every step; each becomes H_t in place.
+    hiddens = W_xh[X.T] + b_h
     H = state
-    for t in range(steps):
-        H = torch.tanh(torch.addmm(input_terms[t], H, W_hh))
-        hiddens[t] = H
+    for H_t in hiddens.unbind(0):
+        H = H_t.addmm_(H, W_hh).tanh_()  # H_t = tanh(input term + H_{t-1} W_hh)
     outputs = torch.addmm(b_q, hiddens.reshape(-1, W_hh.shape[0]), W_hq)
     cache = {"X": X, "state": state, "hiddens": hiddens,
              "W_xh": W_xh, "W_hh": W_hh, "b_h": b_h, "W_hq": W_hq, "b_q": b_q}
@@ -53,7 +51,8 @@ def bptt_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q):
 
 
 @torch.no_grad()
-def hidden_gradients(d_outputs, d_final_state, cache, window: int | None = None):
+def hidden_gradients(d_outputs, d_final_state, cache, window: int | None = None,
+                     keep_dH: bool = True):
     """Walk the unrolled graph backwards; return (dH, dA, d_state).
 
     dH[t] = dL/dH_t and dA[t] = dL/dA_t (the pre-activation), both (steps, batch, hiddens);
@@ -64,20 +63,22 @@ def hidden_gradients(d_outputs, d_final_state, cache, window: int | None = None)
     """
     hiddens, W_hh, W_hq = cache["hiddens"], cache["W_hh"], cache["W_hq"]
     steps, batch, num_hiddens = hiddens.shape
-    # The output layer of every step sends dO_t W_hq^T back to H_t: one matmul for all steps.
-    d_from_outputs = (d_outputs @ W_hq.T).reshape(steps, batch, num_hiddens)
-    dH_all = torch.empty_like(hiddens)
-    dA_all = torch.empty_like(hiddens)
-    # What reaches H_{T-1} from later steps: the gradient of the final state (if any).
-    d_next = torch.zeros_like(hiddens[0]) if d_final_state is None else d_final_state
+    # What each H_t gets from its own output, for all steps at once; it becomes dA in place.
+    dA_all = (d_outputs @ W_hq.T).reshape(steps, batch, num_hiddens)
+    if d_final_state is not None:
+        dA_all[-1] += d_final_state
+    dH_all = torch.empty_like(hiddens) if keep_dH else None
+    tanh_grad = 1 - hiddens * hiddens  # tanh' for every step at once
+    W_hh_T = W_hh.T
+    dA_steps, tanh_grad_steps = dA_all.unbind(0), tanh_grad.unbind(0)
     for t in reversed(range(steps)):
-        if window is not None and (t + 1) % window == 0 and t + 1 < steps:
-            d_next = torch.zeros_like(d_next)  # the state was detached between t and t+1
-        dH = d_from_outputs[t] + d_next  # the graph branches at H_t: gradients add
-        dA = dH * (1 - hiddens[t] ** 2)  # through tanh
-        dH_all[t], dA_all[t] = dH, dA
-        d_next = dA @ W_hh.T  # dL/dH_{t-1} from step t
-    return dH_all, dA_all, d_next
+        if keep_dH:
+            dH_all[t] = dA_steps[t]
+        dA = dA_steps[t].mul_(tanh_grad_steps[t])  # dA_t = dH_t * (1 - H_t^2), in place
+        if t > 0 and (window is None or t % window != 0):
+            dA_steps[t - 1].addmm_(dA, W_hh_T)  # dH_{t-1} += dA_t W_hh^T (unless detached)
+    d_state = dA_all[0] @ W_hh_T  # dL/dH_{-1}
+    return dH_all, dA_all, d_state
 
 
 @torch.no_grad()
@@ -111,7 +112,7 @@ def bptt_backward(d_outputs, d_final_state, cache):
     d_final_state: (batch, hiddens) or None. Returns a dict with the gradients
     'W_xh', 'W_hh', 'b_h', 'W_hq', 'b_q' and 'state' (w.r.t. the initial state).
     """
-    _, dA_all, d_state = hidden_gradients(d_outputs, d_final_state, cache)
+    _, dA_all, d_state = hidden_gradients(d_outputs, d_final_state, cache, keep_dH=False)
     grads = weight_gradients(d_outputs, dA_all, cache)
     grads["state"] = d_state
     return grads

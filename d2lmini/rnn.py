@@ -18,9 +18,8 @@ every step and, going back, computes each step's weight gradient as its own smal
 matmul. `rnn_forward_bptt` computes the same outputs and gradients with the
 backpropagation through time written by hand in `d2lmini.bptt` (notebook 05), which
 sums the weight gradients of all steps in single large matmuls. `RNNScratch` can use
-either (`hand_written_bptt=`); it uses whichever trains faster, as measured by
-`benchmarks/throughput.py`: for now autograd, because `d2lmini.bptt`'s readable
-step loop costs more per step than autograd saves (see the README, "Performance").
+either (`hand_written_bptt=`) and uses the hand-written one by default because it trains
+faster, as `benchmarks/throughput.py` measures (see the README, "Performance").
 """
 
 import math
@@ -149,13 +148,14 @@ class RNNScratch(nn.Module):
     """The scratch RNN as a module: its five parameters and the forward pass over time.
 
     `model(X, state)` returns (outputs, state) as `rnn_forward` does. With
-    `hand_written_bptt=False` (the default, the faster one today) it runs `rnn_forward`
-    and autograd; with True, `rnn_forward_bptt`, whose gradients come from `d2lmini.bptt`.
-    Both give the same outputs and the same gradients (up to rounding).
+    `hand_written_bptt=True` (the default: it trains faster, see
+    `benchmarks/throughput.py`) it runs `rnn_forward_bptt`, whose gradients come from
+    `d2lmini.bptt`; with False, `rnn_forward` and autograd. Both give the same outputs and
+    the same gradients (up to rounding).
     """
 
     def __init__(self, vocab_size: int, num_hiddens: int, init: str = "xavier",
-                 generator: torch.Generator | None = None, *, hand_written_bptt: bool = False):
+                 generator: torch.Generator | None = None, *, hand_written_bptt: bool = True):
         super().__init__()
         self.vocab_size, self.num_hiddens = vocab_size, num_hiddens
         self.hand_written_bptt = hand_written_bptt
