@@ -103,10 +103,10 @@ def test_lab_retrains_in_jupyterlab():
 
                 page.locator(".perplexity-lab").scroll_into_view_if_needed()
                 _type_into(_slider_readout(page, "hidden size"), "64")
-                _type_into(_slider_readout(page, "learning rate"), "0.3")
+                _type_into(_slider_readout(page, "learning rate"), "0.03")
                 _train_and_wait(page, "hidden size 64")
                 message = page.locator(".lab-message").inner_text()
-                assert "learning rate 0.316" in message  # the log slider snaps 0.3 to 10 ** -0.5
+                assert "learning rate 0.0316" in message  # the log slider snaps 0.03 to 10 ** -1.5
                 second = _shown_perplexity(page)
                 assert second is not None and math.isfinite(second) and second > 1
                 assert second != first

@@ -88,7 +88,7 @@ def test_two_seeded_runs_give_identical_numbers(bundled):
 
 
 def test_a_few_seconds_of_training_beat_the_unigram_baseline(bundled):
-    config = TrainConfig(num_hiddens=64, lr=1.0, num_epochs=1, seed=0)  # a fixed amount of work
+    config = TrainConfig(num_hiddens=64, num_epochs=1, seed=0)  # the defaults, a fixed amount of work
     model = make_model("scratch", len(bundled.vocab), config)
     train_idx, valid_idx = bundled.split()
     history = train(model, train_idx, valid_idx, config)
@@ -138,3 +138,21 @@ def test_divergence_keeps_the_history_measured_so_far(bundled):
     with pytest.raises(TrainingDiverged) as info:
         run(bundled, lr=1e6, theta=None)
     assert len(info.value.history.step_loss) == info.value.step - 1
+
+
+def test_learning_rate_schedules():
+    from d2lmini.train import scheduled_lr
+
+    assert [scheduled_lr(0.1, "constant", p) for p in (0, 0.5, 1)] == [0.1, 0.1, 0.1]
+    assert [scheduled_lr(0.1, "cosine", p) for p in (0, 0.5, 1, 2)] == pytest.approx([0.1, 0.05, 0, 0])
+    with pytest.raises(ValueError, match="lr_schedule"):
+        scheduled_lr(0.1, "step", 0.5)
+
+
+def test_training_follows_the_schedule_over_all_minibatches(bundled):
+    history = run(bundled, num_epochs=2)
+    lrs = history.step_lr
+    assert lrs[0] == pytest.approx(0.01)
+    assert all(a >= b for a, b in zip(lrs, lrs[1:], strict=False)), "a cosine only falls"
+    assert lrs[-1] < 0.0005, "it reaches (nearly) zero at the end of the last epoch"
+    assert run(bundled, lr_schedule="constant").step_lr == [0.01] * len(lrs[: len(lrs) // 2])

@@ -43,6 +43,8 @@ from d2lmini.train import (
     evaluate_perplexity,
     make_model,
     make_optimizer,
+    safe_exp,
+    scheduled_lr,
     train_epoch,
 )
 
@@ -60,6 +62,11 @@ CORPUS_LABELS = {"bundled": "bundled corpus", "markov": "synthetic Markov source
 class LabSettings:
     """Everything the lab needs for one run; the defaults retrain in about two seconds.
 
+    The defaults are the best this project measured for a two-second budget on a 2-core
+    CPU (README, "Performance"): 128 hidden units (more learn less in so few steps), Adam at
+    0.01 with `lr_schedule="cosine"` decaying to 0 by the end of the budget, 32 x 35
+    minibatches, clipping at 1.
+
     `max_minibatches` (None: no limit) stops training after that many minibatches and
     then checkpoints by count rather than by time, so a run is repeatable whatever the
     machine's speed. `data_dir` (None: the package's `data/`), `timemachine_url` and
@@ -71,11 +78,12 @@ class LabSettings:
 
     corpus: str = "bundled"
     num_hiddens: int = 128
-    lr: float = 1.0
-    num_steps: int = 32
+    lr: float = 0.01
+    num_steps: int = 35
     batch_size: int = 32
     theta: float | None = 1.0
-    optimizer: str = "sgd"
+    optimizer: str = "adam"
+    lr_schedule: str = "cosine"
     budget_seconds: float = 2.0
     prefix: str = "the "
     temperature: float = 0.7
@@ -179,6 +187,8 @@ def check_settings(settings: LabSettings) -> None:
         raise ValueError(f"The learning rate must be a positive number such as 1 or 0.01, not {s.lr!r}.")
     if s.theta is not None and not (isinstance(s.theta, int | float) and s.theta > 0):
         raise ValueError(f"The clipping threshold must be positive (or off), not {s.theta!r}.")
+    if s.lr_schedule not in ("constant", "cosine"):
+        raise ValueError(f"The schedule must be 'constant' or 'cosine', not {s.lr_schedule!r}.")
     if s.optimizer not in ("sgd", "adam"):
         raise ValueError(f"The optimizer must be 'sgd' or 'adam', not {s.optimizer!r}.")
     if not (isinstance(s.budget_seconds, int | float) and s.budget_seconds > 0):
@@ -190,11 +200,6 @@ def check_settings(settings: LabSettings) -> None:
         raise ValueError("The temperature must be a positive number such as 0.5 or 1, "
                          f"not {s.temperature!r}. Small temperatures pick the likeliest characters; "
                          "1 samples the model as it is.")
-
-
-def _safe_exp(nats: float) -> float:
-    """exp(nats), or infinity when it would overflow (a diverged run)."""
-    return math.exp(nats) if nats < 700 else math.inf
 
 
 def _divergence_message(step: int, epoch: int, loss: float, settings: LabSettings,
@@ -260,7 +265,7 @@ def _train(settings: LabSettings, data: _CorpusData, result: LabResult, on_epoch
     device = torch.device(settings.device) if settings.device else try_gpu()
     config = TrainConfig(num_hiddens=settings.num_hiddens, lr=settings.lr, optimizer=settings.optimizer,
                          batch_size=settings.batch_size, num_steps=settings.num_steps,
-                         theta=settings.theta, seed=settings.seed)
+                         theta=settings.theta, lr_schedule=settings.lr_schedule, seed=settings.seed)
     model = make_model("scratch", len(data.corpus.vocab), config, device)
     optimizer = make_optimizer(settings.optimizer, model.parameters(), settings.lr)
     generator = torch.Generator().manual_seed(settings.seed)
@@ -275,12 +280,20 @@ def _train(settings: LabSettings, data: _CorpusData, result: LabResult, on_epoch
     last = {"steps": 0, "time": time.perf_counter()}
     done = False
 
+    def lr_now() -> float:
+        """The scheduled rate: progress is the share of minibatches or of the time budget used."""
+        if by_count:
+            progress = len(history.step_loss) / settings.max_minibatches
+        else:
+            progress = (time.perf_counter() - begin) / settings.budget_seconds
+        return scheduled_lr(settings.lr, settings.lr_schedule, progress)
+
     def checkpoint() -> None:
         losses = history.step_loss[last["steps"]:]
         if not losses:
             return
         history.epoch.append(len(history.step_loss) / per_epoch)
-        history.train_perplexity.append(_safe_exp(sum(losses) / len(losses)))
+        history.train_perplexity.append(safe_exp(sum(losses) / len(losses)))
         history.valid_perplexity.append(
             evaluate_perplexity(model, data.valid, settings.batch_size, settings.num_steps))
         history.seconds.append(time.perf_counter() - begin)
@@ -315,7 +328,8 @@ def _train(settings: LabSettings, data: _CorpusData, result: LabResult, on_epoch
         epoch += 1
         batches = make_batches("sequential", data.train, settings.batch_size, settings.num_steps,
                                generator, device)
-        train_epoch(model, scheduled(batches, epoch), optimizer, settings.theta, True, history, epoch)
+        train_epoch(model, scheduled(batches, epoch), optimizer, settings.theta, True, history, epoch,
+                    lr_now=lr_now)
         if history.step_loss and not history.step_loss[-1] < blow_up:
             raise _Diverged(len(history.step_loss), epoch, history.step_loss[-1])
     checkpoint()
