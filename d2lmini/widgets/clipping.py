@@ -50,14 +50,14 @@ def parse_theta(choice) -> float | None:
 
 def clipping_config(theta: float | None, lr: float, num_epochs: int = NUM_EPOCHS,
                     seed: int = 0, clip_mode: str = "norm") -> TrainConfig:
-    """Return the notebook-06 training settings: a 32-unit scratch RNN, plain SGD, sequential batches.
+    """Return the notebook-06 training settings: a 32-unit scratch RNN, plain SGD at a constant rate.
 
     `clip_mode="norm"` clips the joint gradient norm at `theta`; "value" clamps every
     gradient entry to [-theta, theta].
     """
     return TrainConfig(num_hiddens=NUM_HIDDENS, lr=lr, optimizer="sgd", batch_size=32, num_steps=35,
                        theta=theta, clip_mode=clip_mode, num_epochs=num_epochs, sampling="sequential",
-                       seed=seed)
+                       lr_schedule="constant", seed=seed)
 
 
 def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM_EPOCHS, seed: int = 0,
