@@ -12,7 +12,7 @@ for the same held-out text given the same training text: uniform, unigram and bi
 models and the gzip, bz2 and xz compressors (`d2lmini.metrics.baseline_bits`).
 
 The defaults are the best settings this benchmark found for a 60-second budget on a
-2-core CPU (256 hidden units, Adam with lr 0.01, batch 64, 35 steps, clipping at 1) with
+2-core CPU (320 hidden units, Adam with lr 0.01, batch 64, 35 steps, clipping at 1) with
 a learning rate that falls along a half cosine from `lr` to 0 over the time budget;
 the same as `d2lmini.train.TrainConfig`'s defaults, which were chosen from this benchmark.
 The loop here is `d2lmini.train.train`'s, except that the time spent evaluating for the
