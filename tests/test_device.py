@@ -33,3 +33,11 @@ def test_a_verdict_is_truthy_when_right_and_prints_its_message(capsys):
     assert right and not wrong
     assert capsys.readouterr().out == "Correct! well done\nNot yet. try again\n"
     assert right._ipython_display_() is None  # a cell ending in a check shows the message only once
+
+
+def test_a_count_is_a_number_that_rounds_to_the_expected_whole_number():
+    from d2lmini.exercises import is_count
+
+    assert is_count(3, 3) and is_count(3.0, 3) and is_count("3", 3)
+    assert not is_count(True, 1), "True is not an answer"
+    assert not is_count(4, 3) and not is_count(None, 3) and not is_count("three", 3)

@@ -40,3 +40,8 @@ def close_enough(answer, expected, rel: float = 1e-6, abs_: float = 1e-9) -> boo
     except (TypeError, ValueError):
         return False
     return abs(answer - expected) <= max(abs_, rel * abs(expected))
+
+
+def is_count(answer, expected: int) -> bool:
+    """Return True if `answer` is a number (not True/False) that rounds to the whole number `expected`."""
+    return not isinstance(answer, bool) and close_enough(answer, expected, rel=0.0, abs_=0.5)

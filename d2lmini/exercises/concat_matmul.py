@@ -2,7 +2,7 @@
 
 import torch
 
-from d2lmini.exercises import Verdict, close_enough, verdict
+from d2lmini.exercises import Verdict, is_count, verdict
 
 
 def _as_shape(answer) -> tuple[int, ...] | None:
@@ -70,7 +70,7 @@ def check_multiplication_count(answer, batch: int = 32, num_inputs: int = 28, nu
     """Exercise 3: scalar multiplications of the fused product (the same as of the two products)."""
     expected = multiply_add_count(batch, num_inputs, num_hiddens)
     return verdict(
-        close_enough(answer, expected, rel=0, abs_=0.5),
+        is_count(answer, expected),
         f"{expected:,} multiplications, exactly as many as X W_xh and H W_hh together: fusing saves "
         "kernel launches and memory traffic, not arithmetic.",
         "Each of the batch x hiddens entries of the result is a dot product of length inputs + hiddens.",

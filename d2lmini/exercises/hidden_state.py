@@ -2,7 +2,7 @@
 
 import collections
 
-from d2lmini.exercises import Verdict, close_enough, verdict
+from d2lmini.exercises import Verdict, is_count, verdict
 
 
 def ngram_table_size(vocab_size: int, n: int) -> int:
@@ -21,7 +21,7 @@ def check_ngram_table_size(answer, vocab_size: int = 28, n: int = 4, quiet: bool
     """Exercise 1: how many probabilities does a full n-gram table over `vocab_size` tokens hold?"""
     expected = ngram_table_size(vocab_size, n)
     return verdict(
-        close_enough(answer, expected, rel=0, abs_=0.5),
+        is_count(answer, expected),
         f"A {n}-gram table has {vocab_size}^{n - 1} contexts, each with {vocab_size} next tokens: "
         f"{expected:,} numbers.",
         f"Count the contexts (the previous {n - 1} tokens, each one of {vocab_size}) and multiply by "
@@ -35,7 +35,7 @@ def check_rnn_parameter_count(answer, vocab_size: int = 28, num_hiddens: int = 6
     """Exercise 2: how many parameters does the RNN have (for any sequence length)?"""
     expected = rnn_parameter_count(vocab_size, num_hiddens)
     return verdict(
-        close_enough(answer, expected, rel=0, abs_=0.5),
+        is_count(answer, expected),
         f"{expected:,} parameters, and the same number for a sequence of 10 or 10,000 characters.",
         "Add up the sizes of W_xh (|V| x h), W_hh (h x h), b_h (h), W_hq (h x |V|) and b_q (|V|).",
         quiet,

@@ -7,7 +7,7 @@ and returns a `Verdict`. The numbers of each question are module constants.
 import torch
 import torch.nn.functional as F
 
-from d2lmini.exercises import Verdict, close_enough, verdict
+from d2lmini.exercises import Verdict, is_count, verdict
 
 # Exercise 1 and 2: a one-hot minibatch of BATCH x STEPS characters, VOCAB entries, float32.
 BATCH, STEPS, VOCAB, HIDDENS = 64, 50, 28, 256
@@ -15,16 +15,11 @@ BATCH, STEPS, VOCAB, HIDDENS = 64, 50, 28, 256
 TEXT_TOKENS, SEQ_BATCH, SEQ_STEPS, SEQ_OFFSET, SEQ_ROW, SEQ_MINIBATCH = 1000, 4, 10, 7, 2, 3
 
 
-def _is_count(answer, expected: int) -> bool:
-    """True when `answer` is a number (not a bool) that rounds to the whole number `expected`."""
-    return not isinstance(answer, bool) and close_enough(answer, expected, rel=0.0, abs_=0.5)
-
-
 def check_one_hot_bytes(answer) -> Verdict:
     """Exercise 1: bytes of a float32 one-hot minibatch of shape (STEPS, BATCH, VOCAB)."""
     expected = STEPS * BATCH * VOCAB * 4
     return verdict(
-        _is_count(answer, expected),
+        is_count(answer, expected),
         f"{STEPS} x {BATCH} x {VOCAB} numbers of 4 bytes each: {expected:,} bytes, "
         f"while the int64 indices take only {STEPS * BATCH * 8:,}.",
         "Count the numbers in the tensor (multiply the three sizes) and multiply by the bytes "
@@ -37,7 +32,7 @@ def check_multiply_adds(answer) -> Verdict:
     tokens = BATCH * STEPS
     expected = tokens * VOCAB * HIDDENS
     return verdict(
-        _is_count(answer, expected),
+        is_count(answer, expected),
         f"({tokens}, {VOCAB}) @ ({VOCAB}, {HIDDENS}) does {tokens} x {VOCAB} x {HIDDENS} = {expected:,} "
         "multiply-adds, almost all of them multiplying by zero; W_xh[X] does none.",
         "An (n, k) @ (k, m) product does one multiply-add for every n, k and m: n * k * m. "
@@ -50,7 +45,7 @@ def check_sequential_start(answer) -> Verdict:
     stream = (TEXT_TOKENS - SEQ_OFFSET - 1) // SEQ_BATCH
     expected = SEQ_OFFSET + SEQ_ROW * stream + SEQ_MINIBATCH * SEQ_STEPS
     return verdict(
-        _is_count(answer, expected),
+        is_count(answer, expected),
         f"Each row is a stream of ({TEXT_TOKENS} - {SEQ_OFFSET} - 1) // {SEQ_BATCH} = {stream} tokens, "
         f"so the answer is {SEQ_OFFSET} + {SEQ_ROW} x {stream} + {SEQ_MINIBATCH} x {SEQ_STEPS} = {expected}.",
         "Row i is one stream of L = (num_tokens - offset - 1) // batch_size tokens that starts at "
