@@ -77,7 +77,7 @@ class TrainingDiverged(RuntimeError):
                  history: "History | None" = None):
         self.step, self.epoch, self.loss, self.lr = step, epoch, loss, lr
         self.grad_norm, self.history = grad_norm, history
-        what = (f"the loss became {loss:.4g}" if not loss < MAX_LOSS
+        what = (f"the loss became {loss:.4g}" if math.isfinite(grad_norm)
                 else f"the gradient norm became {grad_norm:.4g}")
         super().__init__(
             f"Training diverged: {what} at minibatch {step} of epoch {epoch} "
@@ -208,7 +208,7 @@ def clip_step(params: list[torch.Tensor], theta: float | None, mode: str, histor
 
 def train_epoch(model, batches, optimizer, theta: float | None, carry_state: bool, history: History,
                 epoch: int, deadline: float | None = None, clip_mode: str = "norm",
-                lr_now: Callable[[], float] | None = None):
+                lr_now: Callable[[], float] | None = None, max_loss: float = MAX_LOSS):
     """Train on every minibatch of `batches` once; return (mean loss, tokens, seconds).
 
     With `carry_state` (sequential partitioning) the hidden state flows from one
@@ -216,6 +216,8 @@ def train_epoch(model, batches, optimizer, theta: float | None, carry_state: boo
     (truncated BPTT); without it every minibatch starts from a fresh state. Gradients
     are clipped at `theta` as `clip_mode` says. `lr_now()`, if given, sets the learning
     rate before every minibatch. Stops early once `time.perf_counter()` passes `deadline`.
+    Raises `TrainingDiverged`, before the update, when a minibatch's loss reaches
+    `max_loss` (by default the largest a perplexity can hold) or the gradient is not finite.
     """
     state, total_loss, tokens, start = None, 0.0, 0, time.perf_counter()
     params = list(model.parameters())
@@ -232,7 +234,7 @@ def train_epoch(model, batches, optimizer, theta: float | None, carry_state: boo
         loss.backward()
         value = float(loss.detach())
         norm = clip_step(params, theta, clip_mode, history)
-        if not value < MAX_LOSS or not math.isfinite(norm):
+        if not value < max_loss or not math.isfinite(norm):
             raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, lr, norm, history)
         optimizer.step()
         history.step_loss.append(value)

@@ -156,3 +156,19 @@ def test_training_follows_the_schedule_over_all_minibatches(bundled):
     assert all(a >= b for a, b in zip(lrs, lrs[1:], strict=False)), "a cosine only falls"
     assert lrs[-1] < 0.0005, "it reaches (nearly) zero at the end of the last epoch"
     assert run(bundled, lr_schedule="constant").step_lr == [0.01] * len(lrs[: len(lrs) // 2])
+
+
+def test_a_stricter_loss_limit_stops_training_before_the_update(bundled):
+    from d2lmini.batching import sequential_batches
+    from d2lmini.train import History, make_optimizer, train_epoch
+
+    config = TrainConfig(num_hiddens=16, seed=0)
+    model = make_model("scratch", len(bundled.vocab), config)
+    before = [p.detach().clone() for p in model.parameters()]
+    history = History()
+    batches = sequential_batches(bundled.indices[:5000], 8, 10, torch.Generator().manual_seed(0))
+    with pytest.raises(TrainingDiverged, match="the loss became") as info:
+        train_epoch(model, batches, make_optimizer("sgd", model.parameters(), 0.1), None, True,
+                    history, 1, max_loss=1.0)  # an untrained model's loss is about ln 28 > 1
+    assert info.value.step == 1 and history.step_loss == []
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))

@@ -137,14 +137,6 @@ class _CorpusData:
 _CACHE: dict[tuple, _CorpusData] = {}
 
 
-class _Diverged(Exception):
-    """Raised inside the lab's minibatch stream when the loss has blown up."""
-
-    def __init__(self, step: int, epoch: int, loss: float):
-        super().__init__(step, epoch, loss)
-        self.step, self.epoch, self.loss = step, epoch, loss
-
-
 def corpus_data(settings: LabSettings) -> _CorpusData:
     """Return the corpus of `settings`, its train/validation split and its baselines (cached).
 
@@ -202,15 +194,19 @@ def check_settings(settings: LabSettings) -> None:
                          "1 samples the model as it is.")
 
 
-def _divergence_message(step: int, epoch: int, loss: float, settings: LabSettings,
-                        uniform_nats: float) -> str:
-    what = (f"the loss became {loss}" if not math.isfinite(loss)
-            else f"the loss reached {loss:.3g} nats per character, far above the {uniform_nats:.2f} "
-                 "of a uniform guess")
+def _divergence_message(error: TrainingDiverged, settings: LabSettings, uniform_nats: float) -> str:
+    loss = error.loss
+    if not math.isfinite(error.grad_norm):
+        what = f"the gradient norm became {error.grad_norm}"
+    elif not math.isfinite(loss):
+        what = f"the loss became {loss}"
+    else:
+        what = (f"the loss reached {loss:.3g} nats per character, far above the {uniform_nats:.2f} "
+                "of a uniform guess")
     tips = [f"a learning rate ten times smaller (about {settings.lr / 10:.3g})"]
     if settings.theta is None:
         tips.append("turning gradient clipping on (θ = 1)")
-    return (f"Training diverged at minibatch {step} (epoch {epoch}): {what}, with learning rate "
+    return (f"Training diverged at minibatch {error.step} (epoch {error.epoch}): {what}, with learning rate "
             f"{settings.lr:.3g} and {settings.optimizer.upper()}. Try " + ", or ".join(tips) + ".")
 
 
@@ -251,9 +247,9 @@ def run_lab(settings: LabSettings, on_epoch: Callable[[History, dict[str, float]
         if settings.num_threads:
             torch.set_num_threads(settings.num_threads)
         _train(settings, data, result, on_epoch)
-    except (TrainingDiverged, _Diverged) as error:
+    except TrainingDiverged as error:
         uniform_nats = math.log(result.vocab_size)
-        result.error = _divergence_message(error.step, error.epoch, error.loss, settings, uniform_nats)
+        result.error = _divergence_message(error, settings, uniform_nats)
         result.diverged = True
     finally:
         torch.set_num_threads(threads)
@@ -306,8 +302,6 @@ def _train(settings: LabSettings, data: _CorpusData, result: LabResult, on_epoch
         nonlocal done
         for batch in batches:
             steps = len(history.step_loss)
-            if steps and not history.step_loss[-1] < blow_up:
-                raise _Diverged(steps, epoch, history.step_loss[-1])
             if by_count:
                 if steps and steps >= settings.max_minibatches:
                     done = True
@@ -329,9 +323,7 @@ def _train(settings: LabSettings, data: _CorpusData, result: LabResult, on_epoch
         batches = make_batches("sequential", data.train, settings.batch_size, settings.num_steps,
                                generator, device)
         train_epoch(model, scheduled(batches, epoch), optimizer, settings.theta, True, history, epoch,
-                    lr_now=lr_now)
-        if history.step_loss and not history.step_loss[-1] < blow_up:
-            raise _Diverged(len(history.step_loss), epoch, history.step_loss[-1])
+                    lr_now=lr_now, max_loss=blow_up)
     checkpoint()
     result.model = model
     result.minibatches = len(history.step_loss)
