@@ -11,7 +11,11 @@ from collections.abc import Iterator
 import torch
 
 
-def _check_fits(num_tokens: int, batch_size: int, num_steps: int) -> None:
+def check_fits(num_tokens: int, batch_size: int, num_steps: int) -> None:
+    """Raise ValueError unless minibatches of batch_size x num_steps can be cut from num_tokens.
+
+    One extra row of num_steps is needed for the random start offset and the shifted labels.
+    """
     if batch_size < 1 or num_steps < 1:
         raise ValueError(f"batch_size and num_steps must be positive, not {batch_size}, {num_steps}")
     if num_tokens < batch_size * num_steps + num_steps:
@@ -40,7 +44,7 @@ def random_batches(
     Neighbouring rows of consecutive minibatches are unrelated, so the hidden state
     must be reset for every minibatch. Incomplete minibatches are dropped.
     """
-    _check_fits(len(indices), batch_size, num_steps)
+    check_fits(len(indices), batch_size, num_steps)
     offset = _random_offset(num_steps, generator)
     num_subseqs = (len(indices) - offset - 1) // num_steps
     starts = offset + num_steps * torch.randperm(num_subseqs, generator=generator)
@@ -65,7 +69,7 @@ def sequential_batches(
     and a hidden state carried from one minibatch to the next stays meaningful. Every
     token after the offset (but a short remainder) is an input exactly once.
     """
-    _check_fits(len(indices), batch_size, num_steps)
+    check_fits(len(indices), batch_size, num_steps)
     offset = _random_offset(num_steps, generator)
     stream_length = (len(indices) - offset - 1) // batch_size
     used = stream_length * batch_size

@@ -22,7 +22,7 @@ import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 
-from d2lmini.batching import make_batches
+from d2lmini.batching import check_fits, make_batches
 from d2lmini.corpus import (
     CORPUS_NAMES,
     TIMEMACHINE_URL,
@@ -233,8 +233,9 @@ def run_lab(settings: LabSettings, on_epoch: Callable[[History, dict[str, float]
         return result
     result.baselines = dict(data.baselines)
     result.vocab_size = len(data.corpus.vocab)
-    fits = len(data.train) >= settings.batch_size * settings.num_steps + settings.num_steps
-    if not fits:
+    try:
+        check_fits(len(data.train), settings.batch_size, settings.num_steps)
+    except ValueError:
         result.error = (
             f"A minibatch of {settings.batch_size} rows x {settings.num_steps} steps = "
             f"{settings.batch_size * settings.num_steps:,} characters does not fit in the "
