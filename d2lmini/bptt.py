@@ -16,7 +16,8 @@ next step, added together because the graph branches at H_t):
 
 Only the dH recursion must run step by step. Weight gradients are sums over time of
 per-step terms, so they are computed afterwards for all steps at once: one large
-matmul for dW_hh and dW_hq, one `index_add_` for dW_xh.
+matmul for dW_hq, one for dW_hh (plus a small one for the first step, whose H_{t-1}
+is the initial state), one `index_add_` for dW_xh.
 
 No autograd is used here; `autograd_gradients` and `finite_difference_gradients`
 compute the same gradients in two independent ways so the hand-written ones can be checked.
@@ -38,16 +39,37 @@ def bptt_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q):
     Returns (outputs, final_state, cache): outputs (steps*batch, vocab) with step-major rows
     exactly like `d2lmini.rnn.rnn_forward`; cache holds X, the initial state, all hidden
     states (steps, batch, hiddens) and the parameters.
+
+    The hidden states are those of `rnn_forward`, H_t = tanh(A_t), computed through the
+    identity tanh(a) = 2 sigmoid(2a) - 1 because PyTorch's sigmoid is several times faster
+    than its tanh on a CPU (see `tanh_via_sigmoid`).
     """
-    # Start from the input terms X_t W_xh + b_h of every step; each becomes H_t in place.
-    hiddens = W_xh[X.T] + b_h
-    H = state
-    for H_t in hiddens.unbind(0):
-        H = H_t.addmm_(H, W_hh).tanh_()  # H_t = tanh(input term + H_{t-1} W_hh)
+    hiddens = tanh_via_sigmoid(X, state, W_xh, W_hh, b_h)
     outputs = torch.addmm(b_q, hiddens.reshape(-1, W_hh.shape[0]), W_hq)
     cache = {"X": X, "state": state, "hiddens": hiddens,
              "W_xh": W_xh, "W_hh": W_hh, "b_h": b_h, "W_hq": W_hq, "b_q": b_q}
-    return outputs, H, cache
+    return outputs, hiddens[-1] if len(hiddens) else state, cache
+
+
+@torch.no_grad()
+def tanh_via_sigmoid(X, state, W_xh, W_hh, b_h) -> torch.Tensor:
+    """Return the hidden states H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h), (steps, batch, hiddens).
+
+    The loop carries S_t = (H_t + 1) / 2 instead of H_t. As tanh(a) = 2 sigmoid(2a) - 1,
+    S_t = sigmoid(2 A_t), and substituting H_{t-1} = 2 S_{t-1} - 1 into 2 A_t gives
+
+        2 A_t = 2 (X_t W_xh + b_h - 1 W_hh) + S_{t-1} (4 W_hh)
+
+    where 1 W_hh is the row of column sums of W_hh. The first term does not depend on
+    S, so it is one row lookup for all steps; each step is then one matmul and one
+    sigmoid, as with tanh, and H_t = 2 S_t - 1 is recovered for all steps at once.
+    """
+    # Each step's constant term becomes S_t in place, then H_t.
+    hiddens = F.embedding(X.T, 2 * (W_xh + b_h - W_hh.sum(0)))
+    S, W_hh_4 = state * 0.5 + 0.5, 4 * W_hh
+    for S_t in hiddens.unbind(0):
+        S = S_t.addmm_(S, W_hh_4).sigmoid_()
+    return hiddens.mul_(2).sub_(1)
 
 
 @torch.no_grad()
@@ -68,13 +90,13 @@ def hidden_gradients(d_outputs, d_final_state, cache, window: int | None = None,
     if d_final_state is not None:
         dA_all[-1] += d_final_state
     dH_all = torch.empty_like(hiddens) if keep_dH else None
-    tanh_grad = 1 - hiddens * hiddens  # tanh' for every step at once
     W_hh_T = W_hh.T
-    dA_steps, tanh_grad_steps = dA_all.unbind(0), tanh_grad.unbind(0)
+    dA_steps, H_steps = dA_all.unbind(0), hiddens.unbind(0)
     for t in reversed(range(steps)):
+        dA, H = dA_steps[t], H_steps[t]
         if keep_dH:
-            dH_all[t] = dA_steps[t]
-        dA = dA_steps[t].mul_(tanh_grad_steps[t])  # dA_t = dH_t * (1 - H_t^2), in place
+            dH_all[t] = dA
+        dA.addcmul_(dA * H, H, value=-1)  # dA_t = dH_t * (1 - H_t^2) = dH_t - dH_t H_t H_t, in place
         if t > 0 and (window is None or t % window != 0):
             dA_steps[t - 1].addmm_(dA, W_hh_T)  # dH_{t-1} += dA_t W_hh^T (unless detached)
     d_state = dA_all[0] @ W_hh_T  # dL/dH_{-1}
@@ -91,14 +113,17 @@ def weight_gradients(d_outputs, dA_all, cache) -> dict[str, torch.Tensor]:
     X, state, hiddens, W_xh = cache["X"], cache["state"], cache["hiddens"], cache["W_xh"]
     num_hiddens = hiddens.shape[-1]
     H_all = hiddens.reshape(-1, num_hiddens)  # rows: (t, b) step-major
-    H_prev = torch.cat([state.unsqueeze(0), hiddens[:-1]]).reshape(-1, num_hiddens)
     dA = dA_all.reshape(-1, num_hiddens)
+    # sum_t H_{t-1}^T dA_t: the first step's H_{t-1} is the initial state, the others are
+    # hiddens[:-1]; two products instead of copying them into one tensor.
+    batch = state.shape[0]
+    d_W_hh = torch.addmm(state.T @ dA_all[0], H_all[:-batch].T, dA[batch:])
     # X_t^T dA_t with one-hot X_t adds row b of dA_t into row X[b, t] of the gradient:
     # that is exactly index_add_ over the token indices (equal to one_hot(X)^T dA).
     d_W_xh = torch.zeros_like(W_xh).index_add_(0, X.T.reshape(-1), dA)
     return {
         "W_xh": d_W_xh,
-        "W_hh": H_prev.T @ dA,
+        "W_hh": d_W_hh,
         "b_h": dA.sum(0),
         "W_hq": H_all.T @ d_outputs,
         "b_q": d_outputs.sum(0),

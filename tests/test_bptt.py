@@ -22,6 +22,7 @@ from d2lmini.bptt import (
     sequence_loss_and_grad,
     spectral_radius,
     step_backward,
+    tanh_via_sigmoid,
 )
 from d2lmini.rnn import init_rnn_params, rnn_forward
 
@@ -63,6 +64,39 @@ def test_forward_equals_rnn_forward_and_keeps_the_hidden_states():
     assert cache["hiddens"].shape == (6, 3, 5)
     torch.testing.assert_close(cache["hiddens"][-1], final)
     assert cache["state"] is state and cache["X"] is X
+
+
+def explicit_tanh_recursion(X, state, W_xh, W_hh, b_h):
+    """H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h) with one-hot X_t, step by step."""
+    H, hiddens = state, []
+    for X_t in F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype):
+        H = torch.tanh(X_t @ W_xh + H @ W_hh + b_h)
+        hiddens.append(H)
+    return torch.stack(hiddens)
+
+
+@pytest.mark.parametrize("weight_scale", [0.5, 1.0, 8.0])  # 8: most units saturate at +-1
+def test_tanh_via_sigmoid_equals_the_tanh_recursion(weight_scale):
+    X, _, state, params = make_problem(4, 9, 7, 6, seed=5)
+    W_xh, W_hh = params["W_xh"] * weight_scale, params["W_hh"] * weight_scale
+    expected = explicit_tanh_recursion(X, state, W_xh, W_hh, params["b_h"])
+    torch.testing.assert_close(tanh_via_sigmoid(X, state, W_xh, W_hh, params["b_h"]), expected,
+                               rtol=0, atol=1e-13)
+
+
+def test_tanh_via_sigmoid_in_float32_is_off_by_rounding_only():
+    X, _, state, params = make_problem(32, 35, 28, 256, dtype=torch.float32, seed=6)
+    args = (X, state, params["W_xh"], params["W_hh"], params["b_h"])
+    exact = explicit_tanh_recursion(*(a.double() if a.is_floating_point() else a for a in args))
+    error = (tanh_via_sigmoid(*args).double() - exact).abs().max().item()
+    assert 0 < error < 1e-5
+
+
+def test_forward_with_no_steps_returns_the_state():
+    X, _, state, params = make_problem(3, 0, 5, 4)
+    outputs, final, cache = bptt_forward(X, state, *(params[n] for n in PARAM_NAMES))
+    assert outputs.shape == (0, 5) and cache["hiddens"].shape == (0, 3, 4)
+    assert final is state
 
 
 @pytest.mark.parametrize("name", list(PARAM_NAMES) + ["state"])
