@@ -42,9 +42,9 @@ def bptt_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q):
 
     The hidden states are those of `rnn_forward`, H_t = tanh(A_t), computed through the
     identity tanh(a) = 2 sigmoid(2a) - 1 because PyTorch's sigmoid is several times faster
-    than its tanh on a CPU (see `tanh_via_sigmoid`).
+    than its tanh on a CPU (see `hidden_states`).
     """
-    hiddens = tanh_via_sigmoid(X, state, W_xh, W_hh, b_h)
+    hiddens = hidden_states(X, state, W_xh, W_hh, b_h)
     outputs = torch.addmm(b_q, hiddens.reshape(-1, W_hh.shape[0]), W_hq)
     cache = {"X": X, "state": state, "hiddens": hiddens,
              "W_xh": W_xh, "W_hh": W_hh, "b_h": b_h, "W_hq": W_hq, "b_q": b_q}
@@ -52,7 +52,7 @@ def bptt_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q):
 
 
 @torch.no_grad()
-def tanh_via_sigmoid(X, state, W_xh, W_hh, b_h) -> torch.Tensor:
+def hidden_states(X, state, W_xh, W_hh, b_h) -> torch.Tensor:
     """Return the hidden states H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h), (steps, batch, hiddens).
 
     The loop carries S_t = (H_t + 1) / 2 instead of H_t. As tanh(a) = 2 sigmoid(2a) - 1,

@@ -14,6 +14,7 @@ from d2lmini.bptt import (
     gradient_norms_back_in_time,
     hand_gradients,
     hidden_gradients,
+    hidden_states,
     max_relative_error,
     relative_error,
     rescale_to_spectral_radius,
@@ -22,7 +23,6 @@ from d2lmini.bptt import (
     sequence_loss_and_grad,
     spectral_radius,
     step_backward,
-    tanh_via_sigmoid,
 )
 from d2lmini.rnn import init_rnn_params, rnn_forward
 
@@ -76,19 +76,19 @@ def explicit_tanh_recursion(X, state, W_xh, W_hh, b_h):
 
 
 @pytest.mark.parametrize("weight_scale", [0.5, 1.0, 8.0])  # 8: most units saturate at +-1
-def test_tanh_via_sigmoid_equals_the_tanh_recursion(weight_scale):
+def test_hidden_states_through_sigmoid_equal_the_tanh_recursion(weight_scale):
     X, _, state, params = make_problem(4, 9, 7, 6, seed=5)
     W_xh, W_hh = params["W_xh"] * weight_scale, params["W_hh"] * weight_scale
     expected = explicit_tanh_recursion(X, state, W_xh, W_hh, params["b_h"])
-    torch.testing.assert_close(tanh_via_sigmoid(X, state, W_xh, W_hh, params["b_h"]), expected,
+    torch.testing.assert_close(hidden_states(X, state, W_xh, W_hh, params["b_h"]), expected,
                                rtol=0, atol=1e-13)
 
 
-def test_tanh_via_sigmoid_in_float32_is_off_by_rounding_only():
+def test_hidden_states_through_sigmoid_in_float32_are_off_by_rounding_only():
     X, _, state, params = make_problem(32, 35, 28, 256, dtype=torch.float32, seed=6)
     args = (X, state, params["W_xh"], params["W_hh"], params["b_h"])
     exact = explicit_tanh_recursion(*(a.double() if a.is_floating_point() else a for a in args))
-    error = (tanh_via_sigmoid(*args).double() - exact).abs().max().item()
+    error = (hidden_states(*args).double() - exact).abs().max().item()
     assert 0 < error < 1e-5
 
 
