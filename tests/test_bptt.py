@@ -24,7 +24,7 @@ from d2lmini.bptt import (
     spectral_radius,
     step_backward,
 )
-from d2lmini.rnn import init_rnn_params, rnn_forward
+from d2lmini.rnn import init_rnn_params, rnn_forward, rnn_forward_one_hot
 
 
 def make_problem(batch, steps, vocab, hiddens, dtype=torch.float64, seed=0, device="cpu"):
@@ -67,12 +67,12 @@ def test_forward_equals_rnn_forward_and_keeps_the_hidden_states():
 
 
 def explicit_tanh_recursion(X, state, W_xh, W_hh, b_h):
-    """H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h) with one-hot X_t, step by step."""
-    H, hiddens = state, []
-    for X_t in F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype):
-        H = torch.tanh(X_t @ W_xh + H @ W_hh + b_h)
-        hiddens.append(H)
-    return torch.stack(hiddens)
+    """The textbook one-hot loop `rnn_forward_one_hot` with an identity output layer, so
+    its outputs are the hidden states H_t themselves: (steps, batch, hiddens)."""
+    num_hiddens = W_hh.shape[0]
+    identity = torch.eye(num_hiddens, dtype=W_hh.dtype, device=W_hh.device)
+    outputs, _ = rnn_forward_one_hot(X, state, W_xh, W_hh, b_h, identity, torch.zeros_like(b_h))
+    return outputs.reshape(X.shape[1], X.shape[0], num_hiddens)
 
 
 @pytest.mark.parametrize("weight_scale", [0.5, 1.0, 8.0])  # 8: most units saturate at +-1
