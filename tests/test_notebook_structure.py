@@ -63,3 +63,16 @@ def test_course_notebook_has_every_required_part(name):
     assert len(re.findall(r"^\|.*[\u4e00-\u9fff].*\|\s*$", glossary, re.M)) >= 4, \
         "a glossary table with Chinese terms"
     assert "$" in markdown, "formulas in LaTeX"
+
+
+def test_start_here_links_every_notebook_and_reads_no_sibling_files():
+    """Notebook 00 must work opened alone (Colab): the course map is links, not a folder listing."""
+    notebook = load("00_start_here")
+    markdown = "\n".join(sources(notebook, "markdown"))
+    for name in COURSE:
+        assert f"]({name}.ipynb)" in markdown, f"00 should link {name}"
+    code = "\n".join(sources(notebook, "code"))
+    assert ".ipynb" not in code and "glob(" not in code, "00 must not depend on the files beside it"
+    first = sources(notebook, "markdown")[0]
+    assert "Shift+Enter" in first and "Run All" in first and "Idle" in first, \
+        "00 starts by saying how to run cells"
