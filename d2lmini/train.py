@@ -65,25 +65,46 @@ class History:
 # A loss above this many nats per token means a perplexity beyond e**700, which a float
 # cannot hold: the run has diverged even if the loss itself is still a finite number.
 MAX_LOSS = 700.0
+# A loss above BLOW_UP times that of a uniform guess (ln |V| nats per token) means the run has
+# blown up: the model is far worse than guessing and will not come back. Judging by this
+# limit, not by overflow to inf, makes the verdict the same whichever CPU kernels (AVX2,
+# AVX-512, ARM) or device computed it: one path may overflow where another stays finite.
+BLOW_UP = 10.0
 
 
 class TrainingDiverged(RuntimeError):
-    """The loss or the gradient stopped being finite; `step` and `epoch` say where.
+    """The run blew up (see `blown_up`); `step` and `epoch` say where, `reason` says how.
 
     `history` holds what was measured up to that minibatch, so a plot can still show it.
     """
 
     def __init__(self, step: int, epoch: int, loss: float, lr: float, grad_norm: float = 0.0,
-                 history: "History | None" = None):
+                 history: "History | None" = None, reason: str | None = None, clipping: bool = False):
         self.step, self.epoch, self.loss, self.lr = step, epoch, loss, lr
         self.grad_norm, self.history = grad_norm, history
-        what = (f"the loss became {loss:.4g}" if math.isfinite(grad_norm)
-                else f"the gradient norm became {grad_norm:.4g}")
-        super().__init__(
-            f"Training diverged: {what} at minibatch {step} of epoch {epoch} "
-            f"(learning rate {lr:g}). Try a learning rate ten times smaller, or turn on "
-            "gradient clipping (a threshold such as 1)."
-        )
+        if reason is None:
+            reason = (f"the loss became {loss:.4g} nats per token" if math.isfinite(grad_norm)
+                      else f"the gradient norm became {grad_norm:.4g}")
+        self.reason = reason
+        advice = "Try a learning rate ten times smaller" + (
+            "." if clipping else ", or turn on gradient clipping (a threshold such as 1).")
+        super().__init__(f"Training diverged: {reason} at minibatch {step} of epoch {epoch} "
+                         f"(learning rate {lr:g}). {advice}")
+
+
+def divergence_limit(vocab_size: int) -> float:
+    """Return the loss (nats per token) above which a run over `vocab_size` tokens has blown up."""
+    return min(MAX_LOSS, BLOW_UP * math.log(max(vocab_size, 2)))
+
+
+def blown_up(loss: float, vocab_size: int) -> bool:
+    """Return True when `loss` (nats per token) is not finite or above `divergence_limit`."""
+    return not loss < divergence_limit(vocab_size)
+
+
+def parameters_finite(model: nn.Module) -> bool:
+    """Return True when every parameter of `model` is finite (no inf, no nan)."""
+    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
 
 
 def safe_exp(x: float) -> float:
@@ -208,7 +229,7 @@ def clip_step(params: list[torch.Tensor], theta: float | None, mode: str, histor
 
 def train_epoch(model, batches, optimizer, theta: float | None, carry_state: bool, history: History,
                 epoch: int, deadline: float | None = None, clip_mode: str = "norm",
-                lr_now: Callable[[], float] | None = None, max_loss: float = MAX_LOSS):
+                lr_now: Callable[[], float] | None = None, max_loss: float | None = None):
     """Train on every minibatch of `batches` once; return (mean loss, tokens, seconds).
 
     With `carry_state` (sequential partitioning) the hidden state flows from one
@@ -217,8 +238,12 @@ def train_epoch(model, batches, optimizer, theta: float | None, carry_state: boo
     are clipped at `theta` as `clip_mode` says. `lr_now()`, if given, sets the learning
     rate before every minibatch. Stops early once `time.perf_counter()` passes `deadline`.
     Raises `TrainingDiverged`, before the update, when a minibatch's loss reaches
-    `max_loss` (by default the largest a perplexity can hold) or the gradient is not finite.
+    `max_loss` (by default `divergence_limit` of the model's vocabulary) or the gradient is
+    not finite, and after the update when the optimizer overflows (Adam's state with an
+    enormous learning rate).
     """
+    if max_loss is None:
+        max_loss = divergence_limit(model.vocab_size)
     state, total_loss, tokens, start = None, 0.0, 0, time.perf_counter()
     params = list(model.parameters())
     for X, Y in batches:
@@ -235,8 +260,13 @@ def train_epoch(model, batches, optimizer, theta: float | None, carry_state: boo
         value = float(loss.detach())
         norm = clip_step(params, theta, clip_mode, history)
         if not value < max_loss or not math.isfinite(norm):
-            raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, lr, norm, history)
-        optimizer.step()
+            raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, lr, norm, history,
+                                   clipping=theta is not None)
+        try:
+            optimizer.step()
+        except RuntimeError as error:  # e.g. "value cannot be converted to type float without overflow"
+            raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, lr, norm, history,
+                                   "the optimizer's state overflowed", theta is not None) from error
         history.step_loss.append(value)
         history.step_grad_norm.append(norm)
         history.step_lr.append(lr)
@@ -290,4 +320,23 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
             on_epoch(history)
         if deadline is not None and time.perf_counter() > deadline:
             break
+    check_final_model(model, history, config.lr)
     return history
+
+
+def check_final_model(model: nn.Module, history: History, lr: float) -> None:
+    """Raise `TrainingDiverged` if the trained model blew up with its last update.
+
+    Every minibatch's loss is checked before its update, so only the last update is judged
+    here: by the parameters (finite?) and the last validation perplexity (see `blown_up`).
+    """
+    epoch = history.epoch[-1] if history.epoch else 0
+    valid = history.valid_perplexity[-1] if history.valid_perplexity else 1.0
+    nats = math.log(valid) if valid > 0 else math.inf
+    if not parameters_finite(model):
+        reason = "the parameters stopped being finite after the last update"
+    elif blown_up(nats, model.vocab_size):
+        reason = f"the validation loss reached {nats:.4g} nats per token after the last update"
+    else:
+        return
+    raise TrainingDiverged(len(history.step_loss), int(epoch), nats, lr, 0.0, history, reason)

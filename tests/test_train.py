@@ -8,9 +8,13 @@ import torch
 from d2lmini.metrics import perplexity_from_bits, unigram_bits
 from d2lmini.rnn import RNNScratch
 from d2lmini.train import (
+    BLOW_UP,
+    MAX_LOSS,
     TrainConfig,
     TrainingDiverged,
+    blown_up,
     clip_gradients,
+    divergence_limit,
     evaluate_perplexity,
     make_model,
     train,
@@ -172,3 +176,33 @@ def test_a_stricter_loss_limit_stops_training_before_the_update(bundled):
                     history, 1, max_loss=1.0)  # an untrained model's loss is about ln 28 > 1
     assert info.value.step == 1 and history.step_loss == []
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+def test_blow_up_is_judged_against_the_uniform_guess_not_by_overflow():
+    limit = divergence_limit(28)
+    assert limit == pytest.approx(BLOW_UP * math.log(28))
+    assert not blown_up(limit * 0.99, 28) and blown_up(limit, 28)
+    assert blown_up(math.inf, 28) and blown_up(math.nan, 28)
+    assert divergence_limit(2**1100) == MAX_LOSS  # a huge vocabulary: capped where exp overflows
+
+
+def test_an_overflowing_optimizer_is_divergence_not_a_crash(bundled):
+    train_indices, valid_indices = bundled.split()
+    config = TrainConfig(num_hiddens=16, optimizer="adam", lr=1e38, theta=None, num_epochs=1,
+                         batch_size=8, num_steps=10)
+    model = make_model("scratch", len(bundled.vocab), config)
+    with pytest.raises(TrainingDiverged) as caught:
+        train(model, train_indices[:2000], valid_indices[:500], config)
+    assert "diverged" in str(caught.value)
+
+
+def test_the_last_update_is_judged_too(bundled):
+    """One minibatch at an absurd rate: nothing is left to check it but the final model."""
+    train_indices, valid_indices = bundled.split()
+    config = TrainConfig(num_hiddens=16, optimizer="sgd", lr=1e30, theta=None, num_epochs=1,
+                         batch_size=4, num_steps=10, lr_schedule="constant")
+    model = make_model("scratch", len(bundled.vocab), config)
+    with pytest.raises(TrainingDiverged) as caught:
+        train(model, train_indices[:55], valid_indices[:500], config)
+    assert len(caught.value.history.step_loss) == 1  # one minibatch, whose loss was still fine
+    assert "after the last update" in caught.value.reason

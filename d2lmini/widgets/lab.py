@@ -40,6 +40,8 @@ from d2lmini.train import (
     History,
     TrainConfig,
     TrainingDiverged,
+    check_final_model,
+    divergence_limit,
     evaluate_perplexity,
     make_model,
     make_optimizer,
@@ -48,9 +50,6 @@ from d2lmini.train import (
     train_epoch,
 )
 
-# A minibatch loss above BLOW_UP x (the loss of a uniform guess, ln |V|) means the run has
-# diverged: the model predicts far worse than guessing, and it will not come back.
-BLOW_UP = 10.0
 # How many validation points the curves get over one training budget (about).
 POINTS_PER_RUN = 12
 DEFAULT_PREFIXES = {"bundled": "the ", "timemachine": "the time ", "markov": "a"}
@@ -69,7 +68,7 @@ class LabSettings:
 
     `max_minibatches` (None: no limit) stops training after that many minibatches and
     then checkpoints by count rather than by time, so a run is repeatable whatever the
-    machine's speed. `data_dir` (None: the package's `data/`), `timemachine_url` and
+    machine's speed. `data_dir` (None: `d2lmini.corpus.default_cache_dir()`), `timemachine_url` and
     `download_timeout` say where The Time Machine is cached and fetched from (tests point
     them at an empty folder and a closed local port to act offline). `num_threads`, if
     set, is how many CPU threads torch may use while the lab trains (restored afterwards);
@@ -194,15 +193,10 @@ def check_settings(settings: LabSettings) -> None:
                          "1 samples the model as it is.")
 
 
-def _divergence_message(error: TrainingDiverged, settings: LabSettings, uniform_nats: float) -> str:
-    loss = error.loss
-    if not math.isfinite(error.grad_norm):
-        what = f"the gradient norm became {error.grad_norm}"
-    elif not math.isfinite(loss):
-        what = f"the loss became {loss}"
-    else:
-        what = (f"the loss reached {loss:.3g} nats per character, far above the {uniform_nats:.2f} "
-                "of a uniform guess")
+def _divergence_message(error: TrainingDiverged, settings: LabSettings, vocab_size: int) -> str:
+    limit = divergence_limit(vocab_size)
+    what = (f"{error.reason} (a uniform guess costs {math.log(vocab_size):.2f} nats per character; "
+            f"a run above {limit:.1f} has blown up)")
     tips = [f"a learning rate ten times smaller (about {settings.lr / 10:.3g})"]
     if settings.theta is None:
         tips.append("turning gradient clipping on (θ = 1)")
@@ -249,8 +243,7 @@ def run_lab(settings: LabSettings, on_epoch: Callable[[History, dict[str, float]
             torch.set_num_threads(settings.num_threads)
         _train(settings, data, result, on_epoch)
     except TrainingDiverged as error:
-        uniform_nats = math.log(result.vocab_size)
-        result.error = _divergence_message(error, settings, uniform_nats)
+        result.error = _divergence_message(error, settings, result.vocab_size)
         result.diverged = True
     finally:
         torch.set_num_threads(threads)
@@ -268,7 +261,6 @@ def _train(settings: LabSettings, data: _CorpusData, result: LabResult, on_epoch
     generator = torch.Generator().manual_seed(settings.seed)
     history = result.history
     per_epoch = max(1, (len(data.train) - 1) // (settings.batch_size * settings.num_steps))
-    blow_up = BLOW_UP * math.log(len(data.corpus.vocab))
     begin = time.perf_counter()
     deadline = begin + settings.budget_seconds
     by_count = settings.max_minibatches is not None
@@ -324,8 +316,9 @@ def _train(settings: LabSettings, data: _CorpusData, result: LabResult, on_epoch
         batches = make_batches("sequential", data.train, settings.batch_size, settings.num_steps,
                                generator, device)
         train_epoch(model, scheduled(batches, epoch), optimizer, settings.theta, True, history, epoch,
-                    lr_now=lr_now, max_loss=blow_up)
+                    lr_now=lr_now)
     checkpoint()
+    check_final_model(model, history, settings.lr)
     result.model = model
     result.minibatches = len(history.step_loss)
     result.train_perplexity = history.train_perplexity[-1]
