@@ -17,7 +17,7 @@ a learning rate that falls along a half cosine from `lr` to 0 over the time budg
 the same as `d2lmini.train.TrainConfig`'s defaults, which were chosen from this benchmark.
 The loop here is `d2lmini.train.train`'s, except that the time spent evaluating for the
 curve is not counted against the budget. Every hyperparameter has a flag.
-The Time Machine comes from the d2lmini cache (`data/timemachine.txt`), else from
+The Time Machine comes from the d2lmini cache (`d2lmini.corpus.default_cache_dir()`), else from
 `../shared/data/timemachine.txt` (copied to a temporary directory, never into the
 repository), else it is downloaded into the cache.
 """

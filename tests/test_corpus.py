@@ -3,26 +3,33 @@
 import gzip
 import hashlib
 import http.server
+import os
 import re
 import shutil
 import socket
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
+import d2lmini
 from d2lmini.corpus import (
-    BUNDLED_FILE,
-    DATA_DIR,
+    CACHE_ENV,
     ChecksumError,
     DataUnavailableError,
+    bundled_text,
+    default_cache_dir,
     download_timemachine,
     load_corpus,
     timemachine_is_cached,
 )
 from d2lmini.text import preprocess
 
-SHARED_TIMEMACHINE = Path(__file__).resolve().parents[2] / "shared" / "data" / "timemachine.txt"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = Path(d2lmini.__file__).resolve().parent
+SHARED_TIMEMACHINE = ROOT.parent / "shared" / "data" / "timemachine.txt"
 PAYLOAD = b"A small stand-in text, served by the test's own HTTP server.\n"
 PAYLOAD_SHA1 = hashlib.sha1(PAYLOAD).hexdigest()
 
@@ -83,8 +90,8 @@ def test_bundled_corpus_is_long_and_varied(bundled):
 
 
 def test_bundled_corpus_matches_its_documented_checksum_and_size(bundled):
-    readme = (DATA_DIR / "README.md").read_text()
-    raw = (DATA_DIR / BUNDLED_FILE).read_bytes()
+    readme = (ROOT / "data" / "README.md").read_text()
+    raw = bundled_text().encode("utf-8")
     assert hashlib.sha256(raw).hexdigest() in readme
     assert f"{len(bundled.text):,} characters" in readme
     assert f"{len(raw):,} bytes" in readme
@@ -171,3 +178,181 @@ def test_real_time_machine_from_cache_needs_no_network(tmp_path):
     corpus = load_corpus("timemachine", data_dir=tmp_path, url=closed_port_url())
     assert corpus.text.startswith("the time machine by h g wells")
     assert preprocess("It's  the END!") == "it s the end "
+
+
+class FaultyServer:
+    """A raw HTTP server on 127.0.0.1 that misbehaves as `fault` says, for a bounded time.
+
+    truncated: announces the full Content-Length, sends half, closes. garbled: a status line
+    that is not HTTP. drip: one byte every 0.5 s. missing: 404. slow: says nothing for 10 s.
+    Each connection is served for at most 12 s, so no test can leave it running.
+    """
+
+    def __init__(self, fault: str, body: bytes = PAYLOAD):
+        self.fault, self.body = fault, body
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.sock.settimeout(0.2)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/timemachine.txt"
+        self.stopped = threading.Event()
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self.answer, args=(conn,), daemon=True).start()
+
+    def answer(self, conn):
+        header = f"HTTP/1.1 200 OK\r\nContent-Length: {len(self.body)}\r\n\r\n".encode()
+        end = time.monotonic() + 12
+        with conn:
+            try:
+                conn.recv(4096)
+                if self.fault == "truncated":
+                    conn.sendall(header + self.body[: len(self.body) // 2])
+                elif self.fault == "garbled":
+                    conn.sendall(b"HTTX/9 what\r\n\r\n" + self.body)
+                elif self.fault == "missing":
+                    conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                elif self.fault == "drip":
+                    conn.sendall(header)
+                    for byte in self.body:
+                        if self.stopped.is_set() or time.monotonic() > end:
+                            break
+                        conn.sendall(bytes([byte]))
+                        time.sleep(0.5)
+                elif self.fault == "slow":
+                    while not self.stopped.is_set() and time.monotonic() < end:
+                        time.sleep(0.1)
+            except OSError:
+                pass
+
+    def close(self):
+        self.stopped.set()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("fault", ["truncated", "garbled", "missing", "drip", "slow"])
+def test_a_misbehaving_server_gives_the_clear_error_within_the_deadline(tmp_path, fault):
+    server = FaultyServer(fault)
+    try:
+        start = time.monotonic()
+        with pytest.raises(DataUnavailableError) as caught:
+            download_timemachine(tmp_path, server.url, timeout=2.0, sha1=PAYLOAD_SHA1)
+        took = time.monotonic() - start
+    finally:
+        server.close()
+    message = str(caught.value)
+    assert server.url in message and str(tmp_path / "timemachine.txt") in message
+    assert "bundled" in message
+    assert took < 2.0 + 1.0, f"{fault}: returned after {took:.1f} s for a 2 s deadline"
+    assert list(tmp_path.iterdir()) == [], "nothing may be left in the cache folder"
+
+
+def test_the_deadline_covers_the_whole_download_not_each_read(tmp_path):
+    server = FaultyServer("drip", body=b"x" * 100)  # every read succeeds, the whole takes 50 s
+    try:
+        start = time.monotonic()
+        with pytest.raises(DataUnavailableError, match="longer than 1.5 s"):
+            download_timemachine(tmp_path, server.url, timeout=1.5, sha1=PAYLOAD_SHA1)
+        assert time.monotonic() - start < 2.5
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("make_bad", ["file", "read-only"])
+def test_an_unusable_cache_folder_gives_the_clear_error(tmp_path, serve, make_bad):
+    server = serve(PAYLOAD)
+    folder = tmp_path / "cache"
+    if make_bad == "file":
+        folder.write_text("not a folder")
+    else:
+        folder.mkdir()
+        folder.chmod(0o500)
+        if os_allows_writing(folder):
+            pytest.skip("running as a user who may write anywhere (root): a read-only folder is not")
+    try:
+        with pytest.raises(DataUnavailableError) as caught:
+            download_timemachine(folder, server.url, sha1=PAYLOAD_SHA1)
+    finally:
+        if folder.is_dir():
+            folder.chmod(0o700)
+    assert CACHE_ENV in str(caught.value) and server.url in str(caught.value)
+
+
+def os_allows_writing(folder: Path) -> bool:
+    """True when a file can be created in `folder` despite its permissions."""
+    try:
+        (folder / "probe").write_text("x")
+    except OSError:
+        return False
+    (folder / "probe").unlink()
+    return True
+
+
+def test_a_hand_placed_file_with_the_wrong_checksum_is_moved_aside_not_deleted(tmp_path, serve):
+    server = serve(PAYLOAD)
+    (tmp_path / "timemachine.txt").write_bytes(b"my own notes, not the book")
+    with pytest.warns(UserWarning, match="moved to"):
+        path = download_timemachine(tmp_path, server.url, sha1=PAYLOAD_SHA1)
+    assert path.read_bytes() == PAYLOAD
+    kept = [p for p in tmp_path.iterdir() if p.name.endswith(".bad")]
+    assert len(kept) == 1 and kept[0].read_bytes() == b"my own notes, not the book"
+
+
+def test_stale_temporary_files_are_removed_and_fresh_ones_kept(tmp_path, serve):
+    server = serve(PAYLOAD)
+    stale = tmp_path / "timemachine.txt.dead.part"
+    fresh = tmp_path / "timemachine.txt.other-kernel.part"
+    stale.write_bytes(b"half")
+    fresh.write_bytes(b"half")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    download_timemachine(tmp_path, server.url, sha1=PAYLOAD_SHA1)
+    assert not stale.exists() and fresh.exists()
+
+
+def test_two_downloads_at_once_do_not_clobber_each_other(tmp_path, serve):
+    server = serve(PAYLOAD)
+    errors = []
+
+    def fetch():
+        try:
+            download_timemachine(tmp_path, server.url, sha1=PAYLOAD_SHA1)
+        except Exception as error:  # collected and asserted below
+            errors.append(error)
+
+    threads = [threading.Thread(target=fetch) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert not errors
+    assert [p.name for p in tmp_path.iterdir()] == ["timemachine.txt"]
+    assert (tmp_path / "timemachine.txt").read_bytes() == PAYLOAD
+
+
+@pytest.mark.parametrize("platform, env, expected", [
+    ("linux", {}, ".cache/d2lmini"),
+    ("linux", {"XDG_CACHE_HOME": "{tmp}/xdg"}, "xdg/d2lmini"),
+    ("darwin", {}, "Library/Caches/d2lmini"),
+    ("win32", {"LOCALAPPDATA": "{tmp}/local"}, "local/d2lmini/Cache"),
+    ("linux", {CACHE_ENV: "{tmp}/mine"}, "mine"),
+])
+def test_the_cache_folder_is_per_user_and_overridable(monkeypatch, tmp_path, platform, env, expected):
+    for name in ("XDG_CACHE_HOME", "LOCALAPPDATA", CACHE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.format(tmp=tmp_path))
+    monkeypatch.setattr(sys, "platform", platform)
+    assert default_cache_dir() == tmp_path / expected
+
+
+def test_the_cache_is_never_inside_the_installed_package():
+    assert PACKAGE_DIR not in default_cache_dir().parents
