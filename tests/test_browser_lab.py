@@ -5,7 +5,7 @@ sliders, presses Train and checks that the validation perplexity shown in the pa
 to another finite number; then sets a learning rate that diverges and checks the message.
 A screenshot of the panel goes to test-artifacts/lab.png.
 
-Skips (saying why) without Debian's /usr/bin/chromium or Python Playwright, unless
+Skips (saying why) without Chromium (on the PATH or at $D2LMINI_CHROMIUM) or Python Playwright, unless
 D2LMINI_REQUIRE_BROWSER=1, as in CI, where their absence is a failure. Never runs
 `playwright install`: the browser is the system's.
 """
@@ -13,12 +13,11 @@ D2LMINI_REQUIRE_BROWSER=1, as in CI, where their absence is a failure. Never run
 import math
 import os
 import re
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
-from browser.jupyterlab import CHROMIUM, CHROMIUM_ARGS, running_jupyterlab, strip_outputs
+from browser.jupyterlab import CHROMIUM_ARGS, CHROMIUM_ENV, find_chromium, running_jupyterlab, strip_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "07_perplexity.ipynb"
@@ -29,18 +28,19 @@ pytestmark = pytest.mark.browser
 
 
 def _require_browser():
-    """Return playwright's sync_playwright, or skip (fail when D2LMINI_REQUIRE_BROWSER=1)."""
+    """Return (sync_playwright, Chromium's path), or skip (fail when D2LMINI_REQUIRE_BROWSER=1)."""
     required = os.environ.get("D2LMINI_REQUIRE_BROWSER") == "1"
-    problem = None
-    if not CHROMIUM.exists():
-        problem = f"{CHROMIUM} is missing (apt-get install chromium)"
+    problem, chromium = None, find_chromium()
+    if chromium is None or not chromium.exists():
+        problem = (f"Chromium is missing: none on the PATH and {CHROMIUM_ENV} names "
+                   f"{os.environ.get(CHROMIUM_ENV) or 'nothing'} (apt-get install chromium)")
     else:
         try:
             from playwright.sync_api import sync_playwright
         except ImportError as error:
             problem = f"Python Playwright is not importable ({error}); pip install playwright"
     if problem is None:
-        return sync_playwright
+        return sync_playwright, chromium
     if required:
         pytest.fail(f"D2LMINI_REQUIRE_BROWSER=1 but {problem}")
     pytest.skip(problem)
@@ -68,7 +68,7 @@ def _train_and_wait(page, expected_text: str) -> None:
 
 
 def test_without_chromium_the_test_skips_unless_ci_requires_it(monkeypatch):
-    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", Path("/nonexistent/chromium"))
+    monkeypatch.setenv(CHROMIUM_ENV, "/nonexistent/chromium")
     monkeypatch.delenv("D2LMINI_REQUIRE_BROWSER", raising=False)
     with pytest.raises(pytest.skip.Exception, match="missing"):
         _require_browser()
@@ -78,12 +78,12 @@ def test_without_chromium_the_test_skips_unless_ci_requires_it(monkeypatch):
 
 
 def test_lab_retrains_in_jupyterlab():
-    sync_playwright = _require_browser()
+    sync_playwright, chromium = _require_browser()
     ARTIFACTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
         strip_outputs(NOTEBOOK, Path(root) / NOTEBOOK.name)  # fresh: every number shown comes from this run
         with running_jupyterlab(Path(root)) as (base, token), sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+            browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS,
                                                  headless=True)
             page = None
             try:

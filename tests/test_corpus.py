@@ -137,7 +137,8 @@ def test_wrong_checksum_is_an_error_and_nothing_is_cached(tmp_path, serve):
 def test_corrupt_cache_is_detected_and_fetched_again(tmp_path, serve):
     (tmp_path / "timemachine.txt").write_bytes(b"truncated by a crash")
     server = serve(PAYLOAD)
-    path = download_timemachine(tmp_path, server.url, sha1=PAYLOAD_SHA1)
+    with pytest.warns(UserWarning, match="not The Time Machine"):
+        path = download_timemachine(tmp_path, server.url, sha1=PAYLOAD_SHA1)
     assert server.requests == 1
     assert path.read_bytes() == PAYLOAD
 

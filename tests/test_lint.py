@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_ruff_finds_nothing():
     ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
     if not Path(ruff).exists():
-        pytest.skip("ruff is not installed (pip install -r requirements.txt installs it)")
+        pytest.skip("ruff is not installed (pip install -r requirements-dev.txt installs it)")
     result = subprocess.run([ruff, "check", "d2lmini", "tests", "notebooks", "tools", "benchmarks"],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -2,13 +2,26 @@
 
     python tools/run_notebooks.py                  # every notebook in notebooks/
     python tools/run_notebooks.py notebooks/03_one_hot.ipynb ...
+    python tools/run_notebooks.py --alone          # run each copied alone into an empty folder
 
 Prints one line per notebook with the time it took; exits non-zero if any cell fails
 (the failing notebook is left unchanged on disk).
+
+Notebooks are stored in a form that keeps diffs readable (CONTRIBUTING.md, "Stored
+notebooks"): the outputs stay, but not the saved state of the widgets (hundreds of KB that
+change on every run and that no test reads), and a widget's output keeps only a short
+plain-text placeholder instead of the `VBox(children=(...` text that JupyterLab would show
+before the cell runs.
+
+`--alone` executes a copy of each notebook in a fresh empty folder with nothing saved back:
+it checks that a notebook runs on its own with the d2lmini that is installed, as it does
+when a student opens it on Google Colab.
 """
 
 import argparse
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,31 +30,60 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_PLACEHOLDER = "Run this cell to show the interactive panel."
 
 
-def execute(path: Path, timeout: int) -> float:
-    """Execute the notebook at `path` in a fresh kernel, save it, and return the seconds taken."""
+def strip_widget_state(notebook) -> None:
+    """Drop the saved widget state and replace each widget output by a plain-text placeholder."""
+    notebook.metadata.pop("widgets", None)
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if WIDGET_VIEW in output.get("data", {}):
+                output["data"] = {"text/plain": WIDGET_PLACEHOLDER}
+
+
+def execute(path: Path, timeout: int, workdir: Path | None = None) -> float:
+    """Execute the notebook at `path` in a fresh kernel and return the seconds taken.
+
+    Without `workdir` the notebook runs beside its file and is saved back in the stored
+    form; with one, it runs there and nothing is saved.
+    """
     notebook = nbformat.read(path, as_version=4)
+    folder = workdir or path.parent
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+                            resources={"metadata": {"path": str(folder)}})
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
-    nbformat.write(notebook, path)
+    if workdir is None:
+        strip_widget_state(notebook)
+        nbformat.write(notebook, path)
     return seconds
+
+
+def execute_alone(path: Path, timeout: int) -> float:
+    """Copy the notebook at `path` alone into an empty temporary folder and execute it there."""
+    with tempfile.TemporaryDirectory(prefix="d2lmini-alone-") as folder:
+        copy = Path(folder) / path.name
+        shutil.copy(path, copy)
+        return execute(copy, timeout, workdir=Path(folder))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb")
     parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
+    parser.add_argument("--alone", action="store_true",
+                        help="run a copy of each notebook alone in an empty folder; save nothing")
     args = parser.parse_args()
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
     failed = []
     for index, path in enumerate(paths, 1):
         print(f"[{index}/{len(paths)}] {path.name} ...", end=" ", flush=True)
         try:
-            print(f"{execute(path, args.timeout):.1f} s", flush=True)
+            seconds = execute_alone(path, args.timeout) if args.alone else execute(path, args.timeout)
+            print(f"{seconds:.1f} s", flush=True)
         except Exception as error:  # report every notebook, then fail
             print(f"FAILED: {type(error).__name__}: {str(error)[-2000:]}", flush=True)
             failed.append(path.name)

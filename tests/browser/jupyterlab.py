@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,9 +22,18 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ENV = "D2LMINI_CHROMIUM"
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--no-proxy-server"]
+
+
+def find_chromium() -> Path | None:
+    """Return the Chromium to drive: `$D2LMINI_CHROMIUM` if set, else the first on the PATH, else None."""
+    if os.environ.get(CHROMIUM_ENV):
+        return Path(os.environ[CHROMIUM_ENV])
+    found = next((shutil.which(name) for name in CHROMIUM_NAMES if shutil.which(name)), None)
+    return Path(found) if found else None
 
 
 def free_port() -> int:
