@@ -55,3 +55,14 @@ def test_compression_baselines_reproduce_the_published_figures():
     assert table["xz"] == pytest.approx(2.353, abs=0.001)
     assert table["bz2"] == pytest.approx(2.106, abs=0.001)
     assert table["uniform"] == pytest.approx(4.755, abs=0.001)
+    assert metrics.perplexity_from_bits(table["ppmd"]) == pytest.approx(3.626, abs=0.001)
+
+
+@pytest.mark.skipif(not SHARED_TIMEMACHINE.is_file(), reason="../shared/data/timemachine.txt is absent")
+def test_the_ladder_reproduces_issue_14s_kneser_ney_figures():
+    corpus = corpus_from_text("timemachine", preprocess(SHARED_TIMEMACHINE.read_text()))
+    ladder = metrics.ladder_bits(*corpus.split_text(0.1))
+    measured = [round(metrics.perplexity_from_bits(ladder[f"KN n={n}"]), 2) for n in range(2, 9)]
+    assert measured == [9.61, 6.37, 4.55, 3.91, 3.76, 3.77, 3.84]
+    assert ladder["best n-gram (KN n=6)"] == ladder["KN n=6"]
+    assert list(ladder)[-4:] == ["gzip", "bz2", "xz", "ppmd"]
