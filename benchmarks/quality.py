@@ -26,26 +26,22 @@ import argparse
 import math
 import shutil
 import tempfile
-import time
-from dataclasses import fields
 from pathlib import Path
 
 import torch
 
-from d2lmini.batching import make_batches
 from d2lmini.corpus import load_corpus, timemachine_is_cached
 from d2lmini.device import seed_everything, try_gpu
-from d2lmini.metrics import baseline_bits, bits_from_nats, perplexity_from_bits
-from d2lmini.train import (
-    TrainConfig,
-    TrainingDiverged,
-    clip_gradients,
-    evaluate_perplexity,
-    make_model,
-    make_optimizer,
-    scheduled_lr,
-    sequence_loss,
+from d2lmini.metrics import ladder_bits, perplexity_from_bits
+from d2lmini.mixture import (
+    fit_mixture_weight,
+    harmonic_mean_of_probs,
+    mixture_log_probs,
+    perplexity_of,
+    rnn_log_probs,
 )
+from d2lmini.ngram import KneserNey
+from d2lmini.train import TrainConfig, make_model, train
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_COPY = REPO.parent / "shared" / "data" / "timemachine.txt"
@@ -60,79 +56,41 @@ def load_named_corpus(name: str):
         return load_corpus(name, Path(data_dir))  # load_corpus checks the sha1
 
 
-def held_out_perplexity(model, valid_indices) -> float:
-    """Perplexity on `valid_indices` read as one stream (batch 1), state carried throughout."""
-    return evaluate_perplexity(model, valid_indices, batch_size=1, num_steps=500)
+def train_rnn(corpus, fit_length: int, config: TrainConfig, device):
+    """Train the scratch RNN on corpus.indices[:fit_length] through `d2lmini.train.train`.
 
-
-def train_for(model, train_indices, valid_indices, config: TrainConfig, seconds: float,
-              schedule: str = "constant", eval_every: float | None = None):
-    """Train `model` for `seconds` of wall-clock time; return (curve, tokens, epochs).
-
-    `curve` lists (training seconds, held-out perplexity) every `eval_every` seconds and at
-    the end; time spent evaluating is not counted as training time.
+    Returns (model, history); the checkpoints are measured on the mixture slice that
+    follows the training part (never on the held-out text).
     """
-    device = next(model.parameters()).device
-    generator = torch.Generator().manual_seed(config.seed)
-    optimizer = make_optimizer(config.optimizer, model.parameters(), config.lr)
-    params = list(model.parameters())
-    curve, tokens, epochs, paused = [], 0, 0, 0.0
-    next_eval = eval_every if eval_every else math.inf
-    start = time.perf_counter()
-
-    def elapsed():
-        return time.perf_counter() - start - paused
-
-    while elapsed() < seconds:
-        epochs += 1
-        state = None
-        for X, Y in make_batches(config.sampling, train_indices, config.batch_size,
-                                 config.num_steps, generator, device):
-            for group in optimizer.param_groups:
-                group["lr"] = scheduled_lr(config.lr, schedule, elapsed() / seconds)
-            if state is None or config.sampling != "sequential":
-                state = model.begin_state(X.shape[0])
-            outputs, state = model(X, state.detach())
-            loss = sequence_loss(outputs, Y)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            clip_gradients(params, config.theta)
-            value = float(loss.detach())
-            if not math.isfinite(value):
-                raise TrainingDiverged(tokens // Y.numel(), epochs, value, config.lr)
-            optimizer.step()
-            tokens += Y.numel()
-            if elapsed() >= next_eval:
-                pause = time.perf_counter()
-                curve.append((elapsed(), held_out_perplexity(model, valid_indices)))
-                next_eval += eval_every
-                paused += time.perf_counter() - pause
-            if elapsed() >= seconds:
-                break
-    total = elapsed()
-    curve.append((total, held_out_perplexity(model, valid_indices)))
-    return curve, tokens, epochs, total
+    seed_everything(config.seed)
+    model = make_model("scratch", len(corpus.vocab), config, device)
+    train_indices = corpus.indices[:fit_length]
+    slice_indices = corpus.indices[fit_length : int(len(corpus.indices) * 0.9)]
+    history = train(model, train_indices, slice_indices, config)
+    return model, history
 
 
-def save_plot(curve, baselines_bits, path: Path, title: str) -> None:
-    """Save held-out perplexity against training seconds, with the compressors as lines."""
+def save_plot(history, rows, path: Path, title: str) -> None:
+    """Save the RNN's perplexity on the slice against training seconds, with n-gram and PPMd lines."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.4), dpi=100)
-    ax.plot([s for s, _ in curve], [p for _, p in curve], marker="o", markersize=3, label="scratch RNN")
-    for name, style in (("gzip", ":"), ("xz", "-."), ("bz2", "--")):
-        ax.axhline(perplexity_from_bits(baselines_bits[name]), color="gray", linestyle=style,
-                   linewidth=1, label=name)
+    ax.plot(history.seconds, history.valid_perplexity, marker="o", markersize=3,
+            label="scratch RNN (perplexity on the mixture slice)")
+    best = next(name for name in rows if name.startswith("best n-gram"))
+    for name, style in ((best, "--"), ("ppmd", ":"), ("RNN + KN mixture", "-.")):
+        if name in rows:
+            ax.axhline(perplexity_from_bits(rows[name]), color="gray", linestyle=style, linewidth=1,
+                       label=f"{name} (held-out)")
     ax.set_xlabel("training seconds")
-    ax.set_ylabel("held-out perplexity")
-    highest = max(max(p for _, p in curve), perplexity_from_bits(baselines_bits["gzip"]))
-    ax.set_ylim(bottom=3.5, top=min(12.0, highest * 1.05))
+    ax.set_ylabel("perplexity")
+    ax.set_ylim(bottom=3.0, top=min(12.0, max(history.valid_perplexity) * 1.05))
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -143,7 +101,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="timemachine", choices=["timemachine", "bundled"])
-    parser.add_argument("--seconds", type=float, default=60.0, help="training budget (wall clock)")
+    parser.add_argument("--seconds", type=float, default=None, help="training budget (wall clock)")
+    parser.add_argument("--minibatches", type=int, default=None,
+                        help="training budget in minibatches (comparable under load)")
     parser.add_argument("--hiddens", type=int, default=defaults.num_hiddens)
     parser.add_argument("--lr", type=float, default=defaults.lr)
     parser.add_argument("--optimizer", default=defaults.optimizer, choices=["sgd", "adam"])
@@ -151,52 +111,65 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=defaults.num_steps)
     parser.add_argument("--theta", type=float, default=defaults.theta,
                         help="clipping threshold (0 turns clipping off)")
-    parser.add_argument("--sampling", default=defaults.sampling, choices=["sequential", "random"])
-    parser.add_argument("--schedule", default=defaults.lr_schedule, choices=["constant", "cosine"],
-                        help="cosine (default) decays the learning rate to 0 over the budget")
+    parser.add_argument("--schedule", default=defaults.lr_schedule, choices=["constant", "cosine"])
     parser.add_argument("--init", default=defaults.init, choices=["xavier", "normal"])
     parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument("--eval-every", type=float, default=None,
-                        help="also evaluate every this many training seconds (for the curve)")
+    parser.add_argument("--slice", type=float, default=0.1,
+                        help="share of the training text held back to fit the mixture weight")
     parser.add_argument("--plot", type=Path, default=None, help="save the curve as a PNG here")
     parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: try_gpu())")
     args = parser.parse_args(argv)
+    if args.seconds is None and args.minibatches is None:
+        args.seconds = 60.0
 
     config = TrainConfig(num_hiddens=args.hiddens, lr=args.lr, optimizer=args.optimizer,
                          batch_size=args.batch, num_steps=args.steps, theta=args.theta or None,
-                         sampling=args.sampling, init=args.init, seed=args.seed)
+                         lr_schedule=args.schedule, init=args.init, seed=args.seed, num_epochs=None,
+                         max_seconds=args.seconds, max_minibatches=args.minibatches,
+                         count_eval_time=False, checkpoints=12, eval_batch_size=1, eval_num_steps=500)
     device = torch.device(args.device) if args.device else try_gpu()
     corpus = load_named_corpus(args.corpus)
-    train_indices, valid_indices = corpus.split(0.1)
     train_text, valid_text = corpus.split_text(0.1)
-    print(f"corpus {corpus.name}: {len(train_text):,} training and {len(valid_text):,} held-out "
-          f"characters, vocabulary {len(corpus.vocab)}; device {device}, {torch.get_num_threads()} threads")
-    settings = {f.name: getattr(config, f.name) for f in fields(config)
-                if f.name not in ("num_epochs", "max_seconds")}
-    print(f"settings: {settings}, schedule {args.schedule}, budget {args.seconds:g} s")
+    fit_length = int(len(train_text) * (1 - args.slice))
+    fit_text, slice_text = train_text[:fit_length], train_text[fit_length:]
+    print(f"corpus {corpus.name}: {len(fit_text):,} characters to train the RNN, {len(slice_text):,} "
+          f"(end of the training text) to fit the mixture weight, {len(valid_text):,} held out; "
+          f"vocabulary {len(corpus.vocab)}; device {device}, {torch.get_num_threads()} threads")
+    budget = f"{args.minibatches} minibatches" if args.minibatches else f"{args.seconds:g} s"
+    print(f"RNN: {config.num_hiddens} hidden, {config.optimizer} lr {config.lr:g} {args.schedule}, "
+          f"batch {config.batch_size}x{config.num_steps}, init {config.init}, seed {config.seed}, {budget}")
 
-    seed_everything(config.seed)
-    model = make_model("scratch", len(corpus.vocab), config, device)
-    eval_every = args.eval_every or (args.seconds / 12 if args.plot else None)
-    curve, tokens, epochs, seconds = train_for(model, train_indices, valid_indices, config,
-                                               args.seconds, args.schedule, eval_every)
-    for at, ppl in curve[:-1]:
-        print(f"  after {at:5.1f} s: held-out perplexity {ppl:.2f}")
-    perplexity = curve[-1][1]
-    print(f"trained {seconds:.1f} s: {tokens:,} tokens ({tokens / seconds:,.0f} tokens/s), "
-          f"{epochs} pass(es) over the training text\n")
+    model, history = train_rnn(corpus, fit_length, config, device)
+    trained = history.seconds[-1] if history.seconds else float("nan")
+    tokens = history.tokens_per_second[-1] if history.tokens_per_second else float("nan")
+    print(f"trained {trained:.1f} s at {tokens:,.0f} tokens/s\n")
 
-    bits = baseline_bits(train_text, valid_text)
-    bits["scratch RNN"] = bits_from_nats(math.log(perplexity))
+    rows = ladder_bits(train_text, valid_text)
+    # the mixture weight: both models scored on the slice they were not fitted on
+    kn_order = int(next(name for name in rows if name.startswith("best n-gram")).split("=")[1][:-1])
+    slice_kn = KneserNey(kn_order).fit(fit_text, symbols=corpus.text).log_probs(
+        slice_text, history=fit_text[-kn_order:])
+    slice_rnn = rnn_log_probs(model, corpus.indices[fit_length:len(train_text)],
+                              history=corpus.indices[:fit_length])
+    lam = fit_mixture_weight(slice_rnn, slice_kn)
+    # held-out: the n-gram counts the whole training text, the RNN reads it all as context
+    valid_kn = KneserNey(kn_order).fit(train_text, symbols=corpus.text).log_probs(
+        valid_text, history=train_text[-kn_order:])
+    valid_rnn = rnn_log_probs(model, corpus.indices[len(train_text):],
+                              history=corpus.indices[:len(train_text)])
+    ln2 = math.log(2)
+    rows["scratch RNN (static)"] = -valid_rnn.mean() / ln2
+    rows[f"RNN + KN mixture (lam={lam:.2f})"] = -mixture_log_probs(valid_rnn, valid_kn, lam).mean() / ln2
     print("| model | bits per character | perplexity |")
     print("|---|---|---|")
-    for name, value in bits.items():
+    for name, value in rows.items():
         print(f"| {name} | {value:.3f} | {perplexity_from_bits(value):.2f} |")
+    print(f"\nRNN on held-out: perplexity {perplexity_of(valid_rnn):.2f}, "
+          f"1/mean(p) {harmonic_mean_of_probs(valid_rnn):.2f}")
     if args.plot:
-        title = (f"{corpus.name}: {config.num_hiddens} hidden, {config.optimizer} lr {config.lr:g}, "
-                 f"batch {config.batch_size}x{config.num_steps}, {args.schedule}")
-        save_plot(curve, bits, args.plot, title)
-        print(f"\nplot saved to {args.plot}")
+        rows["RNN + KN mixture"] = rows[f"RNN + KN mixture (lam={lam:.2f})"]
+        save_plot(history, rows, args.plot, f"{corpus.name}: scratch RNN, {budget}")
+        print(f"plot saved to {args.plot}")
 
 
 if __name__ == "__main__":
