@@ -77,3 +77,57 @@ def empirical_conditional_entropy_bits(text: str) -> float:
     conditional = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
     mask = joint > 0
     return float(-(joint[mask] * np.log2(conditional[mask])).sum())
+
+
+@dataclass(frozen=True)
+class EchoSource:
+    """A source with memory: each character repeats the one `lag` places back with probability
+    `keep`, else is one of the other characters drawn uniformly (notebook 07).
+
+    The text is `lag` interleaved first-order chains, so x_t is independent of the `lag - 1`
+    characters just before it: an n-gram with n <= lag sees nothing (log2 |alphabet| bits per
+    character) while the exact floor is h(keep) + (1 - keep) log2(|alphabet| - 1). A model must
+    remember `lag` steps back to reach it.
+    """
+
+    alphabet: str = "abcd"
+    lag: int = 6
+    keep: float = 0.85
+
+    def __post_init__(self):
+        if len(set(self.alphabet)) != len(self.alphabet) or len(self.alphabet) < 2:
+            raise ValueError(f"alphabet must be at least 2 distinct characters, got {self.alphabet!r}")
+        if not (isinstance(self.lag, int) and self.lag >= 1):
+            raise ValueError(f"lag must be an integer >= 1, got {self.lag!r}")
+        if not 0 < self.keep < 1:
+            raise ValueError(f"keep must be in (0, 1), got {self.keep!r}")
+
+    def entropy_rate_bits(self) -> float:
+        """Return the exact entropy rate in bits per character (the floor for any model)."""
+        p = self.keep
+        return float(-p * np.log2(p) - (1 - p) * np.log2(1 - p) + (1 - p) * np.log2(len(self.alphabet) - 1))
+
+    def sample(self, length: int, seed: int = 0) -> str:
+        """Return `length` characters: `lag` uniform ones, then each echoes the one `lag` back or not."""
+        rng = np.random.default_rng(seed)
+        size = len(self.alphabet)
+        out = np.empty(length, dtype=np.int64)
+        out[: self.lag] = rng.integers(0, size, self.lag)
+        echo = rng.random(length) < self.keep
+        shift = rng.integers(1, size, length)  # a different character: add 1..size-1 mod size
+        for t in range(self.lag, length):
+            out[t] = out[t - self.lag] if echo[t] else (out[t - self.lag] + shift[t]) % size
+        return "".join(np.array(list(self.alphabet))[out])
+
+
+def empirical_lag_entropy_bits(text: str, lag: int) -> float:
+    """Return H(x_t | x_{t-lag}) in bits, estimated from the counts of `text` (checks EchoSource)."""
+    symbols = sorted(set(text))
+    index = {c: i for i, c in enumerate(symbols)}
+    codes = np.array([index[c] for c in text])
+    counts = np.zeros((len(symbols), len(symbols)))
+    np.add.at(counts, (codes[:-lag], codes[lag:]), 1)
+    joint = counts / counts.sum()
+    conditional = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    mask = joint > 0
+    return float(-(joint[mask] * np.log2(conditional[mask])).sum())
