@@ -141,8 +141,11 @@ def main(argv=None):
 
     model, history = train_rnn(corpus, fit_length, config, device)
     trained = history.seconds[-1] if history.seconds else float("nan")
-    tokens = history.tokens_per_second[-1] if history.tokens_per_second else float("nan")
-    print(f"trained {trained:.1f} s at {tokens:,.0f} tokens/s\n")
+    rate = history.tokens_per_second[-1] if history.tokens_per_second else float("nan")
+    print(f"trained {trained:.1f} s; last checkpoint's rate {rate:,.0f} tokens/s", end="")
+    if args.minibatches:
+        print(f"; {args.minibatches * config.batch_size * config.num_steps / trained:,.0f} tokens/s overall")
+    print()
 
     rows = ladder_bits(train_text, valid_text)
     # the mixture weight: both models scored on the slice they were not fitted on
