@@ -28,7 +28,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from d2lmini.bptt import rnn_forward_bptt
 from d2lmini.text import Vocab
+
+# The most characters `predict` generates in one call.
+MAX_GENERATED = 100_000
 
 
 def init_rnn_params(
@@ -98,50 +102,6 @@ def rnn_forward_one_hot(
         H = torch.tanh(X_t @ W_xh + H @ W_hh + b_h)
         outputs.append(H @ W_hq + b_q)
     return torch.cat(outputs), H
-
-
-class HandWrittenBPTT(torch.autograd.Function):
-    """The scratch RNN as one autograd node whose backward is `d2lmini.bptt.bptt_backward`.
-
-    Autograd records a single node for the whole sequence instead of a few per step;
-    the forward and backward passes are those of `d2lmini.bptt` (notebook 05).
-    Gradients of first order only (no double backward).
-    """
-
-    @staticmethod
-    def forward(ctx, X, state, W_xh, W_hh, b_h, W_hq, b_q):
-        from d2lmini.bptt import bptt_forward  # imported here: d2lmini.bptt imports this module
-
-        outputs, final_state, cache = bptt_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)
-        # save_for_backward (not a plain attribute) frees the tensors with the graph and
-        # raises if a parameter is changed in place before backward runs.
-        ctx.cache_names = tuple(cache)
-        ctx.save_for_backward(*cache.values())
-        ctx.set_materialize_grads(False)  # an unused final state sends None, not zeros
-        return outputs, final_state.clone()
-
-    @staticmethod
-    def backward(ctx, d_outputs, d_final_state):
-        from d2lmini.bptt import bptt_backward
-
-        cache = dict(zip(ctx.cache_names, ctx.saved_tensors, strict=True))
-        if d_outputs is None:  # only the final state was used
-            d_outputs = torch.zeros(cache["hiddens"].shape[0] * cache["hiddens"].shape[1],
-                                    cache["W_hq"].shape[1], dtype=cache["W_hq"].dtype,
-                                    device=cache["W_hq"].device)
-        grads = bptt_backward(d_outputs, d_final_state, cache)
-        return (None, grads["state"], grads["W_xh"], grads["W_hh"], grads["b_h"],
-                grads["W_hq"], grads["b_q"])
-
-
-def rnn_forward_bptt(
-    X: torch.Tensor, state: torch.Tensor, W_xh, W_hh, b_h, W_hq, b_q
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The same outputs as `rnn_forward`; gradients come from the hand-written BPTT, not autograd.
-
-    Returns (outputs (steps * batch, vocab) step-major, final state (batch, hiddens)).
-    """
-    return HandWrittenBPTT.apply(X, state, W_xh, W_hh, b_h, W_hq, b_q)
 
 
 class RNNScratch(nn.Module):
@@ -223,6 +183,48 @@ def check_prefix(prefix: str, vocab: Vocab) -> None:
         )
 
 
+def check_predict_arguments(model, vocab, prefix, num_chars, temperature, generator) -> None:
+    """Raise TypeError/ValueError naming the argument of `predict` that is wrong and what it may be."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module such as RNNScratch, not {type(model).__name__}")
+    if not isinstance(vocab, Vocab):
+        raise TypeError(f"vocab must be a d2lmini.text.Vocab, not {type(vocab).__name__}")
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be text (a str) such as 'the ', not {prefix!r}")
+    if isinstance(num_chars, bool) or not isinstance(num_chars, int):
+        raise TypeError(f"num_chars must be a whole number (an int) such as 50, not {num_chars!r}")
+    if not 0 <= num_chars <= MAX_GENERATED:
+        raise ValueError(f"num_chars must be between 0 and {MAX_GENERATED:,}, not {num_chars}")
+    not_a_number = isinstance(temperature, bool) or not isinstance(temperature, int | float)
+    if temperature is not None and not_a_number:
+        raise TypeError(f"temperature must be a positive number, or None for greedy, not {temperature!r}")
+    if temperature is not None and not (temperature > 0 and math.isfinite(temperature)):
+        raise ValueError(f"temperature must be positive and finite (or None for greedy), not {temperature}")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a CPU torch.Generator or None, not {type(generator).__name__}")
+
+
+def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
+               generator: torch.Generator | None) -> int:
+    """Return the next token from one step's `logits` (vocab,): greedy, or sampled at `temperature`.
+
+    Sampling draws from softmax(logits / T), computed in float64 as exp((logits - max) / T):
+    every exponent is at most 0, so no temperature, however small or large, overflows
+    (a tiny T gives the greedy choice, a huge T the uniform one). `<unk>` is never chosen.
+    Raises ValueError when the logits are not finite: the model has diverged.
+    """
+    logits = logits.detach().double().cpu()
+    logits[unk] = -math.inf
+    known = torch.cat([logits[:unk], logits[unk + 1:]])
+    if not bool(torch.isfinite(known).all()):
+        raise ValueError("The model's outputs are not finite (inf or nan): its training diverged, so it "
+                         "cannot predict. Retrain it with a smaller learning rate or with clipping.")
+    if temperature is None:
+        return int(logits.argmax())
+    weights = torch.exp((logits - logits.max()) / temperature)
+    return int(torch.multinomial(weights, 1, generator=generator))
+
+
 @torch.no_grad()
 def predict(
     model: nn.Module,
@@ -232,28 +234,22 @@ def predict(
     temperature: float | None = None,
     generator: torch.Generator | None = None,
 ) -> str:
-    """Return `prefix` followed by `num_chars` characters generated by `model`.
+    """Return `prefix` followed by `num_chars` characters generated by `model` (notebook 04).
 
     The model first reads the prefix (warm-up) to build its hidden state. Then each
     new character is the most likely one (`temperature=None`, greedy) or is drawn from
-    softmax(logits / temperature); random numbers come from the CPU `generator`.
-    `<unk>` is never generated.
+    softmax(logits / temperature) (see `next_token`); random numbers come from the CPU
+    `generator`. `<unk>` is never generated. Wrong argument types or ranges raise
+    TypeError/ValueError naming the argument.
     """
+    check_predict_arguments(model, vocab, prefix, num_chars, temperature, generator)
     check_prefix(prefix, vocab)
-    if temperature is not None and not temperature > 0:
-        raise ValueError(f"temperature must be positive (or None for greedy), not {temperature}")
     device = model_device(model)
     state = model.begin_state(1)
     logits, state = model(torch.tensor([vocab.indices(prefix)], device=device), state)
     generated = []
     for _ in range(num_chars):
-        last = logits[-1].float().cpu()
-        last[vocab.unk] = -float("inf")  # never generate <unk>
-        if temperature is None:
-            token = int(last.argmax())
-        else:
-            probs = torch.softmax(last / temperature, dim=0)
-            token = int(torch.multinomial(probs, 1, generator=generator))
+        token = next_token(logits[-1], vocab.unk, temperature, generator)
         generated.append(token)
         logits, state = model(torch.tensor([[token]], device=device), state)
     return prefix + vocab.decode(generated)

@@ -1,5 +1,6 @@
 """Training a character-level RNN: clipping, epochs, perplexity (notebooks 04, 06 and 07)."""
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Iterable
@@ -25,6 +26,15 @@ class TrainConfig:
     `theta` is the clipping threshold (None: no clipping). With `clip_mode="norm"` the
     joint gradient norm is clipped to theta (notebook 06's rule); with "value" every
     gradient entry is clamped to [-theta, theta] (per-element clipping, for comparison).
+
+    The budget: training stops at whichever comes first of `num_epochs` passes over the
+    text (None: no limit), `max_minibatches` and `max_seconds` of wall clock (evaluation
+    included unless `count_eval_time` is False). The learning-rate schedule's progress is
+    the share of that budget used so far. Checkpoints (a validation measurement, a
+    `History` entry and a callback) come after every `checkpoint_every` minibatches, else
+    every `checkpoint_seconds`, else about `checkpoints` times per run, else after every
+    epoch; and always at the end. Validation reads the text as `eval_batch_size` streams
+    (None: `batch_size`) in chunks of `eval_num_steps` (None: `num_steps`).
     """
 
     num_hiddens: int = 320
@@ -35,8 +45,15 @@ class TrainConfig:
     theta: float | None = 1.0
     clip_mode: str = "norm"
     lr_schedule: str = "cosine"
-    num_epochs: int = 10
+    num_epochs: int | None = 10
+    max_minibatches: int | None = None
     max_seconds: float | None = None
+    count_eval_time: bool = True
+    checkpoint_every: int | None = None
+    checkpoint_seconds: float | None = None
+    checkpoints: int | None = None
+    eval_batch_size: int | None = None
+    eval_num_steps: int | None = None
     sampling: str = "sequential"
     init: str = "xavier"
     seed: int = 0
@@ -44,7 +61,11 @@ class TrainConfig:
 
 @dataclass
 class History:
-    """What `train` measured: one entry per epoch, and one per minibatch (`step_*`).
+    """What `train` measured: one entry per checkpoint, and one per minibatch (`step_*`).
+
+    `epoch` is the position of each checkpoint in passes over the training text (whole
+    numbers for end-of-epoch checkpoints); `train_perplexity` is that of the minibatches
+    since the previous checkpoint; `seconds` is the budget's clock at the checkpoint.
 
     `step_grad_norm` is measured before clipping. `step_clip_cosine` (per-element
     clipping only) is the cosine between the gradient before and after clipping.
@@ -228,15 +249,16 @@ def clip_step(params: list[torch.Tensor], theta: float | None, mode: str, histor
 
 
 def train_epoch(model, batches, optimizer, theta: float | None, carry_state: bool, history: History,
-                epoch: int, deadline: float | None = None, clip_mode: str = "norm",
-                lr_now: Callable[[], float] | None = None, max_loss: float | None = None):
-    """Train on every minibatch of `batches` once; return (mean loss, tokens, seconds).
+                epoch: int, clip_mode: str = "norm", lr_now: Callable[[], float] | None = None,
+                max_loss: float | None = None, after_step: Callable[[], bool] | None = None):
+    """Train on the minibatches of `batches` once; return (mean loss, tokens, seconds).
 
-    With `carry_state` (sequential partitioning) the hidden state flows from one
-    minibatch to the next but is detached, so gradients stop at the minibatch boundary
-    (truncated BPTT); without it every minibatch starts from a fresh state. Gradients
-    are clipped at `theta` as `clip_mode` says. `lr_now()`, if given, sets the learning
-    rate before every minibatch. Stops early once `time.perf_counter()` passes `deadline`.
+    This is the only place in d2lmini where parameters are updated. With `carry_state`
+    (sequential partitioning) the hidden state flows from one minibatch to the next but is
+    detached, so gradients stop at the minibatch boundary (truncated BPTT); without it
+    every minibatch starts from a fresh state. Gradients are clipped at `theta` as
+    `clip_mode` says. `lr_now()`, if given, sets the learning rate before every minibatch;
+    `after_step()`, if given, runs after every update and ends the epoch by returning True.
     Raises `TrainingDiverged`, before the update, when a minibatch's loss reaches
     `max_loss` (by default `divergence_limit` of the model's vocabulary) or the gradient is
     not finite, and after the update when the optimizer overflows (Adam's state with an
@@ -272,54 +294,147 @@ def train_epoch(model, batches, optimizer, theta: float | None, carry_state: boo
         history.step_lr.append(lr)
         total_loss += value * Y.numel()
         tokens += Y.numel()
-        if deadline is not None and time.perf_counter() > deadline:
+        if after_step is not None and after_step():
             break
     return total_loss / max(tokens, 1), tokens, time.perf_counter() - start
 
 
+class Budget:
+    """The budget of one run (`TrainConfig`'s epochs, minibatches, seconds) and its clocks.
+
+    `seconds()` is the budget's clock: wall-clock time since the start, less the time spent
+    evaluating unless `count_eval_time`; `train_seconds()` always leaves evaluation out.
+    `progress()` is the share of the budget used, the largest over the limits that are set
+    (minibatches over all epochs when only epochs are). `spent(epochs_done)` says whether
+    training must stop.
+    """
+
+    def __init__(self, config: TrainConfig, steps_per_epoch: int):
+        self.config, self.steps_per_epoch = config, steps_per_epoch
+        self.begin, self.eval_seconds, self.steps = time.perf_counter(), 0.0, 0
+
+    def train_seconds(self) -> float:
+        return time.perf_counter() - self.begin - self.eval_seconds
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.begin - (0.0 if self.config.count_eval_time else self.eval_seconds)
+
+    @contextlib.contextmanager
+    def evaluating(self):
+        """Book the time spent inside the block as evaluation."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.eval_seconds += time.perf_counter() - start
+
+    def progress(self) -> float:
+        c, shares = self.config, []
+        if c.max_minibatches:
+            shares.append(self.steps / c.max_minibatches)
+        if c.max_seconds:
+            shares.append(self.seconds() / c.max_seconds)
+        if not shares and c.num_epochs:
+            shares.append(self.steps / (self.steps_per_epoch * c.num_epochs))
+        return max(shares, default=0.0)
+
+    def spent(self, epoch_done: int) -> bool:
+        c = self.config
+        return ((c.max_minibatches is not None and self.steps >= c.max_minibatches)
+                or (c.max_seconds is not None and self.seconds() >= c.max_seconds)
+                or (c.num_epochs is not None and epoch_done >= c.num_epochs))
+
+
+def checkpoint_interval(config: TrainConfig) -> tuple[int | None, float | None]:
+    """Return (minibatches, seconds) between mid-epoch checkpoints; (None, None): once per epoch."""
+    if config.checkpoint_every:
+        return config.checkpoint_every, None
+    if config.checkpoint_seconds:
+        return None, config.checkpoint_seconds
+    if config.checkpoints and config.max_minibatches:
+        return max(1, config.max_minibatches // config.checkpoints), None
+    if config.checkpoints and config.max_seconds:
+        return None, config.max_seconds / config.checkpoints
+    return None, None
+
+
+def check_config(config: TrainConfig) -> None:
+    """Raise ValueError for a budget that can never end or a schedule that does not exist."""
+    if config.num_epochs is None and config.max_minibatches is None and config.max_seconds is None:
+        raise ValueError("give a budget: num_epochs, max_minibatches or max_seconds")
+    for name in ("num_epochs", "max_minibatches", "checkpoint_every", "checkpoints"):
+        value = getattr(config, name)
+        if value is not None and not (isinstance(value, int) and value >= 1):
+            raise ValueError(f"{name} must be a whole number of at least 1 (or None), not {value!r}")
+    for name in ("max_seconds", "checkpoint_seconds"):
+        value = getattr(config, name)
+        if value is not None and not (isinstance(value, int | float) and 0 < value < math.inf):
+            raise ValueError(f"{name} must be a positive finite number of seconds (or None), not {value!r}")
+    scheduled_lr(config.lr, config.lr_schedule, 0.0)
+
+
 def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
           config: TrainConfig, on_epoch: Callable[[History], None] | None = None) -> History:
-    """Train `model` as `config` says and return its `History`.
+    """Train `model` as `config` says and return its `History` (the one training loop).
 
-    Runs `config.num_epochs` epochs, or fewer if `config.max_seconds` (wall-clock,
-    evaluation included) runs out first. The learning rate follows `config.lr_schedule`
-    over the time budget if there is one, else over all the epochs. After each epoch it records train and
-    validation perplexity and training tokens per second, then calls `on_epoch(history)`
-    (for a live plot). Raises `TrainingDiverged` if the loss stops being finite and
-    ValueError for settings that cannot work.
+    Notebooks 04 and 06, the perplexity lab of notebook 07 and both benchmarks train
+    through here. The budget, the checkpoint schedule and the learning-rate schedule are
+    `config`'s (see `TrainConfig`). At each checkpoint it records train and validation
+    perplexity, training tokens per second and the clock, then calls `on_epoch(history)`
+    (for a live plot; its time counts as evaluation). Raises `TrainingDiverged` if the run
+    blows up (also after the last update) and ValueError for settings that cannot work.
     """
+    check_config(config)
     device = model_device(model)
     generator = torch.Generator().manual_seed(config.seed)
     optimizer = make_optimizer(config.optimizer, model.parameters(), config.lr)
-    history, begin = History(), time.perf_counter()
-    deadline = begin + config.max_seconds if config.max_seconds else None
+    history = History()
     steps_per_epoch = max(1, (len(train_indices) - 1) // (config.batch_size * config.num_steps))
+    budget = Budget(config, steps_per_epoch)
+    every_steps, every_seconds = checkpoint_interval(config)
+    last = {"steps": 0, "train_seconds": 0.0}
+    epoch = 0
 
     def lr_now() -> float:
-        """The scheduled rate: progress is the share of the time budget, else of all minibatches."""
-        if deadline is not None:
-            progress = (time.perf_counter() - begin) / config.max_seconds
-        else:
-            progress = len(history.step_loss) / (steps_per_epoch * config.num_epochs)
-        return scheduled_lr(config.lr, config.lr_schedule, progress)
+        return scheduled_lr(config.lr, config.lr_schedule, budget.progress())
 
-    scheduled_lr(config.lr, config.lr_schedule, 0.0)  # reject an unknown schedule before training
-    for epoch in range(1, config.num_epochs + 1):
+    def checkpoint(position: float) -> None:
+        steps = len(history.step_loss)
+        if steps == last["steps"]:
+            return
+        tokens = (steps - last["steps"]) * config.batch_size * config.num_steps
+        losses = history.step_loss[last["steps"]:]
+        trained = budget.train_seconds()
+        clock = budget.seconds()
+        with budget.evaluating():
+            history.epoch.append(position)
+            history.train_perplexity.append(safe_exp(math.fsum(losses) / len(losses)))
+            history.valid_perplexity.append(evaluate_perplexity(
+                model, valid_indices, config.eval_batch_size or config.batch_size,
+                config.eval_num_steps or config.num_steps))
+            history.tokens_per_second.append(tokens / max(trained - last["train_seconds"], 1e-9))
+            history.seconds.append(clock)
+            last.update(steps=steps, train_seconds=trained)
+            if on_epoch is not None:
+                on_epoch(history)
+
+    def after_step() -> bool:
+        budget.steps = len(history.step_loss)
+        if ((every_steps and budget.steps - last["steps"] >= every_steps)
+                or (every_seconds and budget.train_seconds() - last["train_seconds"] >= every_seconds)):
+            checkpoint(budget.steps / steps_per_epoch)
+        return budget.spent(epoch - 1)
+
+    while not budget.spent(epoch):
+        epoch += 1
         batches = make_batches(config.sampling, train_indices, config.batch_size,
                                config.num_steps, generator, device)
-        loss, tokens, seconds = train_epoch(model, batches, optimizer, config.theta,
-                                            config.sampling == "sequential", history, epoch, deadline,
-                                            config.clip_mode, lr_now)
-        history.epoch.append(epoch)
-        history.train_perplexity.append(safe_exp(loss))
-        history.valid_perplexity.append(
-            evaluate_perplexity(model, valid_indices, config.batch_size, config.num_steps))
-        history.tokens_per_second.append(tokens / seconds)
-        history.seconds.append(time.perf_counter() - begin)
-        if on_epoch is not None:
-            on_epoch(history)
-        if deadline is not None and time.perf_counter() > deadline:
-            break
+        train_epoch(model, batches, optimizer, config.theta, config.sampling == "sequential", history,
+                    epoch, config.clip_mode, lr_now, after_step=after_step)
+        budget.steps = len(history.step_loss)
+        if not budget.spent(epoch - 1) and not (every_steps or every_seconds):
+            checkpoint(epoch)  # a whole epoch, checkpointed once per epoch
+    checkpoint(budget.steps / steps_per_epoch)  # the end of the run, if anything is new
     check_final_model(model, history, config.lr)
     return history
 

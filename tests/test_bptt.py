@@ -6,23 +6,25 @@ import torch.nn.functional as F
 
 from d2lmini.bptt import (
     PARAM_NAMES,
-    autograd_gradients,
     bptt_backward,
     bptt_backward_truncated,
     bptt_forward,
-    finite_difference_gradients,
-    gradient_norms_back_in_time,
     hand_gradients,
     hidden_gradients,
     hidden_states,
+    sequence_loss_and_grad,
+    step_backward,
+)
+from d2lmini.gradcheck import (
+    autograd_gradients,
+    finite_difference_gradients,
+    gradient_norms_back_in_time,
     max_relative_error,
     relative_error,
     rescale_to_spectral_radius,
     rescaled_model,
     sample_entries,
-    sequence_loss_and_grad,
     spectral_radius,
-    step_backward,
 )
 from d2lmini.rnn import init_rnn_params, rnn_forward, rnn_forward_one_hot
 

@@ -82,3 +82,46 @@ def test_predict_rejects_bad_input_with_helpful_messages():
         predict(model, vocab, "abz", 5)
     with pytest.raises(ValueError, match="positive"):
         predict(model, vocab, "ab", 5, temperature=0)
+
+
+@pytest.mark.parametrize("change, error, words", [
+    ({"num_chars": -3}, ValueError, "num_chars"),
+    ({"num_chars": 2.5}, TypeError, "num_chars"),
+    ({"num_chars": "10"}, TypeError, "num_chars"),
+    ({"num_chars": True}, TypeError, "num_chars"),
+    ({"num_chars": 10**9}, ValueError, "num_chars"),
+    ({"prefix": 5}, TypeError, "prefix"),
+    ({"temperature": -1.0}, ValueError, "temperature"),
+    ({"temperature": float("nan")}, ValueError, "temperature"),
+    ({"temperature": float("inf")}, ValueError, "temperature"),
+    ({"temperature": "1"}, TypeError, "temperature"),
+    ({"generator": 0}, TypeError, "generator"),
+    ({"vocab": "abc"}, TypeError, "vocab"),
+    ({"model": "model"}, TypeError, "model"),
+])
+def test_predict_names_the_argument_that_is_wrong(change, error, words):
+    vocab = Vocab(tokenize("abc"))
+    arguments = {"model": RNNScratch(len(vocab), 4), "vocab": vocab, "prefix": "ab", "num_chars": 5,
+                 "temperature": None, "generator": None, **change}
+    with pytest.raises(error, match=words):
+        predict(**arguments)
+
+
+@pytest.mark.parametrize("temperature", [1e-40, 1e-300, 5e-324, 1e-3, 1.0, 1e6, 1e300])
+def test_any_positive_temperature_samples_known_characters(temperature):
+    vocab = Vocab(tokenize("abcab cab"))
+    model = RNNScratch(len(vocab), 8, generator=torch.Generator().manual_seed(0))
+    text = predict(model, vocab, "ab", 30, temperature, torch.Generator().manual_seed(0))
+    assert len(text) == 32 and set(text) <= set("abc ")
+    if temperature <= 1e-40:
+        assert text == predict(model, vocab, "ab", 30), "a vanishing temperature is greedy decoding"
+
+
+@pytest.mark.parametrize("temperature", [None, 1.0])
+def test_a_diverged_model_cannot_predict(temperature):
+    vocab = Vocab(tokenize("abc"))
+    model = RNNScratch(len(vocab), 4)
+    with torch.no_grad():
+        model.W_hq.fill_(float("nan"))
+    with pytest.raises(ValueError, match="not finite"):
+        predict(model, vocab, "ab", 5, temperature, torch.Generator().manual_seed(0))

@@ -4,7 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from d2lmini.rnn import RNNScratch, init_rnn_params, rnn_forward, rnn_forward_bptt
+from d2lmini.bptt import rnn_forward_bptt
+from d2lmini.rnn import RNNScratch, init_rnn_params, rnn_forward
 
 NAMES = ("W_xh", "W_hh", "b_h", "W_hq", "b_q")
 

@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from d2lmini.bptt import gradient_norms_back_in_time  # noqa: E402
+from d2lmini.gradcheck import gradient_norms_back_in_time  # noqa: E402
 from d2lmini.widgets.gradients import (  # noqa: E402
     GradientReachPanel,
     draw_bptt_graph,

@@ -11,8 +11,8 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from d2lmini.bptt import gradient_norms_back_in_time
 from d2lmini.figures import draw_unrolled_rnn
+from d2lmini.gradcheck import gradient_norms_back_in_time
 from d2lmini.plot import figure_png
 
 BACKWARD_COLOR = "#cc0000"

@@ -1,0 +1,321 @@
+"""The perplexity lab of notebook 07, without widgets: settings in, a trained model's numbers out.
+
+`run_lab(LabSettings(...))` loads the corpus, trains a fresh scratch RNN through
+`d2lmini.train.train` for a fixed number of minibatches, measures train and validation
+perplexity along the way and generates a sample. It never raises: whatever a slider or a
+text box can hold, it returns a `LabResult` whose `error` says what went wrong and what to
+try instead. The panel that shows it is `d2lmini.widgets.lab`.
+"""
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from d2lmini.batching import check_fits
+from d2lmini.corpus import (
+    CORPUS_NAMES,
+    TIMEMACHINE_URL,
+    Corpus,
+    DataUnavailableError,
+    download_timemachine,
+    load_corpus,
+)
+from d2lmini.device import try_gpu
+from d2lmini.metrics import perplexity_from_bits, uniform_bits, unigram_bits
+from d2lmini.rnn import check_prefix, predict
+from d2lmini.train import History, TrainConfig, TrainingDiverged, divergence_limit, make_model, train
+
+# The default budget: about two seconds of training on an idle 2-core laptop CPU at the
+# default settings (README, "Performance"). Counted in minibatches, so the same settings
+# and seed give the same curve and sample on any machine, under any load.
+LAB_MINIBATCHES = 600
+# A safety stop for settings far from the defaults; the default run never reaches it.
+TIME_LIMIT_SECONDS = 60.0
+# Refuse runs that would need more than this many times the default run's arithmetic, or
+# more memory than this: the reason goes into the message.
+MAX_WORK_FACTOR = 40
+MAX_BYTES = 2 * 1024**3
+DEFAULT_PREFIXES = {"bundled": "the ", "timemachine": "the time ", "markov": "a"}
+CORPUS_LABELS = {"bundled": "bundled corpus", "markov": "synthetic Markov source",
+                 "timemachine": "The Time Machine"}
+# What each setting is called on the panel, so that messages name the control a student sees.
+LABELS = {"corpus": "corpus", "num_hiddens": "hidden size", "lr": "learning rate",
+          "num_steps": "steps per minibatch", "batch_size": "batch size", "theta": "clipping θ",
+          "optimizer": "optimizer", "max_minibatches": "minibatches", "prefix": "prefix",
+          "temperature": "temperature", "num_chars": "characters to generate", "seed": "seed",
+          "device": "device", "num_threads": "threads", "max_seconds": "time limit",
+          "download_timeout": "download timeout", "lr_schedule": "schedule", "clip_mode": "clipping mode",
+          "sampling": "sampling", "num_epochs": "epochs", "checkpoints": "checkpoints"}
+
+
+@dataclass
+class LabSettings(TrainConfig):
+    """The training settings (`TrainConfig`) with the lab's defaults, plus what only the lab has.
+
+    Training: 128 hidden units (more learn less in so few steps), Adam at 0.01 decaying along
+    a half cosine, 32 x 35 minibatches, clipping at 1, for `max_minibatches` minibatches,
+    evaluation not counted, about 12 checkpoints per run. `max_seconds` is only a safety
+    stop. Lab only: the corpus, the prefix, temperature and length of the sample; where
+    The Time Machine is cached (`data_dir`, None: `d2lmini.corpus.default_cache_dir()`) and
+    fetched from; the device (None: `try_gpu()`), and `num_threads`, how many CPU threads
+    torch may use while the lab trains (restored afterwards; 1 measured fastest on a busy
+    2-core machine, see the README; None leaves the user's setting alone).
+    """
+
+    num_hiddens: int = 128
+    batch_size: int = 32
+    num_epochs: int | None = None
+    max_minibatches: int | None = LAB_MINIBATCHES
+    max_seconds: float | None = TIME_LIMIT_SECONDS
+    count_eval_time: bool = False
+    checkpoints: int | None = 12
+    corpus: str = "bundled"
+    prefix: str = "the "
+    temperature: float = 0.7
+    num_chars: int = 120
+    data_dir: Path | None = None
+    timemachine_url: str = TIMEMACHINE_URL
+    download_timeout: float = 10.0
+    device: str | None = None
+    num_threads: int | None = 1
+
+
+@dataclass
+class LabResult:
+    """What one run of the lab produced.
+
+    On success `error` is None and the perplexities and `sample` are set; `worse_than_uniform`
+    says the model ended worse than guessing. On a bad setting `error` explains it;
+    `history` then holds whatever was measured before training stopped. `baselines` maps a
+    name to a perplexity (uniform, unigram) and `floor` is the synthetic source's entropy
+    floor as a perplexity (None for real text): a limit, not a model to beat.
+    """
+
+    settings: LabSettings
+    history: History = field(default_factory=History)
+    baselines: dict[str, float] = field(default_factory=dict)
+    floor: float | None = None
+    train_perplexity: float | None = None
+    valid_perplexity: float | None = None
+    sample: str | None = None
+    error: str | None = None
+    diverged: bool = False
+    worse_than_uniform: bool = False
+    stopped_at_time_limit: bool = False
+    minibatches: int = 0
+    seconds: float = 0.0
+    vocab_size: int | None = None
+    model: torch.nn.Module | None = field(default=None, repr=False)
+
+    @property
+    def valid_bits(self) -> float | None:
+        """Validation cross-entropy in bits per character (None when there is no model)."""
+        return None if self.valid_perplexity is None else math.log2(self.valid_perplexity)
+
+
+@dataclass
+class CorpusData:
+    """A corpus with its train/validation split, its baselines and (synthetic source) its floor."""
+
+    corpus: Corpus
+    train: torch.Tensor
+    valid: torch.Tensor
+    baselines: dict[str, float]
+    floor: float | None
+
+
+_CACHE: dict[tuple, CorpusData] = {}
+
+
+def corpus_data(settings: LabSettings) -> CorpusData:
+    """Return the corpus of `settings`, its split, baselines and floor (cached per corpus and source).
+
+    Baselines are perplexities: `uniform` (every character that occurs equally likely) and
+    `unigram` (character frequencies of the training text). Raises DataUnavailableError when
+    The Time Machine cannot be fetched.
+    """
+    key = (settings.corpus, str(settings.data_dir), settings.timemachine_url)
+    if key not in _CACHE:
+        if settings.corpus == "timemachine":  # fetch (or find) it first, from where the settings say
+            download_timemachine(settings.data_dir, settings.timemachine_url, settings.download_timeout)
+        corpus = load_corpus(settings.corpus, settings.data_dir)
+        train_text, valid_text = corpus.split_text()
+        symbols = "".join(sorted(set(corpus.text)))
+        baselines = {"uniform": perplexity_from_bits(uniform_bits(len(symbols))),
+                     "unigram": perplexity_from_bits(unigram_bits(train_text, valid_text, symbols))}
+        floor = None if corpus.entropy_rate_bits is None else perplexity_from_bits(corpus.entropy_rate_bits)
+        _CACHE[key] = CorpusData(corpus, *corpus.split(), baselines, floor)
+    return _CACHE[key]
+
+
+def _is_whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# name: (test, what the value must be). Checked in this order; the first failure is reported.
+RULES = {
+    "corpus": (lambda v: isinstance(v, str) and v in CORPUS_NAMES, f"one of {', '.join(CORPUS_NAMES)}"),
+    "num_hiddens": (lambda v: _is_whole(v) and v >= 1, "a whole number of at least 1"),
+    "batch_size": (lambda v: _is_whole(v) and v >= 1, "a whole number of at least 1"),
+    "num_steps": (lambda v: _is_whole(v) and v >= 1, "a whole number of at least 1"),
+    "lr": (lambda v: _is_real(v) and v > 0, "a positive number such as 1 or 0.01"),
+    "theta": (lambda v: v is None or (_is_real(v) and v > 0), "a positive number, or off"),
+    "optimizer": (lambda v: v in ("sgd", "adam"), "'sgd' or 'adam'"),
+    "lr_schedule": (lambda v: v in ("constant", "cosine"), "'constant' or 'cosine'"),
+    "clip_mode": (lambda v: v in ("norm", "value"), "'norm' or 'value'"),
+    "sampling": (lambda v: v in ("sequential", "random"), "'sequential' or 'random'"),
+    "max_minibatches": (lambda v: v is None or (_is_whole(v) and 1 <= v <= 100_000),
+                        "a whole number from 1 to 100,000"),
+    "max_seconds": (lambda v: v is None or (_is_real(v) and 0 < v <= 600), "a number of seconds up to 600"),
+    "num_epochs": (lambda v: v is None or (_is_whole(v) and 1 <= v <= 1000), "a whole number from 1 to 1000"),
+    "checkpoints": (lambda v: v is None or (_is_whole(v) and 1 <= v <= 1000),
+                    "a whole number from 1 to 1000"),
+    "prefix": (lambda v: isinstance(v, str), "text, such as 'the '"),
+    "temperature": (lambda v: _is_real(v) and v > 0, "a positive number such as 0.5 or 1"),
+    "num_chars": (lambda v: _is_whole(v) and 0 <= v <= 10_000, "a whole number from 0 to 10,000"),
+    "seed": (lambda v: _is_whole(v) and 0 <= v < 2**63, "a whole number, 0 or more"),
+    "device": (lambda v: v is None or v in ("cpu", "cuda", "mps")
+               or (isinstance(v, str) and v.startswith("cuda:") and v[5:].isdigit()),
+               "'cpu', 'cuda', 'cuda:N', 'mps' or None for the best available"),
+    "num_threads": (lambda v: v is None or (_is_whole(v) and 1 <= v <= 1024), "a whole number, or None"),
+    "data_dir": (lambda v: v is None or isinstance(v, str | os.PathLike), "a folder, or None"),
+    "timemachine_url": (lambda v: isinstance(v, str), "an http(s) address"),
+    "download_timeout": (lambda v: _is_real(v) and 0 < v <= 600, "a number of seconds up to 600"),
+}
+
+
+def check_lab_settings(settings: LabSettings) -> None:
+    """Raise ValueError, naming the control and the allowed values, for settings the lab cannot run."""
+    for name, (test, allowed) in RULES.items():
+        value = getattr(settings, name)
+        if not test(value):
+            raise ValueError(f"The {LABELS.get(name, name)} must be {allowed}, not {value!r}.")
+    if settings.max_minibatches is None and settings.num_epochs is None:
+        raise ValueError("Give the lab a budget: a number of minibatches.")
+    device = settings.device or "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"The device {device!r} is not available here (no CUDA GPU); use 'cpu' or None.")
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise ValueError("The device 'mps' is not available here (no Apple GPU); use 'cpu' or None.")
+
+
+def check_size(settings: LabSettings, vocab_size: int) -> None:
+    """Raise ValueError when a run would need too much memory or far more arithmetic than the default.
+
+    Memory: the parameters with their gradients and Adam's two moments, and the hidden
+    states, outputs and their gradients of one minibatch, in float32. Work: tokens trained
+    times the multiply-adds per token, against the default run's.
+    """
+    h, v, tokens = settings.num_hiddens, vocab_size, settings.batch_size * settings.num_steps
+    params = h * h + 2 * h * v + h + v
+    need = 4 * (4 * params + 3 * tokens * (h + v))
+    if need > MAX_BYTES:
+        raise ValueError(f"These settings need about {need / 1024**3:.1f} GB of memory (hidden size "
+                         f"{h}, batch size {settings.batch_size} x {settings.num_steps} steps); the lab "
+                         f"allows {MAX_BYTES / 1024**3:.0f} GB so a laptop does not run out. Make the "
+                         "hidden size, the batch size or the steps per minibatch smaller.")
+    default = LabSettings()
+    unit = default.batch_size * default.num_steps * (default.num_hiddens ** 2 + 2 * default.num_hiddens * v)
+    work = (settings.max_minibatches or LAB_MINIBATCHES) * tokens * (h * h + 2 * h * v)
+    if work > MAX_WORK_FACTOR * (default.max_minibatches * unit):
+        raise ValueError(f"These settings need about {work / (default.max_minibatches * unit):.0f} times the "
+                         f"arithmetic of the default run (the lab allows {MAX_WORK_FACTOR}x, about a "
+                         "minute on a laptop). Make the hidden size, the batch size, the steps per "
+                         "minibatch or the number of minibatches smaller.")
+
+
+def describe_settings(settings: LabSettings) -> str:
+    """Return a one-line summary of the training settings, for the panel's messages."""
+    clipping = "off" if settings.theta is None else f"θ = {settings.theta:g}"
+    return (f"{CORPUS_LABELS.get(settings.corpus, settings.corpus)}, hidden size {settings.num_hiddens}, "
+            f"learning rate {settings.lr:.3g}, {settings.optimizer.upper()}, clipping {clipping}, "
+            f"minibatches of {settings.batch_size} x {settings.num_steps} steps")
+
+
+def divergence_message(error: TrainingDiverged, settings: LabSettings, vocab_size: int) -> str:
+    """Return what the lab says about a run that blew up, with what to try instead."""
+    what = (f"{error.reason} (a uniform guess costs {math.log(vocab_size):.2f} nats per character; "
+            f"a run above {divergence_limit(vocab_size):.1f} has blown up)")
+    tips = [f"a learning rate ten times smaller (about {settings.lr / 10:.3g})"]
+    if settings.theta is None:
+        tips.append("turning gradient clipping on (θ = 1)")
+    return (f"Training diverged at minibatch {error.step}: {what}, with learning rate {settings.lr:.3g} "
+            f"and {settings.optimizer.upper()}. Try " + ", or ".join(tips) + ".")
+
+
+def _prepare(settings: LabSettings) -> CorpusData:
+    """Check everything that can be checked before training; return the corpus data."""
+    check_lab_settings(settings)
+    data = corpus_data(settings)
+    check_prefix(settings.prefix, data.corpus.vocab)
+    check_size(settings, len(data.corpus.vocab))
+    try:
+        check_fits(len(data.train), settings.batch_size, settings.num_steps)
+    except ValueError:
+        raise ValueError(
+            f"A minibatch of {settings.batch_size} rows x {settings.num_steps} steps = "
+            f"{settings.batch_size * settings.num_steps:,} characters does not fit in the "
+            f"{len(data.train):,} training characters of the {CORPUS_LABELS[settings.corpus]} "
+            f"(with one extra row of {settings.num_steps} steps for the random start). "
+            "Make the batch size or the steps per minibatch smaller.") from None
+    return data
+
+
+def run_lab(settings: LabSettings, on_epoch=None) -> LabResult:
+    """Train a fresh scratch RNN as `settings` say and return a `LabResult` (notebook 07).
+
+    Training goes through `d2lmini.train.train`: `settings.max_minibatches` minibatches
+    with the hidden state carried from one to the next (truncated BPTT, as in notebook 04),
+    about `settings.checkpoints` checkpoints, after each of which `on_epoch(history,
+    baselines)` is called (its time is not counted). Never raises: see `LabResult.error`.
+    """
+    result = LabResult(settings)
+    try:
+        data = _prepare(settings)
+    except (ValueError, TypeError, DataUnavailableError) as error:
+        result.error = str(error)
+        return result
+    except Exception as error:  # anything else from loading data: reported, never a traceback
+        result.error = f"The corpus could not be loaded ({type(error).__name__}: {error})."
+        return result
+    result.baselines, result.floor = dict(data.baselines), data.floor
+    result.vocab_size = len(data.corpus.vocab)
+    threads = torch.get_num_threads()
+    try:
+        if settings.num_threads:
+            torch.set_num_threads(settings.num_threads)
+        _train(settings, data, result, on_epoch)
+    except TrainingDiverged as error:
+        result.history = error.history or result.history
+        result.error, result.diverged = divergence_message(error, settings, result.vocab_size), True
+    except Exception as error:  # a bug or an exhausted machine: say so instead of a traceback
+        result.error = (f"Training stopped unexpectedly ({type(error).__name__}: {error}). "
+                        "Try smaller settings; if it happens at the defaults, please report it.")
+    finally:
+        torch.set_num_threads(threads)
+    return result
+
+
+def _train(settings: LabSettings, data: CorpusData, result: LabResult, on_epoch) -> None:
+    device = torch.device(settings.device) if settings.device else try_gpu()
+    model = make_model("scratch", len(data.corpus.vocab), settings, device)
+    callback = None if on_epoch is None else (lambda history: on_epoch(history, result.baselines))
+    history = train(model, data.train, data.valid, settings, on_epoch=callback)
+    result.history, result.model = history, model
+    result.minibatches = len(history.step_loss)
+    result.seconds = history.seconds[-1]
+    wanted = settings.max_minibatches
+    result.stopped_at_time_limit = bool(wanted and result.minibatches < wanted)
+    result.train_perplexity = history.train_perplexity[-1]
+    result.valid_perplexity = history.valid_perplexity[-1]
+    result.worse_than_uniform = not result.valid_perplexity < result.baselines["uniform"]
+    result.sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
+                            settings.temperature, torch.Generator().manual_seed(settings.seed))
+
