@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 
 from d2lmini.exercises.clipping import (
@@ -72,3 +73,9 @@ def test_clip_function_check():
     assert not check_clip_function(in_place_without_return, quiet=True)
     failure = check_clip_function(crashes, quiet=True)
     assert not failure and "RuntimeError" in failure.message
+
+
+@pytest.mark.parametrize("answer", ["6", "6.0", b"6", True])
+def test_text_or_a_boolean_is_not_a_number_answer(answer):
+    assert not check_clipped_entry(answer, quiet=True)
+    assert check_clipped_entry(6, quiet=True) and check_clipped_entry(6.0, quiet=True)

@@ -34,7 +34,13 @@ def verdict(correct: bool, success: str, hint: str, quiet: bool = False) -> Verd
 
 
 def close_enough(answer, expected, rel: float = 1e-6, abs_: float = 1e-9) -> bool:
-    """Return True if the number `answer` is within tolerance of `expected` (False if not a number)."""
+    """Return True if the number `answer` is within tolerance of `expected` (False if not a number).
+
+    Text such as "6" and True/False are not numbers here: an exercise that asks for a number
+    is answered with one, so a quoted guess is never counted as right.
+    """
+    if isinstance(answer, str | bytes | bool):
+        return False
     try:
         answer = float(answer)
     except (TypeError, ValueError):
