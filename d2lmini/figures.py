@@ -61,17 +61,19 @@ BLOCK_LABELS = {"X": "$X$", "H": "$H$", "W_xh": "$W_{xh}$", "W_hh": "$W_{hh}$"}
 
 
 def _block(ax, name: str, x: float, y_top: float, rows: int, cols: int, unit: float,
-           color: str, label: str, grid: bool) -> Rectangle:
-    """Draw a rows x cols matrix with its top-left corner at (x, y_top); return its rectangle."""
+           color: str, label: str, grid_step: int) -> Rectangle:
+    """Draw a rows x cols matrix with its top-left corner at (x, y_top); return its rectangle.
+
+    White grid lines separate every `grid_step` rows and columns (every entry when it is 1).
+    """
     width, height = cols * unit, rows * unit
     rect = Rectangle((x, y_top - height), width, height, facecolor=color, edgecolor="black", linewidth=1.2)
     rect.set_label(name)
     ax.add_patch(rect)
-    if grid:
-        for c in range(1, cols):
-            ax.plot([x + c * unit] * 2, [y_top - height, y_top], color="white", linewidth=0.6)
-        for r in range(1, rows):
-            ax.plot([x, x + width], [y_top - r * unit] * 2, color="white", linewidth=0.6)
+    for c in range(grid_step, cols, grid_step):
+        ax.plot([x + c * unit] * 2, [y_top - height, y_top], color="white", linewidth=0.6)
+    for r in range(grid_step, rows, grid_step):
+        ax.plot([x, x + width], [y_top - r * unit] * 2, color="white", linewidth=0.6)
     ax.text(x + width / 2, y_top - height / 2, label, ha="center", va="center", fontsize=11)
     return rect
 
@@ -94,19 +96,28 @@ def block_layout(batch: int, num_inputs: int, num_hiddens: int) -> dict[str, tup
     }
 
 
+def grid_step_for(largest: int, grid_limit: int = 12) -> int:
+    """Return the entries one grid square spans (1, 2, 4, ...): at most `grid_limit` squares in `largest`."""
+    step = 1
+    while largest > step * grid_limit:
+        step *= 2
+    return step
+
+
 def draw_block_matmul(ax, batch: int, num_inputs: int, num_hiddens: int, grid_limit: int = 12) -> dict:
     """Draw X W_xh + H W_hh = [X, H] [W_xh; W_hh] as blocks to scale on `ax` (notebook 02).
 
-    Every matrix is a rectangle whose sides count its rows and columns (one small square
-    per entry while both sizes are at most `grid_limit`). The left side shows the two
-    products, the right side the concatenated input times the stacked weights.
-    Returns {name: Rectangle} for "X", "W_xh", "H", "W_hh" (left) and "XH:X", "XH:H",
-    "W:W_xh", "W:W_hh" (the blocks of the concatenations, right).
+    Every matrix is a rectangle whose sides count its rows and columns. Grid lines mark
+    every entry while all sizes are at most `grid_limit`, and every 2, 4, 8, ... entries
+    for larger sizes (`grid_step_for`; the title says so), so the grid stays readable.
+    The left side shows the two products, the right side the concatenated input times the
+    stacked weights. Returns {name: Rectangle} for "X", "W_xh", "H", "W_hh" (left) and
+    "XH:X", "XH:H", "W:W_xh", "W:W_hh" (the blocks of the concatenations, right).
     """
     shapes = block_layout(batch, num_inputs, num_hiddens)
     biggest = max(batch, num_inputs + num_hiddens)
     unit = 1.0 / biggest
-    grid = max(batch, num_inputs, num_hiddens) <= grid_limit
+    grid = grid_step_for(max(batch, num_inputs, num_hiddens), grid_limit)
     gap, top, rects = 0.25, 1.0, {}
     x = 0.0
 
@@ -135,7 +146,8 @@ def draw_block_matmul(ax, batch: int, num_inputs: int, num_hiddens: int, grid_li
     ax.set_ylim(top - (num_inputs + num_hiddens) * unit - 0.12, top + 0.12)
     ax.set_aspect("equal")
     ax.axis("off")
+    squares = "one square per entry" if grid == 1 else f"one square per {grid}×{grid} entries"
     ax.set_title(f"batch = {batch}, inputs = {num_inputs}, hiddens = {num_hiddens}: "
                  f"[X, H] is {batch}×{num_inputs + num_hiddens}, "
-                 f"[W_xh; W_hh] is {num_inputs + num_hiddens}×{num_hiddens}", fontsize=10)
+                 f"[W_xh; W_hh] is {num_inputs + num_hiddens}×{num_hiddens} ({squares})", fontsize=10)
     return rects

@@ -1,6 +1,11 @@
-"""Plots for the notebooks: a live training plot and a heatmap (notebooks 01, 04, 06, 07)."""
+"""Plots for the notebooks: a live training plot and a heatmap (notebooks 01, 04, 06, 07).
+
+Panels draw figures to PNG bytes (`figure_png`) and show them with `show_png`, which sizes the
+`Image` widget to the PNG's own pixel width, so the browser never stretches (blurs) it.
+"""
 
 import io
+import struct
 
 import matplotlib.pyplot as plt
 from IPython.display import display
@@ -75,3 +80,26 @@ def figure_png(figure, dpi: int = 80) -> bytes:
     figure.savefig(buffer, format="png", dpi=dpi)
     plt.close(figure)
     return buffer.getvalue()
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """Return the (width, height) in pixels of the PNG image `png`, read from its header."""
+    if png[:8] != PNG_SIGNATURE or png[12:16] != b"IHDR":
+        raise ValueError("png must be the bytes of a PNG image (as returned by figure_png)")
+    return struct.unpack(">II", png[16:24])
+
+
+def show_png(image, png: bytes) -> None:
+    """Show `png` in the ipywidgets `Image` widget `image` at its natural width (never upscaled).
+
+    The width is the PNG's own pixel width and may shrink (keeping the aspect ratio) to fit a
+    narrower page, so a figure is sharp on a laptop screen. Works with ipywidgets 7 and 8.
+    """
+    width, _ = png_size(png)
+    image.value = png
+    image.layout.width = f"{width}px"
+    image.layout.max_width = "100%"
+    image.layout.height = "auto"

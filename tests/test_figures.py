@@ -6,7 +6,8 @@ matplotlib.use("Agg")
 
 import pytest  # noqa: E402
 
-from d2lmini.figures import block_layout, draw_block_matmul, draw_unrolled_rnn  # noqa: E402
+from d2lmini.figures import block_layout, draw_block_matmul, draw_unrolled_rnn, grid_step_for  # noqa: E402
+from d2lmini.plot import figure_png, png_size  # noqa: E402
 
 
 @pytest.mark.parametrize("num_steps", [1, 3, 5])
@@ -54,3 +55,28 @@ def test_block_rectangles_are_drawn_to_scale(ax, batch, num_inputs, num_hiddens)
     assert rects["XH:H"].get_x() == pytest.approx(rects["XH:X"].get_x() + rects["XH:X"].get_width())
     assert rects["W:W_hh"].get_y() + rects["W:W_hh"].get_height() == pytest.approx(rects["W:W_xh"].get_y())
     assert rects["W:W_hh"].get_x() == pytest.approx(rects["W:W_xh"].get_x())
+
+
+def test_grid_step_keeps_at_most_twelve_squares_per_side():
+    assert [grid_step_for(n) for n in (1, 12, 13, 24, 25, 32, 48, 49)] == [1, 1, 2, 2, 4, 4, 4, 8]
+
+
+@pytest.mark.parametrize("batch, num_inputs, num_hiddens, step",
+                         [(3, 1, 4, 1), (16, 32, 32, 4), (2, 3, 40, 4)])
+def test_block_grid_stays_visible_at_large_sizes(ax, batch, num_inputs, num_hiddens, step):
+    draw_block_matmul(ax, batch, num_inputs, num_hiddens)
+    white = [line for line in ax.get_lines() if line.get_color() == "white"]
+    # one line between every `step` entries, in each direction of every block drawn
+    blocks = [(batch, num_inputs), (num_inputs, num_hiddens), (batch, num_hiddens),
+              (num_hiddens, num_hiddens)]
+    expected = 2 * sum((rows - 1) // step + (cols - 1) // step for rows, cols in blocks)
+    assert len(white) == expected and expected > 0
+    assert (f"one square per {step}×{step} entries" if step > 1 else "one square per entry") in ax.get_title()
+
+
+def test_png_size_reads_the_header(ax):
+    figure = ax.figure
+    figure.set_size_inches(5, 2)
+    assert png_size(figure_png(figure, dpi=80)) == (400, 160)
+    with pytest.raises(ValueError, match="PNG"):
+        png_size(b"GIF89a" + bytes(30))

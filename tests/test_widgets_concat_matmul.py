@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from d2lmini.plot import png_size
 from d2lmini.widgets.concat_matmul import (
     ConcatMatmulPanel,
     check_concat_equality,
@@ -86,3 +87,11 @@ def test_panel_sliders_redraw_and_recheck():
     before = panel.check["result"]
     panel.seed.value = 7
     assert not torch.equal(before, panel.check["result"])
+
+
+def test_panel_shows_the_picture_at_its_own_pixel_width():
+    panel = ConcatMatmulPanel()
+    width, _ = png_size(panel.image.value)
+    assert panel.image.layout.width == f"{width}px" and panel.image.layout.max_width == "100%"
+    panel.num_hiddens.value = 32
+    assert panel.image.layout.width == f"{png_size(panel.image.value)[0]}px"

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from d2lmini.rnn import RNNScratch, rnn_forward
+from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.generate import GeneratePanel, generate_text, generation_html, make_generate_panel
 
 
@@ -96,3 +97,26 @@ def test_panel_follows_its_widgets(small_model, bundled):
     assert panel.text is None and "prefix is empty" in panel.view.value
     panel.prefix.value = "Big"
     assert panel.text is None and "&#x27;B&#x27;" in panel.view.value
+
+
+def test_panel_layout_shows_every_label_and_a_usable_slider(small_model, bundled):
+    panel = make_generate_panel(small_model, bundled.vocab)
+    for control in (panel.prefix, panel.num_chars, panel.temperature, panel.seed):
+        assert control.style.description_width == "initial"
+    assert int(panel.num_chars.layout.width.removesuffix("px")) >= 400  # room for a long label and the track
+    assert not panel.greedy.indent and panel.greedy.layout.width == "auto"
+    assert "white-space:pre-wrap;word-break:normal;overflow-wrap:normal" in panel.view.value
+
+
+def test_controls_are_disabled_while_generating_and_restored_after(small_model, bundled):
+    panel = make_generate_panel(small_model, bundled.vocab, num_chars=20)
+    seen = []
+    panel.view.observe(lambda change: seen.append([c.disabled for c in panel.controls]), names="value")
+    panel.seed.value = 3
+    assert seen == [[True] * len(panel.controls)]  # the new text arrived while every control was off
+    assert not any(c.disabled for c in panel.controls)
+    panel.greedy.value = True
+    assert [c.disabled for c in panel.controls] == [False, False, False, True, False]  # temperature stays off
+    with pytest.raises(RuntimeError), controls_disabled(panel.controls):
+        raise RuntimeError("a failure inside the block")
+    assert [c.disabled for c in panel.controls] == [False, False, False, True, False]

@@ -7,8 +7,10 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from d2lmini.gradcheck import gradient_norms_back_in_time  # noqa: E402
+from d2lmini.plot import png_size  # noqa: E402
 from d2lmini.widgets.gradients import (  # noqa: E402
     GradientReachPanel,
+    describe_change,
     draw_bptt_graph,
     draw_reach,
     draw_reach_curves,
@@ -76,3 +78,24 @@ def test_panel_follows_its_sliders():
     assert panel.view["norms"] == gradient_norms_back_in_time(1.5, 30, input_scale=0.0)
     assert panel.view["norms"] != with_inputs
     assert panel.image.value != first
+
+
+def test_summary_states_the_measured_change_not_a_fixed_claim():
+    view = reach_view(1.0, 20)  # spectral radius 1 with inputs: tanh saturates and the norm falls
+    factor = view["norms"][0] / view["norms"][-1]
+    assert factor > 10 and f"falls {factor:.3g}-fold" in view["summary"]
+    assert "moderate" not in view["summary"]
+    assert describe_change([1.0, 0.9, 0.8]).startswith("going 2 steps back, ‖dL/dH‖ stays within a factor")
+    assert "grows 4-fold" in describe_change([1.0, 2.0, 4.0]) and "explodes" not in describe_change([1, 2, 4])
+    assert "(it explodes)" in describe_change([1.0, 1e4]) and "(it vanishes)" in describe_change([1.0, 1e-4])
+    assert "×0.500 per step" in describe_change([1.0, 0.5, 0.25])
+
+
+def test_panel_disables_its_controls_while_computing_and_fits_a_laptop():
+    panel = GradientReachPanel(radius=0.9, truncation=20, max_k=20)
+    seen = []
+    panel.status.observe(lambda change: seen.append([c.disabled for c in panel.controls]), names="value")
+    panel.radius.value = 1.2
+    assert seen == [[True, True, True]] and not any(c.disabled for c in panel.controls)
+    assert not panel.inputs.indent and panel.inputs.layout.width == "auto"  # the label in full
+    assert panel.image.layout.width == f"{png_size(panel.image.value)[0]}px"

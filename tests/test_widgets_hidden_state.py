@@ -3,9 +3,11 @@
 import pytest
 import torch
 
+from d2lmini.plot import png_size
 from d2lmini.rnn import RNNScratch, TorchRNN, copy_scratch_to_torch
 from d2lmini.text import Vocab
 from d2lmini.widgets.hidden_state import (
+    MAX_SHOWN_HEIGHT,
     HiddenStateExplorer,
     explorer_view,
     hidden_states_for,
@@ -98,3 +100,36 @@ def test_explorer_widget_reacts_to_slider_and_text(model, vocab):
     assert explorer.view["prefix"] == explorer.text.value[: explorer.step.value]
     explorer.text.value = "Fox!"
     assert explorer.view is None and "never seen" in explorer.status.value
+
+
+def test_errors_name_the_sentence_and_hide_the_stale_heatmap(model, vocab):
+    explorer = HiddenStateExplorer(model, vocab, "the lazy dog")
+    assert explorer.plot.layout.display is None  # the heatmap is shown
+    explorer.text.value = "Fox!"
+    assert "sentence" in explorer.status.value and "prefix" not in explorer.status.value
+    assert "&#x27;F&#x27;" in explorer.status.value and "&#x27;!&#x27;" in explorer.status.value
+    assert explorer.plot.layout.display == "none"  # no heatmap of an earlier sentence under the error
+    explorer.text.value = ""
+    assert explorer.view is None and "sentence is empty" in explorer.status.value
+    assert "between 1 and 0" not in explorer.status.value
+    explorer.text.value = "the dog"
+    assert explorer.view["prefix"] == "the dog"[: explorer.step.value]
+    assert explorer.plot.layout.display is None and "Cannot read" not in explorer.status.value
+
+
+def test_step_error_names_the_step(model, vocab):
+    with pytest.raises(ValueError, match="step must be between 1 and 7"):
+        explorer_view(model, vocab, "the fox", 8)
+    with pytest.raises(ValueError, match="sentence is empty"):
+        explorer_view(model, vocab, "", 1)
+
+
+def test_a_long_sentence_scrolls_inside_a_capped_box_at_natural_size(model, vocab):
+    sentence = "the quick brown fox jumps over the lazy dog " * 3
+    explorer = HiddenStateExplorer(model, vocab, sentence)
+    explorer.step.value = len(sentence)
+    width, height = png_size(explorer.image.value)
+    assert height > 1500  # one row per character: far taller than the page ...
+    assert explorer.plot.layout.max_height == MAX_SHOWN_HEIGHT and explorer.plot.layout.overflow == "auto"
+    assert int(MAX_SHOWN_HEIGHT.removesuffix("px")) < 500  # ... so it scrolls inside a box that fits
+    assert explorer.image.layout.width == f"{width}px"  # never stretched beyond its pixels

@@ -209,3 +209,15 @@ def test_draw_partition_colours_only_inputs():
     for p, rect in enumerate(rects):
         assert (rect.get_facecolor() == grey) == (p not in used)
     plt.close(fig)
+
+
+def test_panel_layout_shows_labels_in_full_and_opens_with_the_table_closed(bundled):
+    panel = make_one_hot_panel(bundled.vocab)
+    assert panel.encoding_box.selected_index is None  # closed: the minibatch views stay above the fold
+    assert panel.encoding_box.get_title(0).startswith("tokens, indices and one-hot vectors")
+    assert panel.sampling.style.button_width == "auto"  # "sequential partitioning", not "sequential partiti…"
+    assert not panel.preprocess.indent and panel.preprocess.layout.width == "auto"
+    for slider in (panel.batch_size, panel.num_steps, panel.seed):
+        assert slider.style.description_width == "initial"
+    children = panel.widget.children
+    assert children.index(panel.encoding_box) < children.index(panel.batch_view)

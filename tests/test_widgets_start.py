@@ -28,3 +28,9 @@ def test_moving_the_slider_redraws():
     assert panel.shown == softmax_with_temperature(EXAMPLE_SCORES, 1.0)
     panel.slider.value = 0.2
     assert panel.shown == softmax_with_temperature(EXAMPLE_SCORES, 0.2)
+
+
+def test_the_temperature_label_is_shown_in_full():
+    panel = make_temperature_panel()
+    assert panel.slider.description == "temperature"
+    assert panel.slider.style.description_width == "initial"  # not cut to the default 80 px

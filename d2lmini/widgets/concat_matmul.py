@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from d2lmini.figures import draw_block_matmul
-from d2lmini.plot import figure_png
+from d2lmini.plot import figure_png, show_png
 
 
 def two_matmuls(X: torch.Tensor, H: torch.Tensor, W_xh: torch.Tensor, W_hh: torch.Tensor) -> torch.Tensor:
@@ -103,4 +103,4 @@ class ConcatMatmulPanel:
         self.status.value = describe_check(self.check)
         figure, ax = plt.subplots(figsize=(9, 3.6))
         draw_block_matmul(ax, self.batch.value, self.num_inputs.value, self.num_hiddens.value)
-        self.image.value = figure_png(figure)
+        show_png(self.image, figure_png(figure))

@@ -14,9 +14,12 @@ import torch
 
 from d2lmini.rnn import predict
 from d2lmini.text import Vocab
+from d2lmini.widgets import controls_disabled
 
 DEFAULT_PREFIX = "the "
 MAX_CHARS = 1000
+TEXT_STYLE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:normal;font-family:monospace;"
+              "font-size:14px;line-height:1.5;max-width:80ch")
 
 
 def generate_text(model, vocab: Vocab, prefix: str, num_chars: int, temperature: float | None = None,
@@ -57,7 +60,8 @@ def generation_html(model, vocab: Vocab, prefix: str, num_chars: int, temperatur
             f'<span style="color:#1f5fa8">{html.escape(text[len(prefix):])}</span>')
     return text, (f'<p style="color:#555;margin:2px 0">prefix in bold, {num_chars} generated '
                   f'characters in blue; {how}</p>'
-                  f'<pre style="white-space:pre-wrap;font-size:14px">{body}</pre>')
+                  # wrap between words only: a long run of letters overflows rather than being cut
+                  f'<div style="{TEXT_STYLE}">{body}</div>')
 
 
 class GeneratePanel:
@@ -71,18 +75,23 @@ class GeneratePanel:
     def __init__(self, model, vocab: Vocab, prefix: str = DEFAULT_PREFIX, num_chars: int = 100,
                  temperature: float = 1.0, greedy: bool = False, seed: int = 0):
         self.model, self.vocab = model, vocab
-        style = {"description_width": "initial"}
-        self.prefix = widgets.Text(value=prefix, description="prefix", style=style)
+        style = {"description_width": "initial"}  # every label in full
+        self.prefix = widgets.Text(value=prefix, description="prefix", style=style,
+                                   layout=widgets.Layout(width="480px"))
         self.num_chars = widgets.IntSlider(value=num_chars, min=0, max=400, step=10,
-                                           description="characters to generate", style=style)
+                                           description="characters to generate", style=style,
+                                           layout=widgets.Layout(width="480px"))
         self.greedy = widgets.Checkbox(value=greedy, description="greedy (always the most likely character)",
-                                       style=style)
+                                       indent=False, layout=widgets.Layout(width="auto", margin="0 24px 0 0"))
         self.temperature = widgets.FloatText(value=temperature, step=0.1, description="temperature",
-                                             style=style, disabled=greedy)
-        self.seed = widgets.IntText(value=seed, description="seed", style=style)
+                                             style=style, disabled=greedy,
+                                             layout=widgets.Layout(width="180px"))
+        self.seed = widgets.IntText(value=seed, description="seed", style=style,
+                                    layout=widgets.Layout(width="140px"))
         self.view = widgets.HTML()
         self.text: str | None = None
-        for control in (self.prefix, self.num_chars, self.greedy, self.temperature, self.seed):
+        self.controls = (self.prefix, self.num_chars, self.greedy, self.temperature, self.seed)
+        for control in self.controls:
             control.observe(self.update, names="value")
         self.widget = widgets.VBox([
             self.prefix, self.num_chars,
@@ -92,11 +101,16 @@ class GeneratePanel:
         self.update()
 
     def update(self, change=None) -> None:
-        """Generate again from the current widget values and refresh the view."""
+        """Generate again from the current widget values and refresh the view.
+
+        The controls are disabled while the model generates, so the text always belongs
+        to the settings on screen.
+        """
         self.temperature.disabled = self.greedy.value
         temperature = None if self.greedy.value else self.temperature.value
-        self.text, self.view.value = generation_html(self.model, self.vocab, self.prefix.value,
-                                                     self.num_chars.value, temperature, self.seed.value)
+        with controls_disabled(self.controls):
+            self.text, self.view.value = generation_html(self.model, self.vocab, self.prefix.value,
+                                                         self.num_chars.value, temperature, self.seed.value)
 
 
 def make_generate_panel(model, vocab: Vocab, prefix: str = DEFAULT_PREFIX, num_chars: int = 100,

@@ -13,7 +13,8 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from d2lmini.figures import draw_unrolled_rnn
 from d2lmini.gradcheck import gradient_norms_back_in_time
-from d2lmini.plot import figure_png
+from d2lmini.plot import figure_png, show_png
+from d2lmini.widgets import controls_disabled
 
 BACKWARD_COLOR = "#cc0000"
 
@@ -99,11 +100,31 @@ def reach_view(radius: float, truncation: int, max_k: int = 50, inputs: bool = T
     total = sum(norms)
     dropped = sum(n for n, keep in zip(norms, kept, strict=True) if not keep)
     share = dropped / total if total > 0 else 0.0
-    trend = "vanishes" if norms[-1] < 1e-3 else "explodes" if norms[-1] > 1e3 else "stays moderate"
-    summary = (f"ρ = {radius:.2f}: the gradient {trend} (‖dL/dH_(T-{max_k})‖ = {norms[-1]:.1e}); "
-               f"truncating after {truncation} steps drops {share:.1%} of the summed gradient norms.")
+    summary = (f"ρ = {radius:.2f}{' with token inputs' if inputs else ', no inputs'}: "
+               f"{describe_change(norms)}; truncating after {truncation} steps drops {share:.1%} "
+               "of the summed gradient norms.")
     return {"k": ks, "norms": norms, "reference": [radius**k for k in ks], "kept": kept,
             "dropped_share": share, "summary": summary}
+
+
+def describe_change(norms: list[float]) -> str:
+    """Return a phrase saying how much ||dL/dH_{T-k}|| changed from k = 0 to the last k, as measured.
+
+    The factor is norms[-1] / norms[0]; "vanishes" / "explodes" are added only beyond a factor
+    of 1000, "stays within a factor of 2" only when that is what the numbers show.
+    """
+    steps, first, last = len(norms) - 1, norms[0], norms[-1]
+    if not (first > 0 and last > 0):
+        return f"the gradient norm goes from {first:.1e} to {last:.1e} over {steps} steps back"
+    ratio = last / first
+    if 0.5 <= ratio <= 2:
+        how = f"stays within a factor of 2 ({ratio:.2f}×)"
+    elif ratio < 1:
+        how = f"falls {1 / ratio:.3g}-fold" + (" (it vanishes)" if ratio < 1e-3 else "")
+    else:
+        how = f"grows {ratio:.3g}-fold" + (" (it explodes)" if ratio > 1e3 else "")
+    return (f"going {steps} steps back, ‖dL/dH‖ {how}, from {first:.2g} to {last:.1e} "
+            f"(×{ratio ** (1 / steps):.3f} per step on average)")
 
 
 def draw_reach(ax, view: dict) -> None:
@@ -138,20 +159,23 @@ class GradientReachPanel:
                                           description="ρ(W_hh)", continuous_update=False)
         self.truncation = widgets.IntSlider(value=truncation, min=1, max=max_k + 1,
                                             description="truncation", continuous_update=False)
-        self.inputs = widgets.Checkbox(value=True, description="token inputs (tanh can saturate)")
+        self.inputs = widgets.Checkbox(value=True, description="token inputs (tanh can saturate)",
+                                       indent=False, layout=widgets.Layout(width="auto"))
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
         self.view: dict | None = None
-        self.widget = widgets.VBox([widgets.HBox([self.radius, self.truncation, self.inputs]),
+        self.controls = (self.radius, self.truncation, self.inputs)
+        self.widget = widgets.VBox([widgets.HBox([self.radius, self.truncation]), self.inputs,
                                     self.status, self.image])
-        for control in (self.radius, self.truncation, self.inputs):
+        for control in self.controls:
             control.observe(lambda change: self.refresh(), names="value")
         self.refresh()
 
     def refresh(self) -> None:
-        """Recompute the view for the current controls and redraw."""
-        self.view = reach_view(self.radius.value, self.truncation.value, self.max_k, self.inputs.value)
-        self.status.value = self.view["summary"]
-        figure, ax = plt.subplots(figsize=(7, 3.2))
-        draw_reach(ax, self.view)
-        self.image.value = figure_png(figure)
+        """Recompute the view for the current controls and redraw (controls disabled meanwhile)."""
+        with controls_disabled(self.controls):
+            self.view = reach_view(self.radius.value, self.truncation.value, self.max_k, self.inputs.value)
+            self.status.value = self.view["summary"]
+            figure, ax = plt.subplots(figsize=(7, 3.2))
+            draw_reach(ax, self.view)
+            show_png(self.image, figure_png(figure))

@@ -6,12 +6,13 @@ after every character; `explorer_view` computes what the panel shows for a given
 row per character read so far.
 """
 
+import html
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
 
-from d2lmini.plot import figure_png, heatmap
+from d2lmini.plot import figure_png, heatmap, show_png
 from d2lmini.rnn import check_prefix, model_device
 from d2lmini.text import Vocab
 
@@ -45,14 +46,27 @@ def next_char_probabilities(model, vocab: Vocab, text: str, k: int = 3) -> list[
     return [(vocab.idx_to_token[int(i)], float(p)) for p, i in zip(top.values, top.indices, strict=True)]
 
 
+def check_sentence(text: str, vocab: Vocab) -> None:
+    """Raise ValueError naming the explorer's "sentence" box if `text` is empty or has unknown characters."""
+    if not text:
+        raise ValueError("The sentence is empty: type at least one character into the box labelled sentence.")
+    unknown = vocab.unknown_characters(text)
+    if unknown:
+        known = "".join(vocab.idx_to_token[1:])
+        raise ValueError(f"The sentence contains characters the model has never seen: "
+                         f"{', '.join(repr(c) for c in unknown)}. Use only these characters: {known!r}.")
+
+
 def explorer_view(model, vocab: Vocab, text: str, step: int, k: int = 3) -> dict:
     """Return what the explorer shows after reading the first `step` characters of `text`.
 
     Keys: "prefix" (the characters read), "states" (step, hiddens) CPU tensor, "labels"
-    (one printable label per row) and "next" (the top-`k` next characters).
+    (one printable label per row) and "next" (the top-`k` next characters). Raises
+    ValueError naming the sentence or the step when either is not usable.
     """
+    check_sentence(text, vocab)
     if not 1 <= step <= len(text):
-        raise ValueError(f"step must be between 1 and {len(text)}, not {step}")
+        raise ValueError(f"The step must be between 1 and {len(text)} (the sentence's length), not {step}.")
     prefix = text[:step]
     states = hidden_states_for(model, vocab, prefix)
     labels = [f"{t + 1}: '{c}'" for t, c in enumerate(prefix)]
@@ -60,13 +74,23 @@ def explorer_view(model, vocab: Vocab, text: str, step: int, k: int = 3) -> dict
             "next": next_char_probabilities(model, vocab, prefix, k)}
 
 
+ROW_INCHES = 0.2  # height of one heatmap row: 16 px at figure_png's 80 dpi
+MAX_SHOWN_HEIGHT = "440px"  # taller heatmaps scroll inside the panel instead of pushing everything down
+
+
 def draw_view(ax, view: dict) -> None:
     """Draw the heatmap of `view["states"]` (one row per character read) on `ax`."""
     ax.clear()
-    heatmap(ax, view["states"], row_labels=view["labels"],
-            title=f"hidden state after reading {view['prefix']!r}")
+    heatmap(ax, view["states"], row_labels=view["labels"], title="hidden state after each character read")
     ax.set_xlabel("hidden unit")
     ax.set_ylabel("step: character read")
+
+
+def view_png(view: dict) -> bytes:
+    """Return the heatmap of `view` as PNG bytes: 7 inches wide, one `ROW_INCHES` row per character."""
+    figure, ax = plt.subplots(figsize=(7, 1.3 + ROW_INCHES * len(view["prefix"])))
+    draw_view(ax, view)
+    return figure_png(figure)
 
 
 class HiddenStateExplorer:
@@ -75,17 +99,23 @@ class HiddenStateExplorer:
     `explorer.widget` is what the notebook displays; `explorer.text`, `explorer.step`
     are the controls and `explorer.view` is the latest `explorer_view` result (tests set
     the controls and read `view`). `explorer.status` shows the next-character guess or,
-    for a text the model cannot read, what is wrong.
+    for a sentence the model cannot read, what is wrong; the heatmap is then hidden
+    (`explorer.plot.layout.display == "none"`), so nothing stale stays on screen.
+    A heatmap taller than `MAX_SHOWN_HEIGHT` scrolls inside `explorer.plot`.
     """
 
     def __init__(self, model, vocab: Vocab, text: str = "the time machine"):
         self.model, self.vocab = model, vocab
-        self.text = widgets.Text(value=text, description="sentence", continuous_update=False)
-        self.step = widgets.IntSlider(value=1, min=1, max=max(1, len(text)), description="step")
+        self.text = widgets.Text(value=text, description="sentence", continuous_update=False,
+                                 layout=widgets.Layout(width="520px"))
+        self.step = widgets.IntSlider(value=1, min=1, max=max(1, len(text)), description="step",
+                                      layout=widgets.Layout(width="520px"))
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
+        scroll = widgets.Layout(max_height=MAX_SHOWN_HEIGHT, overflow="auto")
+        self.plot = widgets.Box([self.image], layout=scroll)
         self.view: dict | None = None
-        self.widget = widgets.VBox([self.text, self.step, self.status, self.image])
+        self.widget = widgets.VBox([self.text, self.step, self.status, self.plot])
         self.text.observe(self._on_text, names="value")
         self.step.observe(lambda change: self.refresh(), names="value")
         self.refresh()
@@ -95,15 +125,17 @@ class HiddenStateExplorer:
         self.refresh()
 
     def refresh(self) -> None:
-        """Recompute the view for the current controls and redraw."""
+        """Recompute the view for the current controls and redraw (or show what is wrong, and no plot)."""
         try:
             self.view = explorer_view(self.model, self.vocab, self.text.value, self.step.value)
         except ValueError as error:
             self.view = None
-            self.status.value = f"<b>Cannot read this sentence:</b> {error}"
+            self.status.value = f'<span style="color:#b30000"><b>Cannot read this sentence:</b> ' \
+                                f'{html.escape(str(error))}</span>'
+            self.plot.layout.display = "none"
             return
-        guesses = ", ".join(f"'{c}' {p:.0%}" for c, p in self.view["next"])
-        self.status.value = f"read <code>{self.view['prefix']!r}</code>; the model guesses next: {guesses}"
-        figure, ax = plt.subplots(figsize=(7, 1.6 + 0.25 * len(self.view["prefix"])))
-        draw_view(ax, self.view)
-        self.image.value = figure_png(figure)
+        guesses = ", ".join(f"'{html.escape(c)}' {p:.0%}" for c, p in self.view["next"])
+        self.status.value = (f"read <code>{html.escape(repr(self.view['prefix']))}</code> "
+                             f"({len(self.view['prefix'])} characters); the model guesses next: {guesses}")
+        show_png(self.image, view_png(self.view))
+        self.plot.layout.display = None

@@ -199,16 +199,19 @@ class OneHotPanel:
 
     def __init__(self, vocab: Vocab, text: str = DEFAULT_TEXT):
         self.vocab = vocab
-        style = {"description_width": "initial"}
+        style = {"description_width": "initial"}  # every label in full
         self.text = widgets.Textarea(value=text, description="text", layout=widgets.Layout(width="95%"))
         self.preprocess = widgets.Checkbox(
-            value=True, description="preprocess (lower-case, non-letters to space)", style=style)
+            value=True, description="preprocess (lower-case, non-letters to space)", indent=False,
+            layout=widgets.Layout(width="auto"))
         self.sampling = widgets.ToggleButtons(
             options=[("random sampling", "random"), ("sequential partitioning", "sequential")],
-            value="sequential", description="minibatches", style=style)
+            value="sequential", description="minibatches",
+            style={"description_width": "initial", "button_width": "auto"})
         self.batch_size = widgets.IntSlider(value=2, min=1, max=8, description="batch size", style=style)
         self.num_steps = widgets.IntSlider(value=5, min=1, max=12, description="steps", style=style)
-        self.seed = widgets.IntSlider(value=0, min=0, max=9, description="seed (offset, order)", style=style)
+        self.seed = widgets.IntSlider(value=0, min=0, max=9, description="seed (offset, order)", style=style,
+                                      layout=widgets.Layout(width="340px"))
         self.message = widgets.HTML()
         self.encoding_view = widgets.HTML()
         self.batch_view = widgets.HTML()
@@ -218,10 +221,12 @@ class OneHotPanel:
                     widgets.HBox([self.batch_size, self.num_steps, self.seed])]
         for control in controls[:3] + [self.batch_size, self.num_steps, self.seed]:
             control.observe(self.update, names="value")
+        # Closed at first, so the minibatch views below stay on screen; a click opens it.
+        # set_title (not the titles= argument) works with ipywidgets 7 as well as 8.
+        self.encoding_box = widgets.Accordion(children=[self.encoding_view], selected_index=None)
+        self.encoding_box.set_title(0, "tokens, indices and one-hot vectors (click to open)")
         self.widget = widgets.VBox(controls + [
-            self.message,
-            widgets.Accordion(children=[self.encoding_view], titles=("tokens, indices and one-hot vectors",),
-                              selected_index=0),
+            self.message, self.encoding_box,
             widgets.HTML("<b>The first minibatch before and after the transpose</b>"), self.batch_view,
             widgets.HTML("<b>Which characters land in which minibatch</b>"), self.layout_view,
         ])

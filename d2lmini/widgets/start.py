@@ -21,7 +21,9 @@ def make_temperature_panel(scores: dict[str, float] = EXAMPLE_SCORES) -> widgets
     `panel.shown` holds the probabilities currently drawn (for tests).
     """
     slider = widgets.FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.05,
-                                    description="temperature", continuous_update=False)
+                                    description="temperature", continuous_update=False,
+                                    style={"description_width": "initial"},  # the label in full
+                                    layout=widgets.Layout(width="420px"))
     output = widgets.Output()
 
     def redraw(_=None):
