@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import d2lmini
+import d2lmini.corpus as corpus_module
 from d2lmini.corpus import (
     CACHE_ENV,
     ChecksumError,
@@ -265,34 +266,31 @@ def test_the_deadline_covers_the_whole_download_not_each_read(tmp_path):
         server.close()
 
 
-@pytest.mark.parametrize("make_bad", ["file", "read-only"])
-def test_an_unusable_cache_folder_gives_the_clear_error(tmp_path, serve, make_bad):
+def test_a_cache_folder_that_is_a_file_gives_the_clear_error(tmp_path, serve):
     server = serve(PAYLOAD)
     folder = tmp_path / "cache"
-    if make_bad == "file":
-        folder.write_text("not a folder")
-    else:
-        folder.mkdir()
-        folder.chmod(0o500)
-        if os_allows_writing(folder):
-            pytest.skip("running as a user who may write anywhere (root): a read-only folder is not")
-    try:
-        with pytest.raises(DataUnavailableError) as caught:
-            download_timemachine(folder, server.url, sha1=PAYLOAD_SHA1)
-    finally:
-        if folder.is_dir():
-            folder.chmod(0o700)
+    folder.write_text("not a folder")
+    with pytest.raises(DataUnavailableError) as caught:
+        download_timemachine(folder, server.url, sha1=PAYLOAD_SHA1)
     assert CACHE_ENV in str(caught.value) and server.url in str(caught.value)
 
 
-def os_allows_writing(folder: Path) -> bool:
-    """True when a file can be created in `folder` despite its permissions."""
-    try:
-        (folder / "probe").write_text("x")
-    except OSError:
-        return False
-    (folder / "probe").unlink()
-    return True
+@pytest.mark.parametrize("where", ["creating the folder", "writing the file"])
+def test_an_unwritable_cache_folder_gives_the_clear_error(tmp_path, serve, monkeypatch, where):
+    """Root may write anywhere, so the refusal a student's read-only folder gives is injected."""
+    server = serve(PAYLOAD)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    if where == "creating the folder":
+        monkeypatch.setattr(Path, "mkdir", refuse)
+    else:
+        monkeypatch.setattr(corpus_module.tempfile, "NamedTemporaryFile", refuse)
+    with pytest.raises(DataUnavailableError, match="Permission denied") as caught:
+        download_timemachine(tmp_path, server.url, sha1=PAYLOAD_SHA1)
+    assert server.url in str(caught.value) and str(tmp_path / "timemachine.txt") in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_hand_placed_file_with_the_wrong_checksum_is_moved_aside_not_deleted(tmp_path, serve):

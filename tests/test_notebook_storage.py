@@ -32,6 +32,7 @@ def test_the_first_code_cell_installs_d2lmini_only_where_it_is_missing(path):
     assert f'"d2lmini @ git+{repository_url()}"' in first, "run: python tools/colab_cell.py"
     assert 'if importlib.util.find_spec("d2lmini") is None:' in first
     assert "--no-deps" in first, "the install must not replace Colab's own torch"
+    assert "pyppmd" in first, "the one dependency Colab lacks must be named"
     assert not code[0].get("outputs"), "where d2lmini is installed the cell prints nothing"
 
 

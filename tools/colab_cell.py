@@ -7,7 +7,8 @@ On Google Colab (and Kaggle, or a VS Code kernel without the course installed) n
 provides d2lmini, so each notebook starts with one short cell that installs it from the
 project's repository, and does nothing where d2lmini is already importable. The address
 is written once, in pyproject.toml's [project.urls] Repository. `--no-deps` keeps the
-platform's own torch, numpy, matplotlib and ipywidgets. Re-execute the notebooks afterwards
+platform's own torch, numpy, matplotlib and ipywidgets; pyppmd, the one dependency such
+platforms lack (the PPMd compressor baseline of notebook 07), is named explicitly. Re-execute the notebooks afterwards
 (python tools/run_notebooks.py).
 """
 
@@ -34,7 +35,7 @@ def install_cell_source(url: str) -> str:
     return (f"{MARKER} when it is missing; does nothing where it is installed.\n"
             "import importlib.util\n\n"
             'if importlib.util.find_spec("d2lmini") is None:\n'
-            f'    %pip install --quiet --no-deps "d2lmini @ git+{url}"')
+            f'    %pip install --quiet --no-deps pyppmd "d2lmini @ git+{url}"')
 
 
 def first_code_cell(notebook):
