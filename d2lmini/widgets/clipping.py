@@ -70,8 +70,10 @@ def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM
     to [-theta, theta]. Keys: method, theta, lr, seed, steps, step_grad_norm (before
     clipping), step_loss, clipped_steps, step_cosine (value clipping only),
     train_perplexity and valid_perplexity (last epoch, None if training diverged),
-    vocab_size, status ("ok", "exploded": finished but worse than guessing uniformly,
-    or "diverged": stopped because a number became infinite) and message (plain text).
+    vocab_size, status ("ok"; "exploded": finished, but training perplexity no better than
+    a uniform guess; "diverged": `d2lmini.train` judged the run blown up, the same verdict
+    on every CPU path: a loss above `divergence_limit`, a non-finite gradient or optimizer
+    state, or a final model that is non-finite or past the limit) and message (plain text).
     Never raises because training went wrong.
     """
     theta = parse_theta(theta)
