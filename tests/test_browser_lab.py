@@ -11,13 +11,12 @@ D2LMINI_REQUIRE_BROWSER=1, as in CI, where their absence is a failure. Never run
 """
 
 import math
-import os
 import re
 import tempfile
 from pathlib import Path
 
 import pytest
-from browser.jupyterlab import CHROMIUM_ARGS, CHROMIUM_ENV, find_chromium, running_jupyterlab, strip_outputs
+from browser.jupyterlab import CHROMIUM_ARGS, CHROMIUM_ENV, require_browser, running_jupyterlab, strip_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "07_perplexity.ipynb"
@@ -25,25 +24,6 @@ ARTIFACTS = ROOT / "test-artifacts"
 NUMBER = re.compile(r"validation perplexity:\s*(\d+(?:\.\d+)?)\s*$")
 
 pytestmark = pytest.mark.browser
-
-
-def _require_browser():
-    """Return (sync_playwright, Chromium's path), or skip (fail when D2LMINI_REQUIRE_BROWSER=1)."""
-    required = os.environ.get("D2LMINI_REQUIRE_BROWSER") == "1"
-    problem, chromium = None, find_chromium()
-    if chromium is None or not chromium.exists():
-        problem = (f"Chromium is missing: none on the PATH and {CHROMIUM_ENV} names "
-                   f"{os.environ.get(CHROMIUM_ENV) or 'nothing'} (apt-get install chromium)")
-    else:
-        try:
-            from playwright.sync_api import sync_playwright
-        except ImportError as error:
-            problem = f"Python Playwright is not importable ({error}); pip install playwright"
-    if problem is None:
-        return sync_playwright, chromium
-    if required:
-        pytest.fail(f"D2LMINI_REQUIRE_BROWSER=1 but {problem}")
-    pytest.skip(problem)
 
 
 def _shown_perplexity(page) -> float | None:
@@ -71,14 +51,14 @@ def test_without_chromium_the_test_skips_unless_ci_requires_it(monkeypatch):
     monkeypatch.setenv(CHROMIUM_ENV, "/nonexistent/chromium")
     monkeypatch.delenv("D2LMINI_REQUIRE_BROWSER", raising=False)
     with pytest.raises(pytest.skip.Exception, match="missing"):
-        _require_browser()
+        require_browser()
     monkeypatch.setenv("D2LMINI_REQUIRE_BROWSER", "1")
     with pytest.raises(pytest.fail.Exception, match="D2LMINI_REQUIRE_BROWSER=1"):
-        _require_browser()
+        require_browser()
 
 
 def test_lab_retrains_in_jupyterlab():
-    sync_playwright, chromium = _require_browser()
+    sync_playwright, chromium = require_browser()
     ARTIFACTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
         strip_outputs(NOTEBOOK, Path(root) / NOTEBOOK.name)  # fresh: every number shown comes from this run

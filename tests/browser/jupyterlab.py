@@ -4,7 +4,12 @@
 127.0.0.1 port with a random token, in its own process group and with its own (temporary)
 config, data and runtime folders, waits until it answers, yields (base URL, token), and
 always kills the whole process group afterwards. News, update checks and the extension
-manager's index are turned off, so nothing tries to reach the network.
+manager's index are turned off, so nothing tries to reach the network; autosave is off (a test
+never writes a notebook) and every cell stays in the page (no windowing), so a test can inspect
+cells that are scrolled out of view.
+
+`require_browser()` returns Playwright and the Chromium to drive, or skips the test saying
+what is missing (fails instead when D2LMINI_REQUIRE_BROWSER=1, as in CI).
 """
 
 import contextlib
@@ -22,6 +27,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 CHROMIUM_ENV = "D2LMINI_CHROMIUM"
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -34,6 +41,39 @@ def find_chromium() -> Path | None:
         return Path(os.environ[CHROMIUM_ENV])
     found = next((shutil.which(name) for name in CHROMIUM_NAMES if shutil.which(name)), None)
     return Path(found) if found else None
+
+
+def require_browser():
+    """Return (sync_playwright, Chromium's path), or skip (fail when D2LMINI_REQUIRE_BROWSER=1)."""
+    required = os.environ.get("D2LMINI_REQUIRE_BROWSER") == "1"
+    problem, chromium, sync_playwright = None, find_chromium(), None
+    if chromium is None or not chromium.exists():
+        named = os.environ.get(CHROMIUM_ENV) or "nothing"
+        problem = (f"Chromium is missing: none of {', '.join(CHROMIUM_NAMES)} is on the PATH and "
+                   f"{CHROMIUM_ENV} names {named} (apt-get install chromium)")
+    else:
+        try:
+            from playwright.sync_api import sync_playwright  # optional: only the browser tests need it
+        except ImportError as error:
+            problem = f"Python Playwright is not importable ({error}); pip install playwright"
+    if problem is None:
+        return sync_playwright, chromium
+    if required:
+        pytest.fail(f"D2LMINI_REQUIRE_BROWSER=1 but {problem}")
+    pytest.skip(problem)
+
+
+def write_lab_settings(settings_dir: Path) -> None:
+    """Write the JupyterLab user settings the browser tests run with into `settings_dir`."""
+    settings = {
+        ("apputils-extension", "notification"): {"fetchNews": "false"},  # don't ask about Jupyter news
+        ("docmanager-extension", "plugin"): {"autosave": False},  # a test never writes a notebook
+        ("notebook-extension", "tracker"): {"windowingMode": "none"},  # every cell in the page
+    }
+    for (extension, plugin), values in settings.items():
+        path = Path(settings_dir, "@jupyterlab", extension, f"{plugin}.jupyterlab-settings")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values), "utf-8")
 
 
 def free_port() -> int:
@@ -87,9 +127,7 @@ def running_jupyterlab(root_dir: Path, startup_timeout: float = 60.0):
                    f"--ServerApp.root_dir={root_dir}", "--LabApp.news_url=None",
                    "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
                    "--LabApp.extension_manager=readonly", "--ServerApp.open_browser=False"]
-        news = Path(home, "settings", "@jupyterlab", "apputils-extension", "notification.jupyterlab-settings")
-        news.parent.mkdir(parents=True)
-        news.write_text(json.dumps({"fetchNews": "false"}), "utf-8")  # don't ask about Jupyter news
+        write_lab_settings(Path(home, "settings"))
         log = open(Path(home) / "jupyter.log", "w")  # noqa: SIM115 - closed below
         process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
                                    start_new_session=True)

@@ -1,0 +1,197 @@
+"""Every notebook in a real browser: JupyterLab on 127.0.0.1, headless Chromium at 1366x768.
+
+For each notebook, opened with its stored outputs as a student opens it:
+- `test_notebook_opens_unmodified`: JupyterLab does not mark it modified before anything runs;
+- `test_notebook_runs_cleanly_in_jupyterlab`: Run All, wait until every cell has run and the
+  kernel is idle, then check the page: no error output (traceback, anything on stderr, a widget
+  that failed to show), every cell reached, no widget label or button cut off (an element whose
+  scrollWidth exceeds its clientWidth), no image widget stretched beyond its PNG's own pixel
+  width. One screenshot per notebook goes to test-artifacts/notebook_NN.png, scrolled to the
+  notebook's first panel.
+
+JupyterLab serves a temporary copy of notebooks/ with autosave off, so the notebooks are never
+written; each case also checks that the original file's bytes did not change. One server and
+one browser serve all eight notebooks; each notebook gets a fresh page and its kernel is shut
+down afterwards. Skips (saying why) without Chromium or Playwright unless
+D2LMINI_REQUIRE_BROWSER=1.
+"""
+
+import hashlib
+import json
+import platform
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from browser.jupyterlab import CHROMIUM_ARGS, require_browser, running_jupyterlab, shutdown_kernels
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+ARTIFACTS = ROOT / "test-artifacts"
+VIEWPORT = {"width": 1366, "height": 768}  # a common laptop screen
+RUN_TIMEOUT_MS = 300_000  # a notebook runs in under 30 s on an idle 2-core laptop; CI machines are busy
+
+pytestmark = pytest.mark.browser
+kernelspec = pytest.importorskip("jupyter_client.kernelspec", reason="JupyterLab is not installed")
+
+# Widget text that the browser shortens with an ellipsis when it does not fit.
+TRUNCATED_LABELS = """() => {
+  const selector = ['.jupyter-widgets label', '.jupyter-widgets .widget-label',
+                    '.jupyter-widgets .widget-label-basic', '.jupyter-widgets .widget-label-basic span',
+                    '.jupyter-widgets button', '.jupyter-widgets .widget-toggle-button',
+                    '.jupyter-widget-Collapse-header span', '.p-Collapse-header span'].join(', ');
+  return [...document.querySelectorAll(selector)]
+    .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+    .map(e => `"${e.textContent.trim()}" (${e.scrollWidth} px of text in ${e.clientWidth} px)`);
+}"""
+
+# Image widgets shown wider than the PNG they hold (the browser interpolates: a blurry figure).
+UPSCALED_IMAGES = """() => [...document.querySelectorAll('img.widget-image, .jupyter-widgets img')]
+  .filter(i => i.offsetParent !== null && i.complete && i.naturalWidth > 0
+               && i.clientWidth > i.naturalWidth + 1)
+  .map(i => `${i.naturalWidth}-px PNG shown ${i.clientWidth} px wide`)"""
+
+ERRORS = """() => {
+  const stderr = [...document.querySelectorAll(
+      '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')]
+    .map(e => e.innerText.trim()).filter(t => t.length > 0);
+  const widgets = [...document.querySelectorAll('.jp-OutputArea-output')]
+    .map(e => e.innerText).filter(t => /Error displaying widget|Error rendering/.test(t));
+  return stderr.concat(widgets).map(t => t.slice(0, 600));
+}"""
+
+# True once Run All has finished: some cell has run, none is running or queued, the kernel is idle.
+RUN_FINISHED = """() => {
+  const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]
+    .map(e => e.innerText.trim());
+  const idle = [...document.querySelectorAll('.jp-StatusBar-TextItem, .jp-StatusBar-Item')]
+    .some(e => /\\| Idle/.test(e.textContent) || /Idle/.test(e.getAttribute('title') || ''));
+  return prompts.length > 0 && prompts.every(p => !p.includes('*')) && prompts.some(p => /\\d/.test(p))
+         && idle;
+}"""
+
+# Code cells that were not run (Run All stops at an error): their prompt shows no number.
+NOT_RUN = """() => [...document.querySelectorAll('.jp-CodeCell')]
+  .filter(c => !/\\d/.test(c.querySelector('.jp-InputArea-prompt').innerText))
+  .map(c => c.querySelector('.jp-InputArea-editor').innerText.slice(0, 80))"""
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def lab():
+    """Yield (browser, base URL, token, served folder) for a JupyterLab serving a copy of notebooks/."""
+    sync_playwright, chromium = require_browser()
+    ARTIFACTS.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as scratch:
+        served = Path(scratch) / "notebooks"
+        shutil.copytree(ROOT / "notebooks", served, ignore=shutil.ignore_patterns(".ipynb_checkpoints",
+                                                                                "__pycache__"))
+        with running_jupyterlab(served) as (base, token), sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS,
+                                                 headless=True)
+            try:
+                yield browser, base, token, served
+            finally:
+                browser.close()
+
+
+def _run_all(page) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+
+
+def _screenshot_first_panel(page, path: Path) -> None:
+    """Scroll the first widget panel taller than 100 px to the top of the view and save the viewport."""
+    page.evaluate("""() => {
+      const panel = [...document.querySelectorAll('.jp-OutputArea-output .jupyter-widgets')]
+        .find(e => e.getBoundingClientRect().height > 100);
+      if (panel) panel.scrollIntoView({block: 'start'});
+    }""")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(path))
+
+
+def _open(page, base: str, token: str, notebook: Path) -> None:
+    """Open `notebook` in a fresh workspace and wait until its kernel is ready."""
+    page.goto(f"{base}/lab/tree/{notebook.name}?reset&token={token}")
+    page.get_by_text(re.compile(r"\| Idle")).wait_for(timeout=120_000)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_notebook_opens_unmodified(lab, notebook, request):
+    """JupyterLab must not mark a notebook modified just for opening it (nothing run yet).
+
+    On connecting a kernel, JupyterLab writes the kernel's kernelspec and language_info into
+    the notebook's metadata, and any difference marks the notebook modified. So the notebooks
+    must be stored with the kernelspec of ipykernel's own "python3" kernel; a different Python
+    version in language_info cannot be avoided (skipped, saying so).
+    """
+    metadata = json.loads(notebook.read_text("utf-8"))["metadata"]
+    stored_python = metadata.get("language_info", {}).get("version")
+    if stored_python != platform.python_version():
+        pytest.skip(f"stored under Python {stored_python}, the kernel runs {platform.python_version()}: "
+                    "JupyterLab rewrites language_info and marks any such notebook modified")
+    kernel = kernelspec.KernelSpecManager().get_kernel_spec("python3")
+    stored_name = metadata.get("kernelspec", {}).get("display_name")
+    if stored_name != kernel.display_name:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            f"the notebook stores kernelspec display_name {stored_name!r}, the python3 kernel calls itself "
+            f"{kernel.display_name!r}: JupyterLab rewrites it on opening (the storage tool must store "
+            "ipykernel's own kernelspec)")))
+    browser, base, token, _ = lab
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        _open(page, base, token, notebook)
+        page.wait_for_timeout(2_000)  # give any change-on-open time to show
+        tab = page.locator(".lm-TabBar-tab", has_text=notebook.name)
+        assert "jp-mod-dirty" not in (tab.get_attribute("class") or ""), \
+            f"{notebook.name} is marked modified as soon as it opens, before any cell ran"
+    finally:
+        page.close()
+        shutdown_kernels(base, token)
+
+
+# Notebook 06's clipping panel (d2lmini/widgets/clipping.py) is being reworked elsewhere; until it
+# shows its figure at the PNG's own width (d2lmini.plot.show_png) the browser stretches it.
+PENDING = {"06_gradient_clipping": "clipping panel: its 800-px PNG is stretched to the page width "
+                                   "(use d2lmini.plot.show_png in d2lmini/widgets/clipping.py)"}
+RUN_CASES = [pytest.param(path, id=path.stem,
+                          marks=[pytest.mark.xfail(strict=False, reason=PENDING[path.stem])]
+                          if path.stem in PENDING else []) for path in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("notebook", RUN_CASES)
+def test_notebook_runs_cleanly_in_jupyterlab(lab, notebook):
+    browser, base, token, served = lab
+    before = _digest(notebook)
+    number = notebook.name[:2]
+    problems = []
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        _open(page, base, token, notebook)
+        _run_all(page)
+        page.wait_for_function(RUN_FINISHED, timeout=RUN_TIMEOUT_MS, polling=1_000)
+        page.wait_for_timeout(1_000)  # widget views render after their cell's last message
+        _screenshot_first_panel(page, ARTIFACTS / f"notebook_{number}.png")
+
+        checks = {"error output": ERRORS, "cells Run All did not reach": NOT_RUN,
+                  "widget labels cut off at 1366x768": TRUNCATED_LABELS,
+                  "image widgets stretched beyond their PNG (blurry)": UPSCALED_IMAGES}
+        for what, script in checks.items():
+            found = page.evaluate(script)
+            if found:
+                problems.append(f"{what}: {found}")
+    except Exception:
+        page.screenshot(path=str(ARTIFACTS / f"notebook_{number}_failure.png"))
+        raise
+    finally:
+        page.close()  # closes without saving (autosave is off, and this is a copy anyway)
+        shutdown_kernels(base, token)
+    assert _digest(notebook) == before, f"the test changed {notebook}"
+    assert (served / notebook.name).exists()
+    assert problems == [], f"{notebook.name}: " + "; ".join(problems)
