@@ -38,6 +38,7 @@ def test_a_verdict_is_truthy_when_right_and_prints_its_message(capsys):
 def test_a_count_is_a_number_that_rounds_to_the_expected_whole_number():
     from d2lmini.exercises import is_count
 
-    assert is_count(3, 3) and is_count(3.0, 3) and is_count("3", 3)
+    assert is_count(3, 3) and is_count(3.0, 3)
+    assert not is_count("3", 3), "text is not a number answer (the same rule as every checker)"
     assert not is_count(True, 1), "True is not an answer"
     assert not is_count(4, 3) and not is_count(None, 3) and not is_count("three", 3)
