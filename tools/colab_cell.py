@@ -8,8 +8,8 @@ provides d2lmini, so each notebook starts with one short cell that installs it f
 project's repository, and does nothing where d2lmini is already importable. The address
 is written once, in pyproject.toml's [project.urls] Repository. `--no-deps` keeps the
 platform's own torch, numpy, matplotlib and ipywidgets; pyppmd, the one dependency such
-platforms lack (the PPMd compressor baseline of notebook 07), is named explicitly. Re-execute the notebooks afterwards
-(python tools/run_notebooks.py).
+platforms lack (the PPMd compressor baseline of notebook 07), is named explicitly.
+Re-execute the notebooks afterwards (python tools/run_notebooks.py).
 """
 
 import argparse
