@@ -6,6 +6,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from jupyter_client.kernelspec import KernelSpecManager
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -53,3 +54,10 @@ def test_the_readme_links_every_notebook_to_colab():
     for path in NOTEBOOKS:
         link = f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{path.name}"
         assert link in readme, f"README: add the Colab badge of {path.name}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_stored_kernel_name_is_the_one_jupyterlab_sees(path):
+    """An older display name makes JupyterLab rewrite the metadata, marking the notebook modified on open."""
+    expected = KernelSpecManager().get_kernel_spec("python3").display_name
+    assert load(path)["metadata"]["kernelspec"]["display_name"] == expected

@@ -9,9 +9,10 @@ Prints one line per notebook with the time it took; exits non-zero if any cell f
 
 Notebooks are stored in a form that keeps diffs readable (CONTRIBUTING.md, "Stored
 notebooks"): the outputs stay, but not the saved state of the widgets (hundreds of KB that
-change on every run and that no test reads), and a widget's output keeps only a short
+change on every run and that no test reads); a widget's output keeps only a short
 plain-text placeholder instead of the `VBox(children=(...` text that JupyterLab would show
-before the cell runs.
+before the cell runs; and the kernel's display name is the one JupyterLab will see, so a
+notebook is not marked modified the moment it opens.
 
 `--alone` executes a copy of each notebook in a fresh empty folder with nothing saved back:
 it checks that a notebook runs on its own with the d2lmini that is installed, as it does
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,9 +36,16 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_PLACEHOLDER = "Run this cell to show the interactive panel."
 
 
-def strip_widget_state(notebook) -> None:
-    """Drop the saved widget state and replace each widget output by a plain-text placeholder."""
+def normalise_for_storage(notebook) -> None:
+    """Store `notebook` as JupyterLab will see it, so that opening it does not mark it modified.
+
+    Drops the saved widget state, replaces each widget output by a plain-text placeholder,
+    and records the kernel's display name as the installed python3 kernel gives it (an
+    older name makes JupyterLab rewrite the metadata the moment the notebook opens).
+    """
     notebook.metadata.pop("widgets", None)
+    notebook.metadata.setdefault("kernelspec", {})["display_name"] = (
+        KernelSpecManager().get_kernel_spec("python3").display_name)
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             if WIDGET_VIEW in output.get("data", {}):
@@ -57,7 +66,7 @@ def execute(path: Path, timeout: int, workdir: Path | None = None) -> float:
     client.execute()
     seconds = time.perf_counter() - start
     if workdir is None:
-        strip_widget_state(notebook)
+        normalise_for_storage(notebook)
         nbformat.write(notebook, path)
     return seconds
 

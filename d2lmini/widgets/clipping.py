@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from d2lmini.corpus import Corpus, load_corpus
-from d2lmini.plot import figure_png
+from d2lmini.plot import figure_png, show_png
 from d2lmini.train import (
     TrainConfig,
     TrainingDiverged,
@@ -209,7 +209,7 @@ class ClippingPanel:
         colour = {"ok": "green", "exploded": "darkorange", "diverged": "crimson"}[self.result["status"]]
         self.status.value = (f"<span style='color:{colour}'><b>{self.result['status']}</b></span>: "
                              f"{html.escape(self.result['message'])}")
-        self.image.value = figure_png(draw_result(self.result))
+        show_png(self.image, figure_png(draw_result(self.result)))
         return self.result
 
 
