@@ -169,13 +169,25 @@ def fetch_bytes(url: str, deadline: float) -> bytes:
     return outcome["body"]
 
 
+def _remove_if_stale(partial: Path) -> None:
+    """Delete a temporary download file older than STALE_SECONDS.
+
+    Another kernel may rename or delete the file between listing and checking it; a
+    file that has gone meanwhile is not an error.
+    """
+    try:
+        if time.time() - partial.stat().st_mtime > STALE_SECONDS:
+            partial.unlink(missing_ok=True)
+    except FileNotFoundError:
+        pass
+
+
 def _prepare_folder(folder: Path, url: str, path: Path) -> None:
     """Create the cache folder and remove temporary files left by interrupted downloads."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for stale in folder.glob(f"{TIMEMACHINE_FILE}.*.part"):
-            if time.time() - stale.stat().st_mtime > STALE_SECONDS:
-                stale.unlink(missing_ok=True)
+            _remove_if_stale(stale)
     except OSError as error:
         raise DataUnavailableError(
             f"Cannot use {folder} as the cache folder for The Time Machine ({error}). Set the "

@@ -325,14 +325,21 @@ def test_two_downloads_at_once_do_not_clobber_each_other(tmp_path, serve):
         except Exception as error:  # collected and asserted below
             errors.append(error)
 
-    threads = [threading.Thread(target=fetch) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
-    assert not errors
-    assert [p.name for p in tmp_path.iterdir()] == ["timemachine.txt"]
-    assert (tmp_path / "timemachine.txt").read_bytes() == PAYLOAD
+    for _ in range(5):  # a race shows only now and then: give it several chances
+        (tmp_path / "timemachine.txt").unlink(missing_ok=True)
+        threads = [threading.Thread(target=fetch) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert not errors
+        assert [p.name for p in tmp_path.iterdir()] == ["timemachine.txt"]
+        assert (tmp_path / "timemachine.txt").read_bytes() == PAYLOAD
+
+
+def test_a_temporary_file_that_vanishes_while_cleaning_up_is_not_an_error(tmp_path):
+    # Another kernel renamed its finished download between our listing and our check.
+    corpus_module._remove_if_stale(tmp_path / "timemachine.txt.abc.part")
 
 
 @pytest.mark.parametrize("platform, env, expected", [
