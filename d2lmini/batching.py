@@ -60,6 +60,7 @@ def sequential_batches(
     num_steps: int,
     generator: torch.Generator | None = None,
     device: torch.device | str = "cpu",
+    offset: int | None = None,
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """Yield minibatches whose rows continue one another (sequential partitioning).
 
@@ -67,10 +68,14 @@ def sequential_batches(
     row; minibatch k holds steps k*num_steps ... (k+1)*num_steps - 1 of every stream.
     So row i of one minibatch continues exactly where row i of the previous one ended,
     and a hidden state carried from one minibatch to the next stays meaningful. Every
-    token after the offset (but a short remainder) is an input exactly once.
+    token after the offset (but a short remainder) is an input exactly once. `offset`
+    fixes the offset instead of drawing it (0 <= offset < num_steps; notebook 03's exercise).
     """
     check_fits(len(indices), batch_size, num_steps)
-    offset = _random_offset(num_steps, generator)
+    if offset is None:
+        offset = _random_offset(num_steps, generator)
+    elif not 0 <= offset < num_steps:
+        raise ValueError(f"offset must be in 0 ... num_steps - 1 = {num_steps - 1}, not {offset}")
     stream_length = (len(indices) - offset - 1) // batch_size
     used = stream_length * batch_size
     xs = indices[offset : offset + used].reshape(batch_size, stream_length)

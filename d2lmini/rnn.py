@@ -68,6 +68,11 @@ def init_rnn_state(batch_size: int, num_hiddens: int, device: torch.device | str
     return torch.zeros(batch_size, num_hiddens, device=device)
 
 
+def rnn_step(X_t: torch.Tensor, H: torch.Tensor, W_xh, W_hh, b_h) -> torch.Tensor:
+    """One step of the recurrence: H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h) (notebook 01)."""
+    return torch.tanh(X_t @ W_xh + H @ W_hh + b_h)
+
+
 def rnn_forward(
     X: torch.Tensor, state: torch.Tensor, W_xh, W_hh, b_h, W_hq, b_q
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -99,7 +104,7 @@ def rnn_forward_one_hot(
     H = state
     outputs = []
     for X_t in inputs:
-        H = torch.tanh(X_t @ W_xh + H @ W_hh + b_h)
+        H = rnn_step(X_t, H, W_xh, W_hh, b_h)
         outputs.append(H @ W_hq + b_q)
     return torch.cat(outputs), H
 

@@ -38,12 +38,14 @@ def test_checks_print_a_verdict(capsys):
     check_max_step(2.5)
     check_max_step(None)
     printed = capsys.readouterr().out
-    assert "Correct!" in printed and "Not yet." in printed
+    assert "Correct!" in printed and "Not answered yet" in printed
+    check_max_step(25)
+    assert "Not yet." in capsys.readouterr().out
 
 
 def good_clip(grads, theta):
     norm = math.sqrt(sum(float((g**2).sum()) for g in grads))
-    return [g * min(1.0, theta / norm) for g in grads]
+    return [g * min(1.0, theta / norm) if norm > 0 else g.clone() for g in grads]
 
 
 def per_tensor_clip(grads, theta):

@@ -28,9 +28,21 @@ def test_fused_step_rejects_wrong_functions():
     assert not check_fused_step(None, quiet=True)
     assert not check_fused_step(lambda X, H, W_xh, W_hh, b_h: torch.tanh(X @ W_xh + b_h), quiet=True)
     assert not check_fused_step(lambda X, H, W_xh, W_hh, b_h: X @ W_xh + H @ W_hh + b_h, quiet=True)
-    transposed = check_fused_step(lambda X, H, W_xh, W_hh, b_h: torch.tanh(X @ W_xh + H @ W_hh + b_h).T,
-                                  quiet=True)
+    def fused_then_transposed(X, H, W_xh, W_hh, b_h):
+        return torch.tanh(torch.cat((X, H), 1) @ torch.cat((W_xh, W_hh), 0) + b_h).T
+
+    transposed = check_fused_step(fused_then_transposed, quiet=True)
     assert not transposed and "shape" in transposed.message
+
+
+def test_fused_step_rejects_two_matmuls_though_the_values_are_right():
+    result = check_fused_step(lambda X, H, W_xh, W_hh, b_h: torch.tanh(X @ W_xh + H @ W_hh + b_h), quiet=True)
+    assert not result and "more than once" in result.message
+    def mm_and_addmm(X, H, W_xh, W_hh, b_h):
+        return torch.tanh(torch.mm(X, W_xh) + torch.addmm(b_h, H, W_hh))
+
+    result = check_fused_step(mm_and_addmm, quiet=True)
+    assert not result and "more than once" in result.message
 
 
 def test_fused_step_reports_exceptions():

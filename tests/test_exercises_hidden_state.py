@@ -2,7 +2,7 @@
 
 from d2lmini.exercises.hidden_state import (
     check_hidden_state_shape,
-    check_ngram_table_size,
+    check_ngram_order,
     check_rnn_parameter_count,
     check_same_bag,
     rnn_parameter_count,
@@ -11,11 +11,13 @@ from d2lmini.exercises.hidden_state import (
 from d2lmini.rnn import RNNScratch
 
 
-def test_ngram_table_size():
-    assert check_ngram_table_size(614_656, quiet=True)  # 28 ** 4
-    assert not check_ngram_table_size(28**3, quiet=True)
-    assert not check_ngram_table_size(None, quiet=True)
-    assert check_ngram_table_size(1000, vocab_size=10, n=3, quiet=True)
+def test_ngram_order_is_the_first_table_above_the_limit():
+    assert 28**6 <= 10**9 < 28**7
+    assert check_ngram_order(7, quiet=True)
+    assert not check_ngram_order(6, quiet=True)
+    assert not check_ngram_order(8, quiet=True)
+    assert not check_ngram_order(None, quiet=True)
+    assert check_ngram_order(4, vocab_size=10, limit=1000, quiet=True)  # 10**3 is not above 1000
 
 
 def test_rnn_parameter_count_matches_a_real_model():
@@ -44,8 +46,15 @@ def test_same_bag():
     assert not check_same_bag(("only one",), quiet=True)
 
 
+def test_same_bag_rejects_strings_that_all_become_unknown_tokens():
+    # "XY" and "YX" are both <unk><unk> to the model: they prove nothing about order.
+    result = check_same_bag(("XY", "YX"), quiet=True)
+    assert not result and "not in the vocabulary" in result.message
+    assert not check_same_bag(("a!", "!a"), quiet=True)
+
+
 def test_messages_are_printed_unless_quiet(capsys):
-    check_ngram_table_size(None)
+    check_ngram_order(6)
     assert capsys.readouterr().out.startswith("Not yet.")
-    check_ngram_table_size(614_656, quiet=True)
+    check_ngram_order(7, quiet=True)
     assert capsys.readouterr().out == ""

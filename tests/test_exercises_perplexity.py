@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from d2lmini.corpus import load_corpus
+from d2lmini.exercises import NOT_ANSWERED
 from d2lmini.exercises import perplexity as ex
 
 
@@ -51,17 +52,20 @@ def test_compressed_bytes_counts_bits_then_bytes():
         assert not ex.check_compressed_bytes(wrong)
 
 
-def test_markov_floor_matches_the_loaded_corpus():
+def test_bits_above_floor_uses_the_loaded_corpus_floor():
     corpus = load_corpus("markov")
-    assert ex.check_markov_floor(2 ** corpus.entropy_rate_bits)
-    for wrong in (None, corpus.entropy_rate_bits, math.exp(corpus.entropy_rate_bits), 9):
-        assert not ex.check_markov_floor(wrong)
+    gap = math.log2(ex.LAB_PERPLEXITY) - corpus.entropy_rate_bits
+    assert ex.check_bits_above_floor(gap)
+    assert ex.check_bits_above_floor(round(gap, 3))
+    for wrong in (None, math.log(ex.LAB_PERPLEXITY) - corpus.entropy_rate_bits,
+                  ex.LAB_PERPLEXITY - 2 ** corpus.entropy_rate_bits, math.log2(ex.LAB_PERPLEXITY)):
+        assert not ex.check_bits_above_floor(wrong)
 
 
 @pytest.mark.parametrize("check", [ex.check_sequence_perplexity, ex.check_bits_to_perplexity,
                                    ex.check_zero_probability, ex.check_compressed_bytes,
-                                   ex.check_markov_floor])
+                                   ex.check_bits_above_floor])
 def test_the_placeholder_answer_is_not_yet_right(check, capsys):
     result = check(None)
-    assert not result and result.message.startswith("Not yet.")
+    assert not result and result.message == NOT_ANSWERED
     assert result.message in capsys.readouterr().out

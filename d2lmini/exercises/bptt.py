@@ -7,9 +7,10 @@ and returns a `Verdict`. The numbers of each question are module constants.
 import math
 
 import torch
-import torch.nn.functional as F
 
-from d2lmini.exercises import Verdict, close_enough, is_count, verdict
+from d2lmini.bptt import hidden_gradients, hidden_states, weight_gradients
+from d2lmini.exercises import Verdict, is_count, number_verdict, self_check, verdict
+from d2lmini.exercises.coding import Case, check_function, never, sampler
 
 # Exercise 1: one step back through tanh.
 TANH_H, TANH_DH = 0.6, 2.0
@@ -19,11 +20,12 @@ SCALAR_W, SHARE = 0.9, 0.01
 WINDOW, LOSS_STEP = 10, 23
 
 
+@self_check
 def check_tanh_backward(answer, quiet: bool = False) -> Verdict:
     """Exercise 1: dL/dA for H = tanh(A) = TANH_H and dL/dH = TANH_DH."""
     expected = TANH_DH * (1 - TANH_H**2)
-    return verdict(
-        close_enough(answer, expected, rel=1e-3),
+    return number_verdict(
+        answer, expected,
         f"dA = dH * (1 - H^2) = {TANH_DH} * (1 - {TANH_H}^2) = {expected:.2f}.",
         "The derivative of tanh can be written with its own output: tanh'(a) = 1 - tanh(a)^2. "
         "Multiply dL/dH by it.",
@@ -39,6 +41,7 @@ def vanishing_steps(w: float = SCALAR_W, share: float = SHARE) -> int:
     return k
 
 
+@self_check
 def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
     """Exercise 2: steps back until the gradient of h_t = W h_{t-1} is below SHARE of its start."""
     expected = vanishing_steps()
@@ -53,6 +56,7 @@ def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
     )
 
 
+@self_check
 def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
     """Exercise 3: earliest step t whose H_t gets gradient from the loss at LOSS_STEP (window WINDOW)."""
     expected = (LOSS_STEP // WINDOW) * WINDOW
@@ -68,24 +72,74 @@ def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
     )
 
 
+def _input_weight_grad_cases(device: torch.device):
+    rand = sampler(5, device, torch.float64)
+    yield Case("x_t = [3, 0, 3, 5] (token 3 twice), vocab_size=7, 6 hidden units",
+               (torch.tensor([3, 0, 3, 5]).to(device), rand(4, 6), 7), None)
+    generator = torch.Generator().manual_seed(50)
+    for batch, vocab, hiddens in ((8, 28, 16), (1, 3, 2)):
+        yield Case(f"batch={batch}, vocab_size={vocab}, {hiddens} hidden units",
+                   (torch.randint(vocab, (batch,), generator=generator).to(device),
+                    rand(batch, hiddens), vocab),
+                   None)
+
+
+def _with_reference(make_cases, reference):
+    """Fill in each case's expected result with `reference(*case.args)`."""
+    def cases(device):
+        for case in make_cases(device):
+            case.expected = reference(*case.args)
+            yield case
+    return cases
+
+
+def _input_weight_grad_reference(x_t, dA, vocab_size):
+    return torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype, device=dA.device).index_add_(0, x_t, dA)
+
+
 def check_input_weight_grad(fn, quiet: bool = False) -> Verdict:
     """Exercise 4: `fn(x_t, dA, vocab_size)` must return X_t^T dA for one-hot X_t, shape (vocab, hiddens)."""
-    generator = torch.Generator().manual_seed(5)
-    x_t = torch.tensor([3, 0, 3, 5])  # token 3 appears twice: its rows must add up
-    dA = torch.randn(4, 6, generator=generator, dtype=torch.float64)
-    expected = F.one_hot(x_t, 7).double().T @ dA
-    hint = ("Write a function of (x_t, dA, vocab_size). X_t^T dA adds row b of dA into row x_t[b] "
-            "of a (vocab_size, hiddens) zero matrix: use F.one_hot(x_t, vocab_size).T @ dA, or "
-            "torch.zeros(...).index_add_(0, x_t, dA). A repeated token must get the sum of its rows.")
-    if not callable(fn):
-        return verdict(False, "", hint, quiet)
-    try:
-        result = fn(x_t, dA, 7)
-        if result is None:
-            return verdict(False, "", "Your function returned None. " + hint, quiet)
-        result = torch.as_tensor(result, dtype=torch.float64)
-    except Exception as error:  # the student's code may fail in any way
-        return verdict(False, "", f"Your function raised {type(error).__name__}: {error}. " + hint, quiet)
-    ok = tuple(result.shape) == (7, 6) and torch.allclose(result, expected, rtol=1e-9, atol=1e-12)
-    return verdict(ok, "Your input-weight gradient adds the rows of dA into the rows of the tokens read.",
-                   hint, quiet)
+    return check_function(
+        fn, _with_reference(_input_weight_grad_cases, _input_weight_grad_reference),
+        "Your input-weight gradient adds the rows of dA into the rows of the tokens read.",
+        quiet=quiet, signature="input_weight_grad(x_t, dA, vocab_size)", rtol=1e-9, atol=1e-12)
+
+
+def reference_bptt(X, state, hiddens, d_outputs, W_hh, W_hq):
+    """The package's backward pass (`d2lmini.bptt`) as exercise 6 asks for it: (dW_xh, dW_hh, db_h)."""
+    vocab_size, num_hiddens = W_hq.shape[1], W_hq.shape[0]
+    cache = {"X": X, "state": state, "hiddens": hiddens, "W_hh": W_hh, "W_hq": W_hq,
+             "W_xh": torch.empty(vocab_size, num_hiddens, dtype=W_hh.dtype, device=W_hh.device)}
+    _, dA_all, _ = hidden_gradients(d_outputs, None, cache)
+    grads = weight_gradients(d_outputs, dA_all, cache)
+    return grads["W_xh"], grads["W_hh"], grads["b_h"]
+
+
+def _bptt_cases(device: torch.device):
+    rand = sampler(6, device, torch.float64)
+    generator = torch.Generator().manual_seed(60)
+    for batch, steps, vocab, hiddens in ((2, 4, 5, 3), (3, 6, 7, 4), (1, 1, 3, 2)):
+        X = torch.randint(vocab, (batch, steps), generator=generator).to(device)
+        W_xh, W_hh = rand(vocab, hiddens), rand(hiddens, hiddens) * 0.5
+        b_h, W_hq = rand(hiddens), rand(hiddens, vocab)
+        state = rand(batch, hiddens).tanh()
+        hiddens_all = hidden_states(X, state, W_xh, W_hh, b_h)
+        d_outputs = rand(steps * batch, vocab)
+        args = (X, state, hiddens_all, d_outputs, W_hh, W_hq)
+        yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", args,
+                   reference_bptt(*args), names=("dW_xh", "dW_hh", "db_h"))
+
+
+def check_bptt(fn, quiet: bool = False) -> Verdict:
+    """Exercise 6: `fn(X, state, hiddens, d_outputs, W_hh, W_hq)` returns (dW_xh, dW_hh, db_h) by hand.
+
+    hiddens is (steps, batch, hiddens) with H_t = hiddens[t]; d_outputs is dL/dO, (steps*batch, vocab),
+    step-major. The gradients are compared with `d2lmini.bptt` in float64; autograd is not allowed.
+    """
+    return check_function(
+        fn, _bptt_cases,
+        "You walked the unrolled graph backwards: each dH_t adds what comes from its output and "
+        "from the next step, and each weight collects its gradient from every step.",
+        rules=[never({"backward", "grad", "_run_backward"}, "Compute the gradients by hand; the exercise "
+                     "does not allow autograd (backward or torch.autograd.grad).")],
+        quiet=quiet, signature="bptt(X, state, hiddens, d_outputs, W_hh, W_hq)", rtol=1e-7, atol=1e-10)

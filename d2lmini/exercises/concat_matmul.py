@@ -2,7 +2,9 @@
 
 import torch
 
-from d2lmini.exercises import Verdict, is_count, verdict
+from d2lmini.exercises import Verdict, is_count, self_check, verdict
+from d2lmini.exercises.coding import Case, at_most_matmuls, check_function, sampler
+from d2lmini.rnn import rnn_step
 
 
 def _as_shape(answer) -> tuple[int, ...] | None:
@@ -12,6 +14,7 @@ def _as_shape(answer) -> tuple[int, ...] | None:
         return None
 
 
+@self_check
 def check_stacked_weight_shape(answer, num_inputs: int = 28, num_hiddens: int = 64,
                                quiet: bool = False) -> Verdict:
     """Exercise 1: the shape of [W_xh; W_hh] for `num_inputs` inputs and `num_hiddens` hidden units."""
@@ -26,38 +29,22 @@ def check_stacked_weight_shape(answer, num_inputs: int = 28, num_hiddens: int = 
     )
 
 
-def check_fused_step(step_fn, quiet: bool = False) -> Verdict:
-    """Exercise 2: `step_fn(X, H, W_xh, W_hh, b_h)` must return tanh(X W_xh + H W_hh + b_h).
+def _fused_step_cases(device: torch.device):
+    rand = sampler(2, device)
+    for batch, num_inputs, num_hiddens in ((3, 5, 4), (1, 4, 2), (6, 28, 16)):
+        args = (rand(batch, num_inputs), rand(batch, num_hiddens), rand(num_inputs, num_hiddens),
+                rand(num_hiddens, num_hiddens), rand(num_hiddens))
+        yield Case(f"batch={batch}, inputs={num_inputs}, hiddens={num_hiddens}", args, rnn_step(*args))
 
-    It is called on random matrices of several shapes and compared with the two-matmul form.
-    """
-    generator = torch.Generator().manual_seed(2)
-    problem = ""
-    if not callable(step_fn):
-        problem = "Pass a function step_fn(X, H, W_xh, W_hh, b_h)."
-    for batch, num_inputs, num_hiddens in ((3, 1, 4), (1, 4, 2), (5, 7, 3)):
-        if problem:
-            break
-        X = torch.randn(batch, num_inputs, generator=generator)
-        H = torch.randn(batch, num_hiddens, generator=generator)
-        W_xh = torch.randn(num_inputs, num_hiddens, generator=generator)
-        W_hh = torch.randn(num_hiddens, num_hiddens, generator=generator)
-        b_h = torch.randn(num_hiddens, generator=generator)
-        expected = torch.tanh(X @ W_xh + H @ W_hh + b_h)
-        try:
-            got = step_fn(X, H, W_xh, W_hh, b_h)
-        except Exception as error:  # report the student's error as a hint
-            problem = f"Your function raised {type(error).__name__}: {error}"
-            break
-        if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
-            shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
-            problem = f"For batch {batch}, inputs {num_inputs}, hiddens {num_hiddens} the result should " \
-                      f"have shape {tuple(expected.shape)}, not {shape}."
-        elif not torch.allclose(got, expected, rtol=1e-5, atol=1e-5):
-            problem = (f"For batch {batch}, inputs {num_inputs}, hiddens {num_hiddens} the values differ "
-                       "from tanh(X W_xh + H W_hh + b_h). Concatenate X and H along dim=1 and the "
-                       "weights along dim=0.")
-    return verdict(not problem, "One matmul, the same hidden state.", problem, quiet)
+
+def check_fused_step(step_fn, quiet: bool = False) -> Verdict:
+    """Exercise 2: `step_fn(X, H, W_xh, W_hh, b_h)` returns tanh(X W_xh + H W_hh + b_h) with one matmul."""
+    return check_function(
+        step_fn, _fused_step_cases,
+        "One matmul, the same hidden state.",
+        rules=[at_most_matmuls(1, "Your function multiplies matrices more than once; the exercise "
+                                  "asks for a single matrix product.")],
+        quiet=quiet, signature="fused_step(X, H, W_xh, W_hh, b_h)")
 
 
 def multiply_add_count(batch: int, num_inputs: int, num_hiddens: int) -> int:
@@ -65,6 +52,7 @@ def multiply_add_count(batch: int, num_inputs: int, num_hiddens: int) -> int:
     return batch * (num_inputs + num_hiddens) * num_hiddens
 
 
+@self_check
 def check_multiplication_count(answer, batch: int = 32, num_inputs: int = 28, num_hiddens: int = 64,
                                quiet: bool = False) -> Verdict:
     """Exercise 3: scalar multiplications of the fused product (the same as of the two products)."""
@@ -78,6 +66,7 @@ def check_multiplication_count(answer, batch: int = 32, num_inputs: int = 28, nu
     )
 
 
+@self_check
 def check_gru_weight_shape(answer, num_inputs: int = 28, num_hiddens: int = 64,
                            quiet: bool = False) -> Verdict:
     """Exercise 4: the shape of `torch.nn.GRU(num_inputs, num_hiddens).weight_ih_l0`."""

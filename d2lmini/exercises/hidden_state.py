@@ -1,8 +1,13 @@
 """Self-checks for the exercises of notebook 01 (hidden state)."""
 
 import collections
+import string
 
-from d2lmini.exercises import Verdict, is_count, verdict
+import torch
+
+from d2lmini.exercises import Verdict, is_count, self_check, verdict
+from d2lmini.exercises.coding import Case, check_function, sampler
+from d2lmini.rnn import rnn_step
 
 
 def ngram_table_size(vocab_size: int, n: int) -> int:
@@ -17,19 +22,31 @@ def rnn_parameter_count(vocab_size: int, num_hiddens: int) -> int:
     return hidden_layer + output_layer
 
 
-def check_ngram_table_size(answer, vocab_size: int = 28, n: int = 4, quiet: bool = False) -> Verdict:
-    """Exercise 1: how many probabilities does a full n-gram table over `vocab_size` tokens hold?"""
-    expected = ngram_table_size(vocab_size, n)
+def smallest_order_above(vocab_size: int, limit: int) -> int:
+    """Return the smallest n for which the full n-gram table over `vocab_size` tokens exceeds `limit`."""
+    n = 1
+    while ngram_table_size(vocab_size, n) <= limit:
+        n += 1
+    return n
+
+
+@self_check
+def check_ngram_order(answer, vocab_size: int = 28, limit: int = 10**9, quiet: bool = False) -> Verdict:
+    """Exercise 1: the smallest n whose n-gram table over `vocab_size` tokens exceeds `limit` entries."""
+    expected = smallest_order_above(vocab_size, limit)
+    below = ngram_table_size(vocab_size, expected - 1)
     return verdict(
         is_count(answer, expected),
-        f"A {n}-gram table has {vocab_size}^{n - 1} contexts, each with {vocab_size} next tokens: "
-        f"{expected:,} numbers.",
-        f"Count the contexts (the previous {n - 1} tokens, each one of {vocab_size}) and multiply by "
-        f"the {vocab_size} possible next tokens.",
+        f"{vocab_size}^{expected - 1} = {below:,} is still below {limit:,}, and {vocab_size}^{expected} "
+        f"= {ngram_table_size(vocab_size, expected):,} is above: each extra token of context multiplies "
+        f"the table by {vocab_size}.",
+        "Each extra token of context multiplies the table by |V|. Work out |V|^n for growing n "
+        "(in your head or in a cell) and stop at the first one above the limit.",
         quiet,
     )
 
 
+@self_check
 def check_rnn_parameter_count(answer, vocab_size: int = 28, num_hiddens: int = 64,
                               quiet: bool = False) -> Verdict:
     """Exercise 2: how many parameters does the RNN have (for any sequence length)?"""
@@ -42,6 +59,7 @@ def check_rnn_parameter_count(answer, vocab_size: int = 28, num_hiddens: int = 6
     )
 
 
+@self_check
 def check_hidden_state_shape(answer, batch_size: int = 8, num_hiddens: int = 64,
                              quiet: bool = False) -> Verdict:
     """Exercise 3: the shape of H_t for a minibatch of `batch_size` sequences."""
@@ -59,20 +77,46 @@ def check_hidden_state_shape(answer, batch_size: int = 8, num_hiddens: int = 64,
     )
 
 
+# The tokens of the course's vocabulary; any other character becomes <unk>.
+TOKENS = set(string.ascii_lowercase + " ")
+
+
 def same_bag_of_characters(first: str, second: str) -> bool:
     """Return True if the two strings are different but contain the same characters equally often."""
     return first != second and collections.Counter(first) == collections.Counter(second)
 
 
+@self_check
 def check_same_bag(answer, quiet: bool = False) -> Verdict:
-    """Exercise 4: two different strings that a bag-of-characters model cannot tell apart."""
-    ok = (isinstance(answer, tuple | list) and len(answer) == 2
-          and all(isinstance(s, str) for s in answer) and same_bag_of_characters(*answer))
+    """Exercise 4: two different strings of vocabulary tokens that a bag of characters cannot tell apart."""
+    pair = isinstance(answer, tuple | list) and len(answer) == 2 and all(isinstance(s, str) for s in answer)
+    outside = sorted(set("".join(answer)) - TOKENS) if pair else []
+    hint = ("Give a tuple of two *different* strings that use exactly the same characters, "
+            "each the same number of times.")
+    if outside:
+        hint = (f"Use only lower-case letters and spaces: {''.join(outside)!r} is not in the vocabulary, "
+                "so the model reads it as <unk> and your two strings may look the same to it too.")
     return verdict(
-        ok,
+        pair and not outside and same_bag_of_characters(*answer),
         "Same bag of characters, different order: a bag-of-words context cannot tell them apart, "
         "an RNN's hidden state can.",
-        "Give a tuple of two *different* strings that use exactly the same characters, "
-        "each the same number of times.",
+        hint,
         quiet,
     )
+
+
+def _rnn_step_cases(device: torch.device):
+    rand = sampler(1, device)
+    for batch, num_inputs, num_hiddens in ((3, 4, 2), (8, 28, 16), (1, 1, 1)):
+        args = (rand(batch, num_inputs), rand(batch, num_hiddens), rand(num_inputs, num_hiddens),
+                rand(num_hiddens, num_hiddens), rand(num_hiddens))
+        yield Case(f"batch={batch}, inputs={num_inputs}, hiddens={num_hiddens}", args, rnn_step(*args))
+
+
+def check_rnn_step(step_fn, quiet: bool = False) -> Verdict:
+    """Exercise 5: `step_fn(X_t, H, W_xh, W_hh, b_h)` must return tanh(X_t W_xh + H W_hh + b_h)."""
+    return check_function(
+        step_fn, _rnn_step_cases,
+        "Your step computes the next hidden state for any batch, input and hidden size: the same "
+        "function, with the same weights, runs at every time step.",
+        quiet=quiet, signature="rnn_step(X_t, H, W_xh, W_hh, b_h)")

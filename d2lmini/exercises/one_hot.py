@@ -7,7 +7,9 @@ and returns a `Verdict`. The numbers of each question are module constants.
 import torch
 import torch.nn.functional as F
 
-from d2lmini.exercises import Verdict, is_count, verdict
+from d2lmini.batching import sequential_batches
+from d2lmini.exercises import Verdict, is_count, self_check, verdict
+from d2lmini.exercises.coding import Case, at_most_matmuls, check_function, never, sampler
 
 # Exercise 1 and 2: a one-hot minibatch of BATCH x STEPS characters, VOCAB entries, float32.
 BATCH, STEPS, VOCAB, HIDDENS = 64, 50, 28, 256
@@ -15,7 +17,8 @@ BATCH, STEPS, VOCAB, HIDDENS = 64, 50, 28, 256
 TEXT_TOKENS, SEQ_BATCH, SEQ_STEPS, SEQ_OFFSET, SEQ_ROW, SEQ_MINIBATCH = 1000, 4, 10, 7, 2, 3
 
 
-def check_one_hot_bytes(answer) -> Verdict:
+@self_check
+def check_one_hot_bytes(answer, quiet: bool = False) -> Verdict:
     """Exercise 1: bytes of a float32 one-hot minibatch of shape (STEPS, BATCH, VOCAB)."""
     expected = STEPS * BATCH * VOCAB * 4
     return verdict(
@@ -24,10 +27,12 @@ def check_one_hot_bytes(answer) -> Verdict:
         f"while the int64 indices take only {STEPS * BATCH * 8:,}.",
         "Count the numbers in the tensor (multiply the three sizes) and multiply by the bytes "
         "of one float32 (torch.float32 has element_size() == 4).",
+        quiet,
     )
 
 
-def check_multiply_adds(answer) -> Verdict:
+@self_check
+def check_multiply_adds(answer, quiet: bool = False) -> Verdict:
     """Exercise 2: multiply-adds of one_hot(X) @ W_xh, X as in exercise 1, W_xh of shape (VOCAB, HIDDENS)."""
     tokens = BATCH * STEPS
     expected = tokens * VOCAB * HIDDENS
@@ -37,10 +42,12 @@ def check_multiply_adds(answer) -> Verdict:
         "multiply-adds, almost all of them multiplying by zero; W_xh[X] does none.",
         "An (n, k) @ (k, m) product does one multiply-add for every n, k and m: n * k * m. "
         "Here n is the number of tokens in the minibatch.",
+        quiet,
     )
 
 
-def check_sequential_start(answer) -> Verdict:
+@self_check
+def check_sequential_start(answer, quiet: bool = False) -> Verdict:
     """Exercise 3: text position of the first input of row SEQ_ROW of minibatch SEQ_MINIBATCH."""
     stream = (TEXT_TOKENS - SEQ_OFFSET - 1) // SEQ_BATCH
     expected = SEQ_OFFSET + SEQ_ROW * stream + SEQ_MINIBATCH * SEQ_STEPS
@@ -50,10 +57,12 @@ def check_sequential_start(answer) -> Verdict:
         f"so the answer is {SEQ_OFFSET} + {SEQ_ROW} x {stream} + {SEQ_MINIBATCH} x {SEQ_STEPS} = {expected}.",
         "Row i is one stream of L = (num_tokens - offset - 1) // batch_size tokens that starts at "
         "offset + i * L; minibatch k takes the steps k * num_steps onwards of every stream.",
+        quiet,
     )
 
 
-def check_carry_state(answer) -> Verdict:
+@self_check
+def check_carry_state(answer, quiet: bool = False) -> Verdict:
     """Exercise 4: which scheme lets the hidden state be carried to the next minibatch ("sequential")."""
     text = str(answer).strip().lower() if answer is not None else ""
     return verdict(
@@ -63,28 +72,72 @@ def check_carry_state(answer) -> Verdict:
         "truncate backpropagation).",
         "Answer 'random' or 'sequential'. Ask: does row i of the next minibatch start where "
         "row i of this one ended?",
+        quiet,
     )
 
 
-def check_lookup(lookup) -> Verdict:
-    """Exercise 5: `lookup(W, X)` must equal `one_hot(X) @ W` for any integer tensor X."""
-    generator = torch.Generator().manual_seed(3)
-    ok = callable(lookup)
-    for shape, vocab, hiddens in [((7,), 5, 3), ((2, 4), 11, 6), ((3, 1), 28, 8)]:
-        if not ok:
-            break
-        W = torch.randn(vocab, hiddens, generator=generator)
-        X = torch.randint(vocab, shape, generator=generator)
-        try:
-            got = lookup(W, X)
-            ok = (isinstance(got, torch.Tensor) and got.shape == (*shape, hiddens)
-                  and torch.allclose(got, F.one_hot(X, vocab).to(W.dtype) @ W))
-        except Exception:  # any error in the student's code is a wrong answer, not a crash
-            ok = False
-    return verdict(
-        ok,
-        "Indexing the rows of W with X gives one row per token, exactly the one-hot product.",
-        "Write a function of (W, X) whose result has shape X.shape + (W.shape[1],) and equals "
-        "F.one_hot(X, W.shape[0]).float() @ W. Hint: W[X].",
-    )
+def _lookup_cases(device: torch.device):
+    rand = sampler(3, device)
+    generator = torch.Generator().manual_seed(30)
+    for shape, vocab, hiddens in [((7,), 5, 3), ((2, 4), 11, 6), ((3, 1), 28, 8), ((4,), 3, 2)]:
+        W = rand(vocab, hiddens)
+        X = torch.randint(vocab, shape, generator=generator).to(device)
+        if shape == (4,):
+            X = torch.tensor([2, 0, 2, 2]).to(device)  # repeated tokens and both ends of the vocabulary
+        yield Case(f"X of shape {shape}, W of shape ({vocab}, {hiddens})", (W, X),
+                   F.one_hot(X, vocab).to(W.dtype) @ W)
 
+
+def check_lookup(lookup, quiet: bool = False) -> Verdict:
+    """Exercise 5: `lookup(W, X)` equals `one_hot(X) @ W` for any integer X, without one-hot vectors."""
+    return check_function(
+        lookup, _lookup_cases,
+        "Indexing the rows of W with X gives one row per token, exactly the one-hot product, "
+        "with no multiplications at all.",
+        rules=[never({"one_hot"}, "Your function builds one-hot vectors; the exercise asks you to do "
+                                  "without."),
+               at_most_matmuls(0, "Your function multiplies matrices; a lookup needs no products.")],
+        quiet=quiet, signature="lookup(W, X)")
+
+
+def _one_hot_cases(device: torch.device):
+    generator = torch.Generator().manual_seed(31)
+    for shape, vocab in [((5,), 4), ((3, 6), 28), ((2, 1), 2)]:
+        X = torch.randint(vocab, shape, generator=generator).to(device)
+        X.view(-1)[0], X.view(-1)[-1] = 0, vocab - 1  # the first and the last index both occur
+        yield Case(f"X of shape {shape} and vocab_size={vocab}", (X, vocab), F.one_hot(X, vocab).float())
+
+
+def check_one_hot(one_hot, quiet: bool = False) -> Verdict:
+    """Exercise 6: `one_hot(X, vocab_size)` returns float32 one-hot vectors, shape X.shape + (vocab_size,)."""
+    return check_function(
+        one_hot, _one_hot_cases,
+        "Every index became a row with a single 1, for inputs of any shape.",
+        rules=[never({"one_hot"}, "Your function calls one_hot; the exercise asks you to write it "
+                                  "yourself.")],
+        quiet=quiet, signature="one_hot(X, vocab_size)")
+
+
+def _minibatches(batches) -> list[torch.Tensor]:
+    """The (X, Y) pairs of an iterator of minibatches as a flat list X0, Y0, X1, Y1, ..."""
+    return [tensor for pair in batches for tensor in pair]
+
+
+def _sequential_cases(device: torch.device):
+    generator = torch.Generator().manual_seed(32)
+    settings = [(1000, 4, 10, 7), (37, 2, 5, 3), (30, 3, 4, 0), (25, 2, 3, 2)]
+    for num_tokens, batch_size, num_steps, offset in settings:
+        text = torch.randint(28, (num_tokens,), generator=generator).to(device)
+        expected = _minibatches(sequential_batches(text, batch_size, num_steps, device=device, offset=offset))
+        names = [f"{'XY'[i % 2]} of minibatch {i // 2}" for i in range(len(expected))]
+        yield Case(f"a text of {num_tokens} tokens, batch_size={batch_size}, num_steps={num_steps}, "
+                   f"offset={offset}", (text, batch_size, num_steps, offset), expected,
+                   names=names, convert=_minibatches)
+
+
+def check_sequential_batches(batches_fn, quiet: bool = False) -> Verdict:
+    """Exercise 7: `batches_fn(indices, batch_size, num_steps, offset)` yields sequential (X, Y) pairs."""
+    return check_function(
+        batches_fn, _sequential_cases,
+        "Row i of every minibatch continues row i of the one before, and every label is the next token.",
+        quiet=quiet, signature="sequential_batches(indices, batch_size, num_steps, offset)")

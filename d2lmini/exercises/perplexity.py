@@ -6,8 +6,13 @@ and returns a `Verdict`. The numbers of each question are module constants.
 
 import math
 
-from d2lmini.exercises import Verdict, close_enough, verdict
+import torch
+import torch.nn.functional as F
+
+from d2lmini.exercises import Verdict, as_number, number_verdict, self_check, verdict
+from d2lmini.exercises.coding import Case, check_function, never, sampler
 from d2lmini.markov import make_markov_source
+from d2lmini.ngram import KneserNey
 
 # Exercise 1: the probabilities a model gave to the characters that really came next.
 SEQUENCE_PROBS = (0.5, 0.25, 0.125, 0.5)
@@ -19,78 +24,136 @@ LENGTH = 1000
 # Exercise 4: a model with this validation perplexity drives an ideal arithmetic coder
 # that compresses TEXT_CHARS characters.
 CODER_PERPLEXITY, TEXT_CHARS = 6.0, 13_051
+# Exercise 5: a model trained in the lab on the Markov source reaches this validation perplexity.
+LAB_PERPLEXITY = 4.1
 
 
-def _is_number(answer) -> bool:
-    """True when `answer` is a number (not a bool, not NaN): something float() accepts."""
-    if isinstance(answer, bool):
-        return False
-    try:
-        return not math.isnan(float(answer))
-    except (TypeError, ValueError):
-        return False
-
-
-def check_sequence_perplexity(answer) -> Verdict:
+@self_check
+def check_sequence_perplexity(answer, quiet: bool = False) -> Verdict:
     """Exercise 1: the perplexity of a model that gave SEQUENCE_PROBS to the true next characters."""
     nats = -sum(math.log(p) for p in SEQUENCE_PROBS) / len(SEQUENCE_PROBS)
     expected = math.exp(nats)
-    return verdict(
-        _is_number(answer) and close_enough(answer, expected, rel=1e-3),
+    return number_verdict(
+        answer, expected,
         f"The mean information is {nats:.4f} nats, so the perplexity is exp({nats:.4f}) = {expected:.4f}: "
         "the geometric mean of 2, 4, 8 and 2 choices.",
         "Average -ln p over the four characters, then take exp of the average "
         "(or take the geometric mean of 1/p).",
+        quiet,
     )
 
 
-def check_bits_to_perplexity(answer) -> Verdict:
+@self_check
+def check_bits_to_perplexity(answer, quiet: bool = False) -> Verdict:
     """Exercise 2: (perplexity, nats per character) of a model at BITS bits per character."""
     perplexity, nats = 2**BITS, BITS * math.log(2)
+    success = f"2 ** {BITS} = {perplexity:.4f} choices per character, and {BITS} x ln 2 = {nats:.4f} nats."
+    hint = "Answer with a pair (perplexity, nats). Perplexity is 2 ** bits; one bit is ln 2 nats."
     try:
         got_ppl, got_nats = answer
     except (TypeError, ValueError):
-        got_ppl = got_nats = None
-    return verdict(
-        _is_number(got_ppl) and _is_number(got_nats)
-        and close_enough(got_ppl, perplexity, rel=1e-3) and close_enough(got_nats, nats, rel=1e-3),
-        f"2 ** {BITS} = {perplexity:.4f} choices per character, and {BITS} x ln 2 = {nats:.4f} nats.",
-        "Answer with a pair (perplexity, nats). Perplexity is 2 ** bits; one bit is ln 2 ≈ 0.693 nats.",
-    )
+        return verdict(False, success, hint, quiet)
+    first = number_verdict(got_ppl, perplexity, success, hint, quiet=True)
+    second = number_verdict(got_nats, nats, success, hint, quiet=True)
+    result = first if not first else second
+    if not quiet:
+        print(result.message)
+    return result
 
 
-def check_zero_probability(answer) -> Verdict:
+@self_check
+def check_zero_probability(answer, quiet: bool = False) -> Verdict:
     """Exercise 3: perplexity when one of LENGTH characters gets probability 0 (the rest 1)."""
     return verdict(
-        _is_number(answer) and float(answer) == math.inf,
+        as_number(answer) == math.inf,
         "One impossible event costs -log 0 = ∞ information, so the average and the perplexity are "
         "infinite: one confident mistake ruins the whole text. That is why models (and the unigram "
         "baseline, with add-one smoothing) never give probability exactly 0.",
         f"What is -log p for p = 0? The other {LENGTH - 1} characters cost nothing, "
         "but the average cannot absorb that one term. (math.inf is a number in Python.)",
+        quiet,
     )
 
 
-def check_compressed_bytes(answer) -> Verdict:
+@self_check
+def check_compressed_bytes(answer, quiet: bool = False) -> Verdict:
     """Exercise 4: bytes an ideal coder needs for TEXT_CHARS characters at CODER_PERPLEXITY."""
     expected = TEXT_CHARS * math.log2(CODER_PERPLEXITY) / 8
-    return verdict(
-        _is_number(answer) and close_enough(answer, expected, rel=0.005),
+    return number_verdict(
+        answer, expected,
         f"log2({CODER_PERPLEXITY:g}) = {math.log2(CODER_PERPLEXITY):.4f} bits per character, times "
         f"{TEXT_CHARS:,} characters, divided by 8 bits per byte: about {expected:,.0f} bytes.",
         "Turn the perplexity into bits per character (log2), multiply by the number of characters, "
         "and divide by 8.",
+        quiet,
     )
 
 
-def check_markov_floor(answer) -> Verdict:
-    """Exercise 5: the lowest expected perplexity any model reaches on the synthetic Markov source."""
-    bits = make_markov_source().entropy_rate_bits()
-    expected = 2**bits
-    return verdict(
-        _is_number(answer) and close_enough(answer, expected, rel=1e-3),
-        f"The entropy rate is {bits:.4f} bits per character, so the floor is 2 ** {bits:.4f} = "
-        f"{expected:.4f}: even the chain itself, used as a model, is that perplexed on average.",
-        "Take the source's entropy rate in bits (make_markov_source().entropy_rate_bits(), or "
-        "load_corpus('markov').entropy_rate_bits) and turn bits into a perplexity.",
+@self_check
+def check_bits_above_floor(answer, perplexity: float = LAB_PERPLEXITY, quiet: bool = False) -> Verdict:
+    """Exercise 5: how many bits per character a model at `perplexity` spends above the Markov floor."""
+    floor_bits = make_markov_source().entropy_rate_bits()
+    expected = math.log2(perplexity) - floor_bits
+    return number_verdict(
+        answer, expected,
+        f"log2({perplexity:g}) - {floor_bits:.4f} = {expected:.4f} bits per character: on a text of "
+        f"100,000 characters that is about {100_000 * expected / 8:,.0f} bytes more than the best "
+        "possible code.",
+        "Turn both perplexities (the model's and the floor) into bits per character with log2, "
+        "then subtract.",
+        quiet,
     )
+
+
+def reference_perplexity(logits: torch.Tensor, targets: torch.Tensor) -> float:
+    """exp of the mean cross-entropy of `logits` (n, vocab) against `targets` (n,), in float64."""
+    return math.exp(float(F.cross_entropy(logits.double(), targets)))
+
+
+def _perplexity_cases(device: torch.device):
+    rand = sampler(7, device)
+    generator = torch.Generator().manual_seed(70)
+    for n, vocab, scale, label in [(12, 5, 1.0, "random logits"), (40, 28, 3.0, "random logits"),
+                                   (6, 4, 0.0, "all-zero logits (a uniform guess)"),
+                                   (8, 3, 1000.0, "logits as large as 1000")]:
+        logits = rand(n, vocab) * scale
+        targets = torch.randint(vocab, (n,), generator=generator).to(device)
+        if scale == 1000.0:  # confident and right: perplexity near 1, where naive exp overflows
+            targets = logits.argmax(1)
+        yield Case(f"{label}, {n} characters, vocabulary {vocab}", (logits, targets),
+                   reference_perplexity(logits, targets))
+
+
+def check_perplexity_function(fn, quiet: bool = False) -> Verdict:
+    """Exercise 6: `fn(logits, targets)` returns the perplexity (a number), computed by hand and stably."""
+    return check_function(
+        fn, _perplexity_cases,
+        "exp of the mean of -log p(true character): right for any vocabulary, and stable for huge logits.",
+        rules=[never({"cross_entropy", "nll_loss"}, "Compute the loss yourself: F.cross_entropy and "
+                     "F.nll_loss do the whole exercise for you.")],
+        quiet=quiet, signature="perplexity(logits, targets)", rtol=1e-4)
+
+
+def reference_kn_bigram(text: str, context: str, char: str, discount: float = 0.75) -> float:
+    """The package's interpolated Kneser-Ney bigram p(char | context) (continuation unigram, no floor)."""
+    return KneserNey(2, discount, floor=False).fit(text).prob(context, char)
+
+
+def _kn_cases(device: torch.device):
+    del device  # plain Python: the same on every device
+    for text, discount in [("abracadabra", 0.75), ("the cat sat on the mat", 0.5), ("aab", 0.75),
+                           ("xyzzy", 0.9)]:
+        for context in sorted(set(text)):
+            for char in sorted(set(text)):
+                yield Case(f"text {text!r}, discount {discount}, p({char!r} | {context!r})",
+                           (text, context, char, discount),
+                           reference_kn_bigram(text, context, char, discount))
+
+
+def check_kn_bigram(fn, quiet: bool = False) -> Verdict:
+    """Exercise 7: `fn(text, context, char, discount)` returns the interpolated Kneser-Ney bigram p."""
+    return check_function(
+        fn, _kn_cases,
+        "Your bigram discounts every seen pair, and gives what it saved to the continuation unigram, "
+        "which counts in how many different contexts a character appears.",
+        quiet=quiet, signature="kn_bigram(text, context, char, discount)", rtol=1e-6)

@@ -1,8 +1,22 @@
 """Self-checks for the exercises of notebook 04 (an RNN from scratch)."""
 
+import functools
 import math
 
-from d2lmini.exercises import Verdict, close_enough, is_count, verdict
+import torch
+
+from d2lmini.batching import sequential_batches
+from d2lmini.exercises import Verdict, is_count, number_verdict, self_check, verdict
+from d2lmini.exercises.coding import (
+    NOT_ATTEMPTED,
+    Case,
+    available_devices,
+    check_function,
+    first_difference,
+    sampler,
+)
+from d2lmini.rnn import RNNScratch, rnn_forward
+from d2lmini.train import History, train_epoch
 
 
 def output_row(step: int, example: int, batch_size: int) -> int:
@@ -18,6 +32,7 @@ def temperature_probability(logits, temperature: float, index: int = 0) -> float
     return weights[index] / sum(weights)
 
 
+@self_check
 def check_output_row(answer, step: int = 3, example: int = 2, batch_size: int = 4,
                      quiet: bool = False) -> Verdict:
     """Exercise 1: which output row holds time step `step` of sequence `example`?"""
@@ -33,25 +48,29 @@ def check_output_row(answer, step: int = 3, example: int = 2, batch_size: int = 
     )
 
 
-def check_xavier_std(answer, vocab_size: int = 28, quiet: bool = False) -> Verdict:
-    """Exercise 2: the standard deviation of an entry of X_t W_xh under Xavier-style initialisation."""
-    expected = 1 / math.sqrt(vocab_size)
-    return verdict(
-        close_enough(answer, expected, rel=1e-3),
-        f"A one-hot X_t picks one row of W_xh, so each entry is a single weight with standard "
-        f"deviation 1/sqrt({vocab_size}) = {expected:.4f}.",
-        f"Multiplying a one-hot row by W_xh selects one row of W_xh. What is the standard deviation "
-        f"of one weight when they are drawn from N(0, 1/fan_in) with fan_in = {vocab_size}?",
+@self_check
+def check_hidden_term_std(answer, num_hiddens: int = 64, state_std: float = 0.5,
+                          quiet: bool = False) -> Verdict:
+    """Exercise 2: the std of an entry of H W_hh when H has independent entries of std `state_std`."""
+    expected = state_std  # sqrt(h) terms, each of std state_std / sqrt(h)
+    return number_verdict(
+        answer, expected,
+        f"Each entry is a sum of {num_hiddens} independent products, each with standard deviation "
+        f"{state_std:g} x 1/sqrt({num_hiddens}); the variances add up to {state_std:g}², so the "
+        f"standard deviation is {expected:g}: the 1/fan_in rule keeps the scale of the state.",
+        "An entry of H W_hh is a sum over k of H[k] W_hh[k, j]. Variances of independent terms add; "
+        "the variance of a product of independent zero-mean factors is the product of their variances.",
         quiet,
     )
 
 
+@self_check
 def check_temperature_probability(answer, logits=(2.0, 1.0, 0.0), temperature: float = 0.5,
                                   quiet: bool = False) -> Verdict:
     """Exercise 3: the probability of the first character after dividing the logits by the temperature."""
     expected = temperature_probability(logits, temperature)
-    return verdict(
-        close_enough(answer, expected, rel=1e-3),
+    return number_verdict(
+        answer, expected,
         f"softmax({list(logits)} / {temperature:g})[0] = {expected:.4f}: a temperature below 1 makes "
         "the most likely character even more likely.",
         f"Divide every logit by {temperature:g}, exponentiate, and divide the first by the sum. "
@@ -60,15 +79,111 @@ def check_temperature_probability(answer, logits=(2.0, 1.0, 0.0), temperature: f
     )
 
 
-def check_initial_loss(answer, vocab_size: int = 28, quiet: bool = False) -> Verdict:
-    """Exercise 4: the loss (nats) of an untrained model whose tiny weights predict almost uniformly."""
+@self_check
+def check_initial_loss(answer, vocab_size: int = 60, quiet: bool = False) -> Verdict:
+    """Exercise 4: the loss (nats) of an untrained model with tiny weights on `vocab_size` characters."""
     expected = math.log(vocab_size)
-    return verdict(
-        close_enough(answer, expected, rel=1e-3),
-        f"Every character gets probability about 1/{vocab_size}, so the loss is -log(1/{vocab_size}) = "
-        f"log {vocab_size} = {expected:.4f} nats, a perplexity of {vocab_size}: the model is guessing "
-        "uniformly.",
+    return number_verdict(
+        answer, expected,
+        f"Every character gets probability about 1/{vocab_size}, so the loss is -ln(1/{vocab_size}) = "
+        f"ln {vocab_size} = {expected:.4f} nats, a perplexity of {vocab_size}: the model is guessing "
+        "uniformly, whatever the vocabulary.",
         f"Tiny logits give every one of the {vocab_size} characters the same probability. What is "
-        "-log of that probability (natural logarithm, so the answer is in nats)?",
+        "-ln of that probability?",
         quiet,
     )
+
+
+def _forward_cases(device: torch.device):
+    rand = sampler(4, device)
+    generator = torch.Generator().manual_seed(40)
+    for batch, steps, vocab, hiddens in ((2, 3, 6, 4), (4, 10, 28, 16), (1, 1, 5, 3)):
+        X = torch.randint(vocab, (batch, steps), generator=generator).to(device)
+        params = (rand(vocab, hiddens) * 0.5, rand(hiddens, hiddens) * 0.5, rand(hiddens),
+                  rand(hiddens, vocab), rand(vocab))
+        state = rand(batch, hiddens)
+        yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", (X, state, *params),
+                   rnn_forward(X, state, *params), names=("the outputs", "the final state"),
+                   locate=functools.partial(_locate_output, batch))
+
+
+def _locate_output(batch: int, what: str, index: tuple) -> str:
+    """Word a wrong entry of the forward loop's results by time step and sequence."""
+    if "outputs" in what and len(index) == 2:
+        step, sequence = divmod(index[0], batch)
+        return f" at row {index[0]} (time step {step}, sequence {sequence}), column {index[1]}"
+    return f" at sequence {index[0]}, hidden unit {index[1]}" if len(index) == 2 else ""
+
+
+def check_forward(forward, quiet: bool = False) -> Verdict:
+    """Exercise 6: `forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)` returns (outputs, final state)."""
+    return check_function(
+        forward, _forward_cases,
+        "Your loop runs the same step at every time step, keeps the outputs in step-major order "
+        "and hands back the last state.",
+        quiet=quiet, signature="forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)", rtol=1e-4, atol=1e-5)
+
+
+LOOP_LR, LOOP_SEED = 0.5, 5
+
+
+def _loop_setup(device: torch.device):
+    """A small model, an optimizer and minibatches that continue each other, for the training-loop check."""
+    generator = torch.Generator().manual_seed(LOOP_SEED)
+    model = RNNScratch(6, 8, generator=generator, hand_written_bptt=False).to(device)
+    text = torch.randint(6, (200,), generator=generator)
+    batches = list(sequential_batches(text, 3, 5, device=device, offset=0))
+    return model, torch.optim.SGD(model.parameters(), lr=LOOP_LR), batches
+
+
+def _reference_loop(device: torch.device, carry_state: bool):
+    model, optimizer, batches = _loop_setup(device)
+    loss, _, _ = train_epoch(model, batches, optimizer, None, carry_state, History(), 0)
+    return model, loss
+
+
+def _loop_problem(train_loop, device: torch.device) -> str | None:
+    model, optimizer, batches = _loop_setup(device)
+    try:
+        got = train_loop(model, batches, optimizer)
+    except Exception as error:  # the student's code may fail in any way: report it
+        problem = f"your function raised {type(error).__name__}: {error}"
+        if "second time" in str(error):
+            problem += (" The state still carries the graph of the previous minibatch: detach it "
+                        "before it enters the next one.")
+        return problem
+    if got is None:
+        return NOT_ATTEMPTED
+    reference, loss = _reference_loop(device, carry_state=True)
+    fresh, _ = _reference_loop(device, carry_state=False)
+    names = [name for name, _ in reference.named_parameters()]
+    got_params = [p.detach() for p in model.parameters()]
+    if not first_difference(got_params, [p.detach() for p in fresh.parameters()], "", names, 1e-4, 1e-6):
+        return ("your loop starts every minibatch from a fresh state. Under sequential partitioning "
+                "the state should flow on to the next minibatch (detached).")
+    problem = first_difference(got_params, [p.detach() for p in reference.parameters()],
+                               "after one epoch the parameters", names, 1e-4, 1e-6)
+    if problem:
+        return problem
+    return first_difference(got, loss, "the mean loss you returned", rtol=1e-4)
+
+
+def check_train_loop(train_loop, quiet: bool = False) -> Verdict:
+    """Exercise 7: `train_loop(model, batches, optimizer)` trains one epoch, state carried and detached.
+
+    It must return the mean minibatch loss and leave the parameters where the package's
+    `train_epoch` (no clipping, state carried) leaves them.
+    """
+    if train_loop is None or not callable(train_loop):
+        problem = NOT_ATTEMPTED if train_loop is None else "Pass your function train_loop itself."
+    else:
+        problems = (_loop_problem(train_loop, device) for device in available_devices())
+        problem = next((p for p in problems if p), None)
+    if problem is None:
+        result = Verdict(True, "Correct! Your loop carries the state from minibatch to minibatch, "
+                               "cuts the gradient at each boundary, and updates like the package's.")
+    else:
+        result = Verdict(False, problem if problem == NOT_ATTEMPTED else "Not yet: " + problem)
+    if not quiet:
+        print(result.message)
+    return result

@@ -1,0 +1,239 @@
+"""Check a function that a student wrote against the package's reference.
+
+A coding exercise gives the student a stub that returns None; `check_function` then says
+"not attempted yet" and nothing else, so a stored notebook never shows a solution. Once
+the student writes the function, the check runs it on the exercise's cases (random
+inputs, several shapes, edge cases; on a GPU too when there is one) and reports the first
+thing that is wrong: an exception, a changed input, a forbidden operation, a wrong type,
+shape, device or value, naming the case and the output. It never prints the reference's
+code or values beyond "expected ... got ..." for shapes and single numbers.
+"""
+
+import copy
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from d2lmini.exercises import Verdict
+
+NOT_ATTEMPTED = ("Not attempted yet: write your code in the cell above in place of "
+                 "`return None`, run that cell, then run this one.")
+
+# Every torch function that multiplies matrices (or vectors), under the names torch gives them.
+MATMUL_NAMES = frozenset({
+    "matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "addmm", "addmm_", "addbmm", "baddbmm",
+    "mv", "addmv", "linear", "einsum", "tensordot", "multi_dot", "chain_matmul", "inner", "dot",
+    "vdot", "outer", "ger", "bilinear",
+})
+
+
+@dataclass
+class Case:
+    """One input for the student's function and what the reference returns for it.
+
+    `label` says what the input is in words ("batch 3, 4 inputs, 2 hidden units");
+    `names` names the outputs when the function returns several; `convert` turns the
+    student's result into the form of `expected` (e.g. `list` for a generator).
+    """
+
+    label: str
+    args: tuple
+    expected: object
+    names: Sequence[str] = ()
+    convert: Callable | None = None
+    kwargs: dict = field(default_factory=dict)
+    locate: Callable[[str, tuple], str] | None = None  # (output name, index) -> " at step 2, sequence 1"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A structural demand: `broken(calls)` is True when the recorded torch calls break it."""
+
+    broken: Callable[[Counter], bool]
+    message: str
+
+
+def count_matmuls(calls: Counter) -> int:
+    """How many matrix products the recorded calls contain."""
+    return sum(n for name, n in calls.items() if name in MATMUL_NAMES)
+
+
+def at_most_matmuls(limit: int, what: str) -> Rule:
+    """The function may multiply matrices at most `limit` times (`what` says why, to the student)."""
+    return Rule(lambda calls: count_matmuls(calls) > limit, what)
+
+
+def never(names: Iterable[str], what: str) -> Rule:
+    """The function may not call any torch function in `names` (e.g. "one_hot", "data")."""
+    names = frozenset(names)
+    return Rule(lambda calls: any(name in names for name in calls), what)
+
+
+class CallRecorder(TorchFunctionMode):
+    """Record the name of every torch function called inside a `with` block.
+
+    Reading `.data` is recorded as "data" (it reaches torch as the getter of that property).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.calls = Counter()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name == "__get__":
+            name = getattr(getattr(func, "__self__", None), "__name__", name)
+        self.calls[name] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def available_devices() -> list[torch.device]:
+    """The CPU, and the GPU when CUDA is available (the cases are run on each)."""
+    devices = [torch.device("cpu")]
+    if torch.cuda.is_available():
+        devices.append(torch.device("cuda"))
+    return devices
+
+
+def sampler(seed: int, device: torch.device, dtype: torch.dtype = torch.float32) -> Callable:
+    """Return rand(*shape): normal samples drawn on the CPU (the same on every machine), moved to `device`."""
+    generator = torch.Generator().manual_seed(seed)
+    return lambda *shape: torch.randn(*shape, generator=generator, dtype=dtype).to(device)
+
+
+def _shape(value) -> str:
+    return str(tuple(value.shape)) if isinstance(value, torch.Tensor) else type(value).__name__
+
+
+def _where(index: tuple[int, ...]) -> str:
+    if not index:
+        return ""
+    axes = ("row", "column") if len(index) == 2 else tuple(f"index {i}" for i in range(len(index)))
+    return " at " + ", ".join(f"{axis} {i}" for axis, i in zip(axes, index, strict=True))
+
+
+def _compare_tensor(got, expected: torch.Tensor, what: str, rtol: float, atol: float,
+                    where: Callable[[tuple], str] = _where) -> str | None:
+    if not isinstance(got, torch.Tensor):
+        return f"{what} should be a tensor of shape {_shape(expected)}, not a {type(got).__name__}."
+    if got.shape != expected.shape:
+        return f"{what} has shape {_shape(got)}; expected {_shape(expected)}."
+    if got.device.type != expected.device.type:
+        return (f"{what} is on {got.device}, but the inputs were on {expected.device}: create new "
+                "tensors on the device of the inputs.")
+    if got.dtype.is_floating_point != expected.dtype.is_floating_point or got.dtype == torch.bool:
+        return f"{what} has dtype {got.dtype}; expected {expected.dtype}."
+    got_values, expected_values = got.detach().double(), expected.detach().double()
+    if not torch.isfinite(got_values).all() and torch.isfinite(expected_values).all():
+        return f"{what} contains nan or inf{where(_first(~torch.isfinite(got_values)))}."
+    wrong = ~torch.isclose(got_values, expected_values, rtol=rtol, atol=atol, equal_nan=True)
+    if wrong.any():
+        index = _first(wrong)
+        return (f"{what} is wrong{where(index)} ({int(wrong.sum())} of {wrong.numel()} entries differ; "
+                f"largest difference {float((got_values - expected_values).abs().nan_to_num(0).max()):.3g}).")
+    return None
+
+
+def _first(mask: torch.Tensor) -> tuple[int, ...]:
+    return tuple(int(i) for i in mask.nonzero()[0]) if mask.dim() else ()
+
+
+def _compare_number(got, expected: float, what: str, rtol: float) -> str | None:
+    if isinstance(got, torch.Tensor) and got.numel() == 1:
+        got = got.item()
+    if isinstance(got, bool) or not isinstance(got, int | float):
+        return f"{what} should be a number, not a {type(got).__name__}."
+    if not abs(got - expected) <= rtol * abs(expected) + 1e-12:
+        return f"{what} is {got:.6g}; expected {expected:.6g}."
+    return None
+
+
+def first_difference(got, expected, what: str, names: Sequence[str] = (),
+                     rtol: float = 1e-5, atol: float = 1e-6, locate=None) -> str | None:
+    """Describe the first way `got` differs from `expected` (tensors, numbers, or sequences of them).
+
+    `locate(name, index)`, if given, words the position of a wrong entry of the output `name`.
+    """
+    if isinstance(expected, torch.Tensor):
+        where = _where if locate is None else (lambda index: locate(what, index))
+        return _compare_tensor(got, expected, what, rtol, atol, where)
+    if isinstance(expected, int | float):
+        return _compare_number(got, expected, what, rtol)
+    if isinstance(expected, list | tuple):
+        if not isinstance(got, list | tuple) or len(got) != len(expected):
+            size = len(got) if isinstance(got, list | tuple) else type(got).__name__
+            return f"{what} should be a sequence of {len(expected)} items; got {size}."
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            name = names[i] if i < len(names) else f"item {i}"
+            problem = first_difference(g, e, f"{what}, {name},", (), rtol, atol, locate)
+            if problem:
+                return problem
+        return None
+    return None if got == expected else f"{what} is {got!r}; expected {expected!r}."
+
+
+def _changed_input(before: tuple, after: tuple) -> int | None:
+    for i, (old, new) in enumerate(zip(before, after, strict=True)):
+        if isinstance(old, torch.Tensor) and not torch.equal(old, new):
+            return i
+        if isinstance(old, list | tuple) and _changed_input(tuple(old), tuple(new)) is not None:
+            return i
+    return None
+
+
+def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol: float) -> str | None:
+    """Run `fn` on one case; return what is wrong (None if nothing)."""
+    saved = copy.deepcopy(case.args)
+    recorder = CallRecorder()
+    try:
+        with recorder:
+            got = fn(*case.args, **case.kwargs)
+            if case.convert is not None and got is not None:
+                got = case.convert(got)
+    except Exception as error:  # the student's code may fail in any way: report it
+        return f"For {case.label} your function raised {type(error).__name__}: {error}"
+    if got is None:
+        return NOT_ATTEMPTED
+    changed = _changed_input(saved, case.args)
+    if changed is not None:
+        return (f"For {case.label} your function changed its input number {changed + 1} in place; "
+                "compute new tensors instead (no `+=`, `mul_`, `[...] =` on the inputs).")
+    for rule in rules:
+        if rule.broken(recorder.calls):
+            return rule.message
+    problem = first_difference(got, case.expected, "the result", case.names, rtol, atol, case.locate)
+    return f"For {case.label}: {problem}" if problem else None
+
+
+def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], success: str,
+                   rules: Sequence[Rule] = (), quiet: bool = False, signature: str = "",
+                   rtol: float = 1e-5, atol: float = 1e-6) -> Verdict:
+    """Run the student's `fn` on every case of `make_cases(device)` for each available device.
+
+    Prints (unless `quiet`) and returns a Verdict: `success` when every case passes, else
+    the first problem found. `signature` ("fused_step(X, H, W_xh, W_hh, b_h)") is named when
+    `fn` is not a function at all.
+    """
+    if fn is None:
+        problem = NOT_ATTEMPTED
+    elif not callable(fn):
+        problem = f"Pass your function itself, {signature or 'a function'}, not a {type(fn).__name__}."
+    else:
+        problem = None
+        for device in available_devices():
+            problem = next((p for case in make_cases(device)
+                            if (p := run_case(fn, case, rules, rtol, atol))), None)
+            if problem:
+                break
+    if problem is None:
+        result = Verdict(True, "Correct! " + success)
+    elif problem == NOT_ATTEMPTED:
+        result = Verdict(False, problem)
+    else:
+        result = Verdict(False, "Not yet. " + problem)
+    if not quiet:
+        print(result.message)
+    return result
