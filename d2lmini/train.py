@@ -169,11 +169,17 @@ def clip_gradient_values(params: Iterable[torch.Tensor], limit: float) -> tuple[
     return float(torch.linalg.vector_norm(before)), float(cosine)
 
 
-def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.device | str = "cpu"):
-    """Return a seeded "scratch" (RNNScratch) or "torch" (TorchRNN) model on `device`."""
+def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.device | str = "cpu",
+               *, hand_written_bptt: bool = True):
+    """Return a seeded "scratch" (RNNScratch) or "torch" (TorchRNN) model on `device`.
+
+    `hand_written_bptt` chooses the scratch model's backward pass: the hand-written one of
+    `d2lmini.bptt` (default, faster) or autograd through `rnn_forward` (notebook 04).
+    """
     generator = torch.Generator().manual_seed(config.seed)
     if kind == "scratch":
-        model = RNNScratch(vocab_size, config.num_hiddens, config.init, generator)
+        model = RNNScratch(vocab_size, config.num_hiddens, config.init, generator,
+                           hand_written_bptt=hand_written_bptt)
     elif kind == "torch":
         torch.manual_seed(config.seed)
         model = TorchRNN(vocab_size, config.num_hiddens)
