@@ -2,7 +2,8 @@
 
 Runs notebook 07 top to bottom in JupyterLab, moves the hidden-size and learning-rate
 sliders, presses Train and checks that the validation perplexity shown in the page changes
-to another finite number; then sets a learning rate that diverges and checks the message.
+to another finite number, presses Train again and checks that the same settings give the same
+perplexity and sample; then sets a learning rate that diverges and checks the message.
 A screenshot of the panel goes to test-artifacts/lab.png.
 
 Skips (saying why) without Chromium (on the PATH or at $D2LMINI_CHROMIUM) or Python Playwright, unless
@@ -91,6 +92,15 @@ def test_lab_retrains_in_jupyterlab():
                 assert second is not None and math.isfinite(second) and second > 1
                 assert second != first
                 page.locator(".perplexity-lab").screenshot(path=str(ARTIFACTS / "lab.png"))
+
+                # The same settings again: the same numbers and sample (the budget counts minibatches).
+                sample = page.locator(".lab-sample").inner_text()
+                page.locator(".perplexity-lab button.lab-train").click()
+                page.locator(".lab-message", has_text="Training").wait_for(timeout=30_000)  # run 3 started
+                page.locator(".lab-message", has_text="hidden size 64").wait_for(timeout=60_000)
+                page.wait_for_timeout(1_000)  # the sample is set just after the message
+                assert _shown_perplexity(page) == second
+                assert page.locator(".lab-sample").inner_text() == sample and "A sample" in sample
 
                 _type_into(_slider_readout(page, "learning rate"), "1000")
                 clipping = page.locator(".perplexity-lab .widget-dropdown",

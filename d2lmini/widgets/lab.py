@@ -148,6 +148,7 @@ class LabPanel:
                                   layout=widgets.Layout(width=f"{PLOT_WIDTH_PX}px",
                                                         height=f"{PLOT_HEIGHT_PX}px"))
         self.sample = widgets.HTML()
+        self.sample.add_class("lab-sample")
         self.result: LabResult | None = None
         self._last_draw = 0.0
         self.corpus.observe(self._corpus_changed, names="value")
