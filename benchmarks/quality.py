@@ -3,6 +3,7 @@
     python benchmarks/quality.py                         # The Time Machine, 60 s of training
     python benchmarks/quality.py --corpus bundled --seconds 30
     python benchmarks/quality.py --hiddens 512 --lr 0.005 --plot benchmarks/quality_curve.png
+    python benchmarks/quality.py --minibatches 1000 --dynamic   # static, mixture and dynamic rows
 
 Trains the vanilla (tanh) `RNNScratch` on the first 90% of a corpus for a fixed
 wall-clock budget (evaluations are not counted), then reports its perplexity on the last
@@ -32,6 +33,7 @@ import torch
 
 from d2lmini.corpus import load_corpus, timemachine_is_cached
 from d2lmini.device import seed_everything, try_gpu
+from d2lmini.dynamic import DynamicSettings, dynamic_log_probs, training_gradient_rms
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
 from d2lmini.mixture import (
     fit_mixture_weight,
@@ -96,6 +98,23 @@ def save_plot(history, rows, path: Path, title: str) -> None:
     plt.close(fig)
 
 
+DYNAMIC_GRID = [(lr, decay) for lr in (1e-5, 3e-5, 1e-4, 3e-4, 1e-3) for decay in (0.0, 0.01)]
+
+
+def choose_dynamic_settings(model, indices, fit_length: int, train_length: int) -> DynamicSettings:
+    """Pick dynamic evaluation's lr and decay on the slice at the end of the training text (not held-out)."""
+    rms = training_gradient_rms(model, indices[:fit_length])
+    scores = {}
+    for lr, decay in DYNAMIC_GRID:
+        settings = DynamicSettings(lr=lr, decay=decay)
+        log_probs = dynamic_log_probs(model, indices[fit_length:train_length], indices[:fit_length], rms,
+                                      settings)
+        scores[settings] = perplexity_of(log_probs)
+        print(f"  dynamic evaluation on the slice: lr {lr:g}, decay {decay:g}: "
+              f"perplexity {scores[settings]:.3f}")
+    return min(scores, key=scores.get)
+
+
 def main(argv=None):
     defaults = TrainConfig()  # the course's defaults: the best settings this benchmark found
     parser = argparse.ArgumentParser(description=__doc__,
@@ -117,6 +136,8 @@ def main(argv=None):
     parser.add_argument("--slice", type=float, default=0.1,
                         help="share of the training text held back to fit the mixture weight")
     parser.add_argument("--plot", type=Path, default=None, help="save the curve as a PNG here")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="also report dynamic evaluation, its lr and decay chosen on the slice")
     parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: try_gpu())")
     args = parser.parse_args(argv)
     if args.seconds is None and args.minibatches is None:
@@ -163,6 +184,13 @@ def main(argv=None):
     ln2 = math.log(2)
     rows["scratch RNN (static)"] = -valid_rnn.mean() / ln2
     rows[f"RNN + KN mixture (lam={lam:.2f})"] = -mixture_log_probs(valid_rnn, valid_kn, lam).mean() / ln2
+    if args.dynamic:
+        settings = choose_dynamic_settings(model, corpus.indices, fit_length, len(train_text))
+        rms = training_gradient_rms(model, corpus.indices[:fit_length], settings.segment)
+        valid_dynamic = dynamic_log_probs(model, corpus.indices[len(train_text):],
+                                          corpus.indices[:len(train_text)], rms, settings)
+        rows[f"scratch RNN, dynamic evaluation (lr={settings.lr:g}, decay={settings.decay:g})"] = \
+            -valid_dynamic.mean() / ln2
     print("| model | bits per character | perplexity |")
     print("|---|---|---|")
     for name, value in rows.items():
