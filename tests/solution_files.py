@@ -13,3 +13,8 @@ def load_solution(notebook: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_answers(notebook: str) -> dict:
+    """The `ANSWERS` of solutions/notebook_<notebook>.py: each question's answer by the name of its check."""
+    return load_solution(notebook).ANSWERS

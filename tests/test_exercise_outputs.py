@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
-from solution_files import load_solution
+from solution_files import load_answers
 
 from d2lmini.exercises import NOT_ANSWERED
 from d2lmini.exercises.coding import NOT_ATTEMPTED
@@ -35,10 +35,6 @@ def exercise_cells(name):
 def printed(cell) -> str:
     return "".join("".join(out.get("text", "")) + "".join(out.get("data", {}).get("text/plain", ""))
                    for out in cell.get("outputs", []))
-
-
-def answers(notebook: str) -> dict:
-    return load_solution(notebook).ANSWERS
 
 
 def written_forms(value: float) -> list[str]:
@@ -73,7 +69,7 @@ def test_exercise_cells_are_stored_unattempted(notebook):
 @pytest.mark.parametrize("notebook", COURSE)
 def test_no_output_shows_the_answer_to_a_question(notebook):
     everything = "\n".join(printed(c) for c in cells(COURSE[notebook]))
-    for name, answer in answers(notebook).items():
+    for name, answer in load_answers(notebook).items():
         numbers = answer if isinstance(answer, tuple) else (answer,)
         for value in numbers:
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):

@@ -4,7 +4,7 @@ import importlib
 import math
 
 import pytest
-from solution_files import load_solution
+from solution_files import load_answers
 
 from d2lmini.exercises import NOT_ANSWERED, clipping, number_verdict, perplexity, rnn_scratch, rounds_to
 
@@ -12,11 +12,7 @@ MODULES = {"01": "hidden_state", "02": "concat_matmul", "03": "one_hot", "04": "
            "05": "bptt", "06": "clipping", "07": "perplexity"}
 
 
-def answers(notebook: str) -> dict:
-    return load_solution(notebook).ANSWERS
-
-
-ALL_ANSWERS = [(nb, name, answer) for nb in MODULES for name, answer in answers(nb).items()]
+ALL_ANSWERS = [(nb, name, answer) for nb in MODULES for name, answer in load_answers(nb).items()]
 
 
 @pytest.mark.parametrize("notebook, name, answer", ALL_ANSWERS, ids=[name for _, name, _ in ALL_ANSWERS])

@@ -16,11 +16,6 @@ from solution_files import load_solution
 from d2lmini.exercises import bptt, clipping, concat_matmul, hidden_state, one_hot, perplexity, rnn_scratch
 from d2lmini.exercises.coding import NOT_ATTEMPTED, CallRecorder, Case, check_function, count_matmuls
 
-
-def solution(notebook: str):
-    return load_solution(notebook)
-
-
 # --- wrong solutions, each a mistake a student makes ------------------------------------------
 
 def step_without_tanh(X, H, W_xh, W_hh, b_h):
@@ -64,7 +59,7 @@ def one_hot_shifted(X, vocab_size):
 
 
 def batches_with_unshifted_labels(indices, batch_size, num_steps, offset):
-    for X, _ in solution("03").sequential_batches(indices, batch_size, num_steps, offset):
+    for X, _ in load_solution("03").sequential_batches(indices, batch_size, num_steps, offset):
         yield X, X
 
 
@@ -77,17 +72,17 @@ def batches_cut_across_rows(indices, batch_size, num_steps, offset):
 
 
 def batches_one_short(indices, batch_size, num_steps, offset):
-    return list(solution("03").sequential_batches(indices, batch_size, num_steps, offset))[:-1]
+    return list(load_solution("03").sequential_batches(indices, batch_size, num_steps, offset))[:-1]
 
 
 def forward_batch_major(X, state, W_xh, W_hh, b_h, W_hq, b_q):
-    outputs, H = solution("04").forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)
+    outputs, H = load_solution("04").forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)
     steps, batch = X.shape[1], X.shape[0]
     return outputs.reshape(steps, batch, -1).transpose(0, 1).reshape(steps * batch, -1), H
 
 
 def forward_returning_the_first_state(X, state, W_xh, W_hh, b_h, W_hq, b_q):
-    outputs, _ = solution("04").forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)
+    outputs, _ = load_solution("04").forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)
     return outputs, state
 
 
@@ -137,19 +132,19 @@ def bptt_without_recursion(X, state, hiddens, d_outputs, W_hh, W_hq):
     steps, batch, h = hiddens.shape
     d_outputs = d_outputs.clone()
     zero_next = torch.zeros_like(W_hh)
-    return solution("05").bptt(X, state, hiddens, d_outputs, zero_next, W_hq)
+    return load_solution("05").bptt(X, state, hiddens, d_outputs, zero_next, W_hq)
 
 
 def bptt_without_tanh_derivative(X, state, hiddens, d_outputs, W_hh, W_hq):
     flat = torch.zeros_like(hiddens)  # 1 - 0**2 = 1: as if tanh were the identity
-    grads = solution("05").bptt(X, state, flat, d_outputs, W_hh, W_hq)
+    grads = load_solution("05").bptt(X, state, flat, d_outputs, W_hh, W_hq)
     return grads
 
 
 def bptt_with_autograd(X, state, hiddens, d_outputs, W_hh, W_hq):
     W = W_hh.clone().requires_grad_()
     (W.sum() * 0).backward()
-    return solution("05").bptt(X, state, hiddens, d_outputs, W_hh, W_hq)
+    return load_solution("05").bptt(X, state, hiddens, d_outputs, W_hh, W_hq)
 
 
 def clip_in_place(grads, theta):
@@ -169,7 +164,7 @@ def clip_dividing_by_zero(grads, theta):
 
 
 def clip_through_data(grads, theta):
-    return solution("06").my_clip([g.data for g in grads], theta)
+    return load_solution("06").my_clip([g.data for g in grads], theta)
 
 
 def perplexity_naive_softmax(logits, targets):
@@ -204,7 +199,7 @@ def kn_without_unseen_contexts(text, context, char, discount=0.75):
 
 
 def kn_without_discount(text, context, char, discount=0.75):
-    return solution("07").kn_bigram(text, context, char, discount=1e-12)
+    return load_solution("07").kn_bigram(text, context, char, discount=1e-12)
 
 
 CHECKERS = {
@@ -249,7 +244,7 @@ CHECKERS = {
 @pytest.mark.parametrize("name", CHECKERS)
 def test_the_solution_passes(name):
     check, notebook, _ = CHECKERS[name]
-    result = check(getattr(solution(notebook), name), quiet=True)
+    result = check(getattr(load_solution(notebook), name), quiet=True)
     assert result, result.message
     assert result.message.startswith("Correct!")
 

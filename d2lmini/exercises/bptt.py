@@ -72,35 +72,28 @@ def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
     )
 
 
+def _input_weight_grad_reference(x_t, dA, vocab_size):
+    """X_t^T dA for one-hot X_t, as `d2lmini.bptt.weight_gradients` computes it: an index_add of rows."""
+    return torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype, device=dA.device).index_add_(0, x_t, dA)
+
+
 def _input_weight_grad_cases(device: torch.device):
     rand = sampler(5, device, torch.float64)
-    yield Case("x_t = [3, 0, 3, 5] (token 3 twice), vocab_size=7, 6 hidden units",
-               (torch.tensor([3, 0, 3, 5]).to(device), rand(4, 6), 7), None)
     generator = torch.Generator().manual_seed(50)
-    for batch, vocab, hiddens in ((8, 28, 16), (1, 3, 2)):
-        yield Case(f"batch={batch}, vocab_size={vocab}, {hiddens} hidden units",
-                   (torch.randint(vocab, (batch,), generator=generator).to(device),
-                    rand(batch, hiddens), vocab),
-                   None)
-
-
-def _with_reference(make_cases, reference):
-    """Fill in each case's expected result with `reference(*case.args)`."""
-    def cases(device):
-        for case in make_cases(device):
-            case.expected = reference(*case.args)
-            yield case
-    return cases
-
-
-def _input_weight_grad_reference(x_t, dA, vocab_size):
-    return torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype, device=dA.device).index_add_(0, x_t, dA)
+    inputs = [("x_t = [3, 0, 3, 5] (token 3 twice), vocab_size=7, 6 hidden units",
+               torch.tensor([3, 0, 3, 5]), 7, 6)]
+    inputs += [(f"batch={batch}, vocab_size={vocab}, {hiddens} hidden units",
+                torch.randint(vocab, (batch,), generator=generator), vocab, hiddens)
+               for batch, vocab, hiddens in ((8, 28, 16), (1, 3, 2))]
+    for label, x_t, vocab, hiddens in inputs:
+        args = (x_t.to(device), rand(len(x_t), hiddens), vocab)
+        yield Case(label, args, _input_weight_grad_reference(*args))
 
 
 def check_input_weight_grad(fn, quiet: bool = False) -> Verdict:
     """Exercise 4: `fn(x_t, dA, vocab_size)` must return X_t^T dA for one-hot X_t, shape (vocab, hiddens)."""
     return check_function(
-        fn, _with_reference(_input_weight_grad_cases, _input_weight_grad_reference),
+        fn, _input_weight_grad_cases,
         "Your input-weight gradient adds the rows of dA into the rows of the tokens read.",
         quiet=quiet, signature="input_weight_grad(x_t, dA, vocab_size)", rtol=1e-9, atol=1e-12)
 

@@ -10,6 +10,7 @@ import torch
 
 from d2lmini.exercises import Verdict, number_verdict, self_check
 from d2lmini.exercises.coding import Case, check_function, never, sampler
+from d2lmini.train import clip_gradients
 
 # The notebook's model: vocabulary of 28 characters, 32 hidden units.
 # Parameters: W_xh (28 x 32), W_hh (32 x 32), b_h (32), W_hq (32 x 28), b_q (28).
@@ -63,10 +64,16 @@ def check_max_step(answer, quiet: bool = False) -> Verdict:
 
 
 def reference_clip(grads: list[torch.Tensor], theta: float) -> list[torch.Tensor]:
-    """New tensors: `grads` scaled by min(1, theta / joint norm), as `d2lmini.train.clip_gradients` does."""
-    norm = float(torch.linalg.vector_norm(torch.cat([g.reshape(-1) for g in grads])))
-    scale = min(1.0, theta / norm) if norm > 0 else 1.0
-    return [g * scale for g in grads]
+    """New tensors: `grads` clipped by the package's own `d2lmini.train.clip_gradients`.
+
+    `clip_gradients` clips the `.grad` of parameters in place, so each gradient is copied into
+    the `.grad` of a stand-in parameter first.
+    """
+    holders = [torch.zeros_like(g, requires_grad=True) for g in grads]
+    for holder, grad in zip(holders, grads, strict=True):
+        holder.grad = grad.clone()
+    clip_gradients(holders, theta)
+    return [holder.grad for holder in holders]
 
 
 def _clip_cases(device: torch.device):

@@ -12,7 +12,7 @@ code or values beyond "expected ... got ..." for shapes and single numbers.
 import copy
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -44,7 +44,6 @@ class Case:
     expected: object
     names: Sequence[str] = ()
     convert: Callable | None = None
-    kwargs: dict = field(default_factory=dict)
     locate: Callable[[str, tuple], str] | None = None  # (output name, index) -> " at step 2, sequence 1"
 
 
@@ -190,7 +189,7 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     recorder = CallRecorder()
     try:
         with recorder:
-            got = fn(*case.args, **case.kwargs)
+            got = fn(*case.args)
             if case.convert is not None and got is not None:
                 got = case.convert(got)
     except Exception as error:  # the student's code may fail in any way: report it
@@ -208,26 +207,19 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     return f"For {case.label}: {problem}" if problem else None
 
 
-def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], success: str,
-                   rules: Sequence[Rule] = (), quiet: bool = False, signature: str = "",
-                   rtol: float = 1e-5, atol: float = 1e-6) -> Verdict:
-    """Run the student's `fn` on every case of `make_cases(device)` for each available device.
+def check_on_devices(fn, problem_on: Callable[[torch.device], str | None], success: str,
+                     signature: str, quiet: bool = False) -> Verdict:
+    """Check the student's `fn` with `problem_on(device)` on each available device; print, return a Verdict.
 
-    Prints (unless `quiet`) and returns a Verdict: `success` when every case passes, else
-    the first problem found. `signature` ("fused_step(X, H, W_xh, W_hh, b_h)") is named when
-    `fn` is not a function at all.
+    `problem_on` returns what is wrong on that device, or None. `fn` None is "not attempted";
+    something that is not a function is told so, naming `signature`.
     """
     if fn is None:
         problem = NOT_ATTEMPTED
     elif not callable(fn):
-        problem = f"Pass your function itself, {signature or 'a function'}, not a {type(fn).__name__}."
+        problem = f"Pass your function itself, {signature}, not a {type(fn).__name__}."
     else:
-        problem = None
-        for device in available_devices():
-            problem = next((p for case in make_cases(device)
-                            if (p := run_case(fn, case, rules, rtol, atol))), None)
-            if problem:
-                break
+        problem = next((p for device in available_devices() if (p := problem_on(device))), None)
     if problem is None:
         result = Verdict(True, "Correct! " + success)
     elif problem == NOT_ATTEMPTED:
@@ -237,3 +229,18 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
     if not quiet:
         print(result.message)
     return result
+
+
+def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], success: str,
+                   rules: Sequence[Rule] = (), quiet: bool = False, signature: str = "a function",
+                   rtol: float = 1e-5, atol: float = 1e-6) -> Verdict:
+    """Run the student's `fn` on every case of `make_cases(device)` for each available device.
+
+    Prints (unless `quiet`) and returns a Verdict: `success` when every case passes, else
+    the first problem found. `signature` ("fused_step(X, H, W_xh, W_hh, b_h)") is named when
+    `fn` is not a function at all.
+    """
+    def problem_on(device: torch.device) -> str | None:
+        return next((p for case in make_cases(device) if (p := run_case(fn, case, rules, rtol, atol))), None)
+
+    return check_on_devices(fn, problem_on, success, signature, quiet)

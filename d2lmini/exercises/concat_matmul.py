@@ -1,10 +1,12 @@
 """Self-checks for the exercises of notebook 02 (one matmul instead of two)."""
 
+import functools
+
 import torch
 
 from d2lmini.exercises import Verdict, is_count, self_check, verdict
-from d2lmini.exercises.coding import Case, at_most_matmuls, check_function, sampler
-from d2lmini.rnn import rnn_step
+from d2lmini.exercises.coding import at_most_matmuls, check_function
+from d2lmini.exercises.hidden_state import rnn_step_cases
 
 
 def _as_shape(answer) -> tuple[int, ...] | None:
@@ -29,18 +31,10 @@ def check_stacked_weight_shape(answer, num_inputs: int = 28, num_hiddens: int = 
     )
 
 
-def _fused_step_cases(device: torch.device):
-    rand = sampler(2, device)
-    for batch, num_inputs, num_hiddens in ((3, 5, 4), (1, 4, 2), (6, 28, 16)):
-        args = (rand(batch, num_inputs), rand(batch, num_hiddens), rand(num_inputs, num_hiddens),
-                rand(num_hiddens, num_hiddens), rand(num_hiddens))
-        yield Case(f"batch={batch}, inputs={num_inputs}, hiddens={num_hiddens}", args, rnn_step(*args))
-
-
 def check_fused_step(step_fn, quiet: bool = False) -> Verdict:
     """Exercise 2: `step_fn(X, H, W_xh, W_hh, b_h)` returns tanh(X W_xh + H W_hh + b_h) with one matmul."""
     return check_function(
-        step_fn, _fused_step_cases,
+        step_fn, functools.partial(rnn_step_cases, seed=2, sizes=((3, 5, 4), (1, 4, 2), (6, 28, 16))),
         "One matmul, the same hidden state.",
         rules=[at_most_matmuls(1, "Your function multiplies matrices more than once; the exercise "
                                   "asks for a single matrix product.")],

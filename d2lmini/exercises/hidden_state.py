@@ -105,9 +105,11 @@ def check_same_bag(answer, quiet: bool = False) -> Verdict:
     )
 
 
-def _rnn_step_cases(device: torch.device):
-    rand = sampler(1, device)
-    for batch, num_inputs, num_hiddens in ((3, 4, 2), (8, 28, 16), (1, 1, 1)):
+def rnn_step_cases(device: torch.device, seed: int = 1, sizes=((3, 4, 2), (8, 28, 16), (1, 1, 1))):
+    """Cases for a student's RNN step (here and notebook 02's fused step): random X, H and weights
+    for each (batch, inputs, hiddens) in `sizes`, with `d2lmini.rnn.rnn_step` as the reference."""
+    rand = sampler(seed, device)
+    for batch, num_inputs, num_hiddens in sizes:
         args = (rand(batch, num_inputs), rand(batch, num_hiddens), rand(num_inputs, num_hiddens),
                 rand(num_hiddens, num_hiddens), rand(num_hiddens))
         yield Case(f"batch={batch}, inputs={num_inputs}, hiddens={num_hiddens}", args, rnn_step(*args))
@@ -116,7 +118,7 @@ def _rnn_step_cases(device: torch.device):
 def check_rnn_step(step_fn, quiet: bool = False) -> Verdict:
     """Exercise 5: `step_fn(X_t, H, W_xh, W_hh, b_h)` must return tanh(X_t W_xh + H W_hh + b_h)."""
     return check_function(
-        step_fn, _rnn_step_cases,
+        step_fn, rnn_step_cases,
         "Your step computes the next hidden state for any batch, input and hidden size: the same "
         "function, with the same weights, runs at every time step.",
         quiet=quiet, signature="rnn_step(X_t, H, W_xh, W_hh, b_h)")

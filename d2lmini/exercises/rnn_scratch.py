@@ -10,8 +10,8 @@ from d2lmini.exercises import Verdict, is_count, number_verdict, self_check, ver
 from d2lmini.exercises.coding import (
     NOT_ATTEMPTED,
     Case,
-    available_devices,
     check_function,
+    check_on_devices,
     first_difference,
     sampler,
 )
@@ -147,7 +147,7 @@ def _loop_problem(train_loop, device: torch.device) -> str | None:
     try:
         got = train_loop(model, batches, optimizer)
     except Exception as error:  # the student's code may fail in any way: report it
-        problem = f"your function raised {type(error).__name__}: {error}"
+        problem = f"Your function raised {type(error).__name__}: {error}"
         if "second time" in str(error):
             problem += (" The state still carries the graph of the previous minibatch: detach it "
                         "before it enters the next one.")
@@ -159,13 +159,13 @@ def _loop_problem(train_loop, device: torch.device) -> str | None:
     names = [name for name, _ in reference.named_parameters()]
     got_params = [p.detach() for p in model.parameters()]
     if not first_difference(got_params, [p.detach() for p in fresh.parameters()], "", names, 1e-4, 1e-6):
-        return ("your loop starts every minibatch from a fresh state. Under sequential partitioning "
+        return ("Your loop starts every minibatch from a fresh state. Under sequential partitioning "
                 "the state should flow on to the next minibatch (detached).")
     problem = first_difference(got_params, [p.detach() for p in reference.parameters()],
-                               "after one epoch the parameters", names, 1e-4, 1e-6)
+                               "After one epoch the parameters", names, 1e-4, 1e-6)
     if problem:
         return problem
-    return first_difference(got, loss, "the mean loss you returned", rtol=1e-4)
+    return first_difference(got, loss, "The mean loss you returned", rtol=1e-4)
 
 
 def check_train_loop(train_loop, quiet: bool = False) -> Verdict:
@@ -174,16 +174,8 @@ def check_train_loop(train_loop, quiet: bool = False) -> Verdict:
     It must return the mean minibatch loss and leave the parameters where the package's
     `train_epoch` (no clipping, state carried) leaves them.
     """
-    if train_loop is None or not callable(train_loop):
-        problem = NOT_ATTEMPTED if train_loop is None else "Pass your function train_loop itself."
-    else:
-        problems = (_loop_problem(train_loop, device) for device in available_devices())
-        problem = next((p for p in problems if p), None)
-    if problem is None:
-        result = Verdict(True, "Correct! Your loop carries the state from minibatch to minibatch, "
-                               "cuts the gradient at each boundary, and updates like the package's.")
-    else:
-        result = Verdict(False, problem if problem == NOT_ATTEMPTED else "Not yet: " + problem)
-    if not quiet:
-        print(result.message)
-    return result
+    return check_on_devices(
+        train_loop, functools.partial(_loop_problem, train_loop),
+        "Your loop carries the state from minibatch to minibatch, cuts the gradient at each "
+        "boundary, and updates like the package's.",
+        "train_loop(model, batches, optimizer)", quiet)
