@@ -8,7 +8,9 @@ provides d2lmini, so each notebook starts with one short cell that installs it f
 project's repository, and does nothing where d2lmini is already importable. The address
 is written once, in pyproject.toml's [project.urls] Repository. `--no-deps` keeps the
 platform's own torch, numpy, matplotlib and ipywidgets; pyppmd, the one dependency such
-platforms lack (the PPMd compressor baseline of notebook 07), is named explicitly.
+platforms lack (the PPMd compressor baseline of notebook 07), is named explicitly. The
+cell is plain Python, so it checks pip's exit status: an install that fails (no network, a
+wrong address) prints one line that says so and what to do (tests/test_colab_cell.py).
 Re-execute the notebooks afterwards (python tools/run_notebooks.py).
 """
 
@@ -31,11 +33,22 @@ def repository_url() -> str:
 
 
 def install_cell_source(url: str) -> str:
-    """Return the source of the install cell for the repository at `url`."""
+    """Return the source of the install cell for the repository at `url`.
+
+    Plain Python (no `%pip` magic), so that a failed install is noticed: pip's exit status is
+    checked and a failure is reported in one line that says what to do.
+    """
     return (f"{MARKER} when it is missing; does nothing where it is installed.\n"
-            "import importlib.util\n\n"
+            "import importlib.util\n"
+            "import subprocess\n"
+            "import sys\n\n"
             'if importlib.util.find_spec("d2lmini") is None:\n'
-            f'    %pip install --quiet --no-deps pyppmd "d2lmini @ git+{url}"')
+            f'    source = "d2lmini @ git+{url}"\n'
+            '    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "pyppmd", source]\n'
+            "    if subprocess.run(pip, capture_output=True).returncode != 0:\n"
+            '        print(f"Could not install {source}: connect this runtime to the internet "\n'
+            '              "(or check the address) and run this cell again.", file=sys.stderr)\n'
+            "    importlib.invalidate_caches()")
 
 
 def first_code_cell(notebook):
