@@ -208,8 +208,9 @@ def _http_opener() -> urllib.request.OpenerDirector:
     return opener
 
 
-def _too_large(size: str) -> ValueError:
-    return ValueError(f"the server {size}, more than {MAX_DOWNLOAD_BYTES:,} bytes; The Time Machine has "
+def _too_large(announced: int | None = None) -> ValueError:
+    sends = "sends" if announced is None else f"announces {announced:,} bytes,"
+    return ValueError(f"the server {sends} more than {MAX_DOWNLOAD_BYTES:,} bytes; The Time Machine has "
                       f"{TIMEMACHINE_BYTES:,}, so this is not the expected file")
 
 
@@ -220,12 +221,12 @@ def _read_body(url: str, deadline: float, max_bytes: int) -> bytes:
         announced = response.headers.get("Content-Length")
         announced = int(announced) if announced is not None and announced.isdigit() else None
         if announced is not None and announced > max_bytes:
-            raise _too_large(f"announces {announced:,} bytes")
+            raise _too_large(announced)
         body = bytearray()
         while chunk := response.read1(1 << 16):
             body += chunk
             if len(body) > max_bytes:
-                raise _too_large("sends")
+                raise _too_large()
             if time.monotonic() > end:
                 raise TimeoutError(f"the download took longer than {deadline:g} s")
     if announced is not None and len(body) != announced:
