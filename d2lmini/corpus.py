@@ -311,9 +311,8 @@ def _move_aside(path: Path, digest: str, expected: str) -> None:
     """Rename a cached file with the wrong checksum (never delete it) and warn.
 
     Safe when several processes do it at once: each claims the file by renaming it to a name
-    of its own (only one of them gets a given file), then judges what it got; a good copy that
-    another process stored meanwhile is put back. A folder we may not write to raises
-    `DataUnavailableError` saying what to do.
+    of its own (only one of them gets a given file), then judges what it got. A folder we may
+    not write to raises `DataUnavailableError` saying what to do.
     """
     claimed = path.with_name(f"{path.name}.{os.getpid()}-{secrets.token_hex(4)}.claim")
     try:
@@ -324,12 +323,16 @@ def _move_aside(path: Path, digest: str, expected: str) -> None:
         raise DataUnavailableError(
             f"{path} has sha1 {digest}, not {expected}: it is not The Time Machine the course expects, "
             f"and it cannot be moved aside ({error}). " + _other_folder(path.parent)) from error
-    got = sha1_of(claimed)
-    if got == expected:  # another process had already stored a good copy here
-        os.replace(claimed, path)
+    try:
+        got = sha1_of(claimed)
+        # a good copy is one that another process had stored meanwhile: put it back
+        aside = path if got == expected else path.with_name(f"{path.name}.sha1-{got[:12]}.bad")
+        os.replace(claimed, aside)
+    except OSError as error:
+        raise DataUnavailableError(f"Could not move {path} aside ({error}); it is now {claimed}. "
+                                   + _other_folder(path.parent)) from error
+    if aside == path:
         return
-    aside = path.with_name(f"{path.name}.sha1-{got[:12]}.bad")
-    os.replace(claimed, aside)
     warnings.warn(f"{path} has sha1 {got}, not {expected}: it is not The Time Machine the course "
                   f"expects. It was moved to {aside} and a fresh copy is downloaded.", stacklevel=3)
 

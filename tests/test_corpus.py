@@ -651,6 +651,15 @@ def test_processes_moving_a_corrupt_copy_aside_at_once_do_not_fail(tmp_path, ser
     assert (tmp_path / bad).read_bytes() == b"damaged"
 
 
+def test_a_good_copy_stored_by_another_process_meanwhile_is_not_moved_aside(tmp_path, recwarn):
+    # We read a damaged copy; before we moved it, another process replaced it with a good one.
+    path = tmp_path / "timemachine.txt"
+    path.write_bytes(PAYLOAD)
+    corpus_module._move_aside(path, hashlib.sha1(b"damaged").hexdigest(), PAYLOAD_SHA1)
+    assert [p.name for p in tmp_path.iterdir()] == ["timemachine.txt"] and path.read_bytes() == PAYLOAD
+    assert not [w for w in recwarn if "moved to" in str(w.message)]
+
+
 def test_load_corpus_takes_the_download_deadline(tmp_path):
     server = FaultyServer("drip", body=b"x" * 100)
     try:
