@@ -11,6 +11,7 @@ import shutil
 import socket
 import stat
 import sys
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -658,6 +659,66 @@ def test_a_good_copy_stored_by_another_process_meanwhile_is_not_moved_aside(tmp_
     corpus_module._move_aside(path, hashlib.sha1(b"damaged").hexdigest(), PAYLOAD_SHA1)
     assert [p.name for p in tmp_path.iterdir()] == ["timemachine.txt"] and path.read_bytes() == PAYLOAD
     assert not [w for w in recwarn if "moved to" in str(w.message)]
+
+
+NOBODY = 65534
+CAN_SWITCH_USER = (hasattr(os, "geteuid") and os.geteuid() == 0
+                   and "fork" in multiprocessing.get_all_start_methods())
+
+
+def _call_as_nobody(results, call):
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+    warnings.simplefilter("ignore")
+    try:
+        results.put(("ok", str(call())))
+    except Exception as error:  # reported to the test
+        results.put((type(error).__name__, str(error)))
+
+
+def as_another_user(call) -> tuple[str, str]:
+    """Run `call` in a forked process as user `nobody`; return ("ok", result) or (error type, message)."""
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    worker = context.Process(target=_call_as_nobody, args=(results, call))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # Python 3.12+: fork with threads running
+        worker.start()
+    try:
+        return results.get(timeout=60)
+    finally:
+        worker.join(10)
+
+
+@pytest.mark.skipif(not CAN_SWITCH_USER, reason="needs root (to act as another user) and fork")
+def test_a_shared_cache_works_for_another_real_user(serve):
+    """The injected refusals above, for real: an instructor (root) fills a cache, a student uses it."""
+    server = serve(PAYLOAD)
+    shared = Path(tempfile.mkdtemp())
+    try:
+        shared.chmod(0o755)  # the students may read it, not write to it
+        previous = os.umask(0o077)
+        try:
+            path = download_timemachine(shared, server.url, sha1=PAYLOAD_SHA1)
+        finally:
+            os.umask(previous)
+        offline = closed_port_url()  # a verified copy needs no network, and no writing
+        outcome = as_another_user(lambda: download_timemachine(shared, offline, sha1=PAYLOAD_SHA1))
+        assert outcome == ("ok", str(path))
+        path.write_bytes(b"damaged")
+        kind, message = as_another_user(lambda: download_timemachine(shared, server.url, sha1=PAYLOAD_SHA1))
+        assert kind == "DataUnavailableError" and CACHE_ENV in message and "owner" in message, message
+        # A sticky folder everyone may write to, holding the instructor's stale temporary file.
+        path.unlink()
+        shared.chmod(0o1777)
+        stale = shared / "timemachine.txt.1.abcdefgh.part"
+        stale.write_bytes(b"half")
+        os.utime(stale, (time.time() - 3600,) * 2)
+        assert as_another_user(lambda: download_timemachine(shared, server.url, sha1=PAYLOAD_SHA1))[0] == "ok"
+        assert stale.exists() and path.read_bytes() == PAYLOAD
+    finally:
+        shutil.rmtree(shared)
 
 
 def test_load_corpus_takes_the_download_deadline(tmp_path):
