@@ -164,7 +164,8 @@ def check_download_url(url: str) -> str:
     """Return `url` when it is an http:// or https:// address with a host name.
 
     Anything else (file:, ftp:, data:, a relative path, not a string) raises
-    `UnsupportedURLError` before anything is opened. Used by `download_timemachine`.
+    `UnsupportedURLError` before anything is opened. Used by `download_timemachine` (and so
+    by notebook 00's and the lab's Time Machine choice).
     """
     try:
         parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
@@ -208,9 +209,10 @@ def _http_opener() -> urllib.request.OpenerDirector:
     return opener
 
 
-def _too_large(announced: int | None = None) -> ValueError:
+def _too_large(max_bytes: int, announced: int | None = None) -> ValueError:
+    """The error for a body past `max_bytes`, sent or (when `announced` is given) announced."""
     sends = "sends" if announced is None else f"announces {announced:,} bytes,"
-    return ValueError(f"the server {sends} more than {MAX_DOWNLOAD_BYTES:,} bytes; The Time Machine has "
+    return ValueError(f"the server {sends} more than {max_bytes:,} bytes; The Time Machine has "
                       f"{TIMEMACHINE_BYTES:,}, so this is not the expected file")
 
 
@@ -218,15 +220,15 @@ def _read_body(url: str, deadline: float, max_bytes: int) -> bytes:
     """Return the body at `url`; raise past `deadline` seconds, past `max_bytes` bytes or on a short body."""
     end = time.monotonic() + deadline
     with _http_opener().open(url, timeout=deadline) as response:
-        announced = response.headers.get("Content-Length")
-        announced = int(announced) if announced is not None and announced.isdigit() else None
+        header = response.headers.get("Content-Length")
+        announced = int(header) if header is not None and header.isdigit() else None
         if announced is not None and announced > max_bytes:
-            raise _too_large(announced)
+            raise _too_large(max_bytes, announced)
         body = bytearray()
         while chunk := response.read1(1 << 16):
             body += chunk
             if len(body) > max_bytes:
-                raise _too_large()
+                raise _too_large(max_bytes)
             if time.monotonic() > end:
                 raise TimeoutError(f"the download took longer than {deadline:g} s")
     if announced is not None and len(body) != announced:
