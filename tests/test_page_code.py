@@ -1,0 +1,112 @@
+"""The code a notebook teaches is defined on its page, and the package's copy is identical.
+
+A code cell whose first line is a marker such as `# d2lmini.batching.sequential_batches`
+defines that function (or class) on the page; the rest of the cell must equal
+`inspect.getsource` of the package's object, trailing whitespace aside. So what a student
+reads is what later notebooks, the lab and the tests run (CONTRIBUTING.md, "Code on the page").
+"""
+
+import importlib
+import inspect
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+MARKER = re.compile(r"# (d2lmini(?:\.\w+)+)\s*$")
+
+# What each notebook must show: the algorithms it teaches (issue #17).
+REQUIRED = {
+    "03_one_hot.ipynb": {"d2lmini.batching.random_batches", "d2lmini.batching.sequential_batches"},
+    "06_gradient_clipping.ipynb": {"d2lmini.train.clip_gradients"},
+}
+
+
+def normalise(source: str) -> str:
+    """Strip trailing whitespace from every line and trailing blank lines; nothing else."""
+    return "\n".join(line.rstrip() for line in source.splitlines()).rstrip("\n")
+
+
+def resolve(dotted: str):
+    """Return the object a marker names: the longest importable module, then attributes."""
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:split]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[split:]:
+            obj = getattr(obj, name)
+        return obj
+    raise ImportError(dotted)
+
+
+def page_definitions(path: Path) -> dict[str, str]:
+    """Return {marker: the cell's source after the marker line} for every marked code cell."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    found = {}
+    for cell in cells:
+        if cell["cell_type"] != "code":
+            continue
+        first, _, rest = "".join(cell["source"]).partition("\n")
+        match = MARKER.fullmatch(first)
+        if match:
+            assert match.group(1) not in found, f"{path.name}: {match.group(1)} is defined twice"
+            found[match.group(1)] = rest
+    return found
+
+
+def mismatches(path: Path) -> list[str]:
+    """Return one message per marked cell whose code differs from the package's source."""
+    problems = []
+    for dotted, shown in page_definitions(path).items():
+        running = inspect.getsource(resolve(dotted))
+        if normalise(shown) != normalise(running):
+            problems.append(f"{path.name}: the cell marked {dotted} differs from the package's source")
+    return problems
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9]*.ipynb")), ids=lambda p: p.name)
+def test_page_code_is_the_package_code(path):
+    assert mismatches(path) == []
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED))
+def test_notebook_shows_what_it_teaches(name):
+    shown = set(page_definitions(NOTEBOOKS / name))
+    assert REQUIRED[name] <= shown, f"{name} does not define {sorted(REQUIRED[name] - shown)}"
+
+
+def test_no_second_mechanism():
+    for path in NOTEBOOKS.glob("[0-9]*.ipynb"):
+        assert "getsource" not in path.read_text(encoding="utf-8"), path.name
+
+
+def plant(path: Path, tmp_path: Path, change) -> Path:
+    """Copy notebook `path` into tmp_path with `change` applied to its first marked cell."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    cell = next(c for c in notebook["cells"] if c["cell_type"] == "code"
+                and MARKER.fullmatch("".join(c["source"]).partition("\n")[0]))
+    cell["source"] = change("".join(cell["source"]))
+    copy = tmp_path / path.name
+    copy.write_text(json.dumps(notebook), encoding="utf-8")
+    return copy
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED))
+@pytest.mark.parametrize("change", [
+    lambda s: s.replace("(", "( ", 1),                  # one space more
+    lambda s: s.rstrip("\n") + "\n    return None\n",  # one line more
+    lambda s: s.replace("\n", "\n\n", 2),               # a blank line inside
+], ids=["space", "line", "blank"])
+def test_a_planted_difference_is_found(name, change, tmp_path):
+    path = NOTEBOOKS / name
+    assert mismatches(path) == []
+    assert len(mismatches(plant(path, tmp_path, change))) == 1
+
+
+def test_trailing_whitespace_is_all_that_is_ignored(tmp_path):
+    path = NOTEBOOKS / "03_one_hot.ipynb"
+    assert mismatches(plant(path, tmp_path, lambda s: s.replace("\n", "   \n") + "\n\n")) == []
