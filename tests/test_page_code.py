@@ -20,6 +20,12 @@ MARKER = re.compile(r"# (d2lmini(?:\.\w+)+)\s*$")
 # What each notebook must show: the algorithms it teaches (issue #17).
 REQUIRED = {
     "03_one_hot.ipynb": {"d2lmini.batching.random_batches", "d2lmini.batching.sequential_batches"},
+    "05_bptt.ipynb": {
+        "d2lmini.bptt.step_backward", "d2lmini.bptt.hidden_gradients", "d2lmini.bptt.weight_gradients",
+        "d2lmini.bptt.bptt_backward", "d2lmini.gradcheck.loss_value",
+        "d2lmini.gradcheck.finite_difference_gradients",
+        "d2lmini.bptt.hidden_states", "d2lmini.bptt.HandWrittenBPTT",  # the fast paths, shown
+    },
     "06_gradient_clipping.ipynb": {"d2lmini.train.clip_gradients"},
 }
 
