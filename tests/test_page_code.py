@@ -20,6 +20,10 @@ MARKER = re.compile(r"# (d2lmini(?:\.\w+)+)\s*$")
 # What each notebook must show: the algorithms it teaches (issue #17).
 REQUIRED = {
     "03_one_hot.ipynb": {"d2lmini.batching.random_batches", "d2lmini.batching.sequential_batches"},
+    "04_rnn_scratch.ipynb": {
+        "d2lmini.rnn.init_rnn_params", "d2lmini.rnn.init_rnn_state", "d2lmini.rnn.rnn_step",
+        "d2lmini.rnn.rnn_forward_one_hot", "d2lmini.rnn.rnn_forward", "d2lmini.rnn.RNNScratch",
+    },
     "05_bptt.ipynb": {
         "d2lmini.bptt.step_backward", "d2lmini.bptt.hidden_gradients", "d2lmini.bptt.weight_gradients",
         "d2lmini.bptt.bptt_backward", "d2lmini.gradcheck.loss_value",
@@ -27,6 +31,10 @@ REQUIRED = {
         "d2lmini.bptt.hidden_states", "d2lmini.bptt.HandWrittenBPTT",  # the fast paths, shown
     },
     "06_gradient_clipping.ipynb": {"d2lmini.train.clip_gradients"},
+    "07_perplexity.ipynb": {
+        "d2lmini.metrics.perplexity_from_logits", "d2lmini.ngram.gram_codes", "d2lmini.ngram.lookup",
+        "d2lmini.ngram.count_tables", "d2lmini.ngram.interpolated_probs",
+    },
 }
 
 
@@ -103,7 +111,7 @@ def plant(path: Path, tmp_path: Path, change) -> Path:
 
 @pytest.mark.parametrize("name", sorted(REQUIRED))
 @pytest.mark.parametrize("change", [
-    lambda s: s.replace("(", "( ", 1),                  # one space more
+    lambda s: s.replace("def ", "def  ", 1),            # one space more
     lambda s: s.rstrip("\n") + "\n    return None\n",  # one line more
     lambda s: s.replace("\n", "\n\n", 2),               # a blank line inside
 ], ids=["space", "line", "blank"])
