@@ -6,6 +6,7 @@ defines that function (or class) on the page; the rest of the cell must equal
 reads is what later notebooks, the lab and the tests run (CONTRIBUTING.md, "Code on the page").
 """
 
+import ast
 import importlib
 import inspect
 import json
@@ -93,6 +94,27 @@ def test_notebook_shows_what_it_teaches(name):
     assert REQUIRED[name] <= shown, f"{name} does not define {sorted(REQUIRED[name] - shown)}"
 
 
+def imported_from_package(path: Path) -> set[str]:
+    """Return the names a notebook imports from d2lmini (`from d2lmini... import name`)."""
+    names = set()
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        try:
+            tree = ast.parse("".join(cell["source"])) if cell["cell_type"] == "code" else None
+        except SyntaxError:  # the install cell's %pip line
+            continue
+        for node in ast.walk(tree) if tree else ():
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("d2lmini"):
+                names |= {alias.asname or alias.name for alias in node.names}
+    return names
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("[0-9]*.ipynb")), ids=lambda p: p.name)
+def test_what_the_page_defines_is_not_also_imported(path):
+    """Later cells run the page's definition, not a package copy imported under the same name."""
+    defined = {dotted.rsplit(".", 1)[1] for dotted in page_definitions(path)}
+    assert not defined & imported_from_package(path)
+
+
 def test_no_second_mechanism():
     for path in NOTEBOOKS.glob("[0-9]*.ipynb"):
         assert "getsource" not in path.read_text(encoding="utf-8"), path.name
@@ -124,3 +146,15 @@ def test_a_planted_difference_is_found(name, change, tmp_path):
 def test_trailing_whitespace_is_all_that_is_ignored(tmp_path):
     path = NOTEBOOKS / "03_one_hot.ipynb"
     assert mismatches(plant(path, tmp_path, lambda s: s.replace("\n", "   \n") + "\n\n")) == []
+
+
+def test_an_import_of_a_page_definition_is_found(tmp_path):
+    path = NOTEBOOKS / "03_one_hot.ipynb"
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                              "source": "from d2lmini.batching import check_fits, random_batches\n"})
+    copy = tmp_path / path.name
+    copy.write_text(json.dumps(notebook), encoding="utf-8")
+    assert "random_batches" in imported_from_package(copy)
+    with pytest.raises(AssertionError):
+        test_what_the_page_defines_is_not_also_imported(copy)
