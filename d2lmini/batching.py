@@ -27,7 +27,7 @@ def check_fits(num_tokens: int, batch_size: int, num_steps: int) -> None:
 
 
 def random_offset(num_steps: int, generator: torch.Generator | None) -> int:
-    """Return a random start offset in 0 ... num_steps - 1, drawn on the CPU from `generator`."""
+    """Return a random offset in 0 ... num_steps - 1, drawn on the CPU from `generator` (notebook 03)."""
     return int(torch.randint(num_steps, (1,), generator=generator))
 
 

@@ -21,7 +21,7 @@ LN2 = math.log(2)
 
 
 def gram_codes(ids: np.ndarray, k: int, base: int) -> np.ndarray:
-    """Return the integer code of every k-gram of `ids` (oldest character in the highest digit).
+    """Return the integer code of every k-gram of `ids`, oldest character in the highest digit (notebook 07).
 
     With `base` symbols, the k-gram (a, b, c) gets the code a*base^2 + b*base + c, so a
     context is its code // base and dropping the oldest character is code % base^(k-1).
@@ -33,7 +33,7 @@ def gram_codes(ids: np.ndarray, k: int, base: int) -> np.ndarray:
 
 
 def lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Return values[i] where keys[i] == query (keys sorted), else 0, for every query."""
+    """Return values[i] where keys[i] == query (keys sorted), else 0, for every query (notebook 07)."""
     pos = np.searchsorted(keys, queries)
     pos = np.minimum(pos, len(keys) - 1)
     return np.where(keys[pos] == queries, values[pos], 0)

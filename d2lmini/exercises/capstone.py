@@ -61,7 +61,7 @@ PIECES = (
 
 
 def package_pieces() -> dict[str, Callable]:
-    """Return the package's five pieces, with the signatures of the student's (the reference run)."""
+    """Return the package's five pieces, with the signatures of the student's (notebook 07's capstone)."""
     return {"rnn_step": rnn_step, "forward": rnn_forward, "backward": _package_backward,
             "clip": _package_clip, "perplexity": perplexity_from_logits}
 
@@ -83,7 +83,7 @@ def _package_clip(grads, theta):
 
 
 def first_failing_piece(pieces: dict[str, Callable]) -> str | None:
-    """Return what is wrong with the first piece that fails its exercise's check, or None.
+    """Return what is wrong with the first piece that fails its exercise's check, or None (notebook 07).
 
     Every piece still returning None gives `NOT_ATTEMPTED`.
     """
@@ -100,7 +100,7 @@ def first_failing_piece(pieces: dict[str, Callable]) -> str | None:
 
 
 def hidden_states_by_steps(step, X, state, W_xh, W_hh, b_h) -> torch.Tensor:
-    """Return all hidden states (steps, batch, hiddens), running `step` once per time step."""
+    """Return all hidden states (steps, batch, hiddens), running `step` once per time step (notebook 07)."""
     inputs = F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype)
     H, hiddens = state, []
     for X_t in inputs:
@@ -110,7 +110,7 @@ def hidden_states_by_steps(step, X, state, W_xh, W_hh, b_h) -> torch.Tensor:
 
 
 def train_step(pieces, params: dict, X, Y, state, theta: float, lr: float):
-    """One SGD step of the assembled model; return (new params, the final state to carry)."""
+    """One SGD step of the assembled model; return (new params, the final state to carry) (notebook 07)."""
     p = [params[n] for n in PARAM_NAMES]
     hiddens = hidden_states_by_steps(pieces["rnn_step"], X, state, *p[:3])
     outputs, final_state = pieces["forward"](X, state, *p)
@@ -123,7 +123,7 @@ def train_step(pieces, params: dict, X, Y, state, theta: float, lr: float):
 
 
 def train_and_evaluate(pieces: dict[str, Callable], budget: Budget = Budget()) -> float:
-    """Train the RNN assembled from `pieces` on the bundled corpus; return its validation perplexity.
+    """Train the RNN assembled from `pieces` on the bundled corpus; return its validation perplexity (07).
 
     Plain SGD with clipping, sequential minibatches with the state carried (detached: every
     tensor here is new each step), float64 on the CPU, everything seeded by `budget.seed`.
