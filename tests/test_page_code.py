@@ -8,6 +8,7 @@ reads is what later notebooks, the lab and the tests run (CONTRIBUTING.md, "Code
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import json
 import re
@@ -158,3 +159,14 @@ def test_an_import_of_a_page_definition_is_found(tmp_path):
     assert "random_batches" in imported_from_package(copy)
     with pytest.raises(AssertionError):
         test_what_the_page_defines_is_not_also_imported(copy)
+
+
+def test_the_sync_tool_repairs_a_planted_difference(tmp_path):
+    spec = importlib.util.spec_from_file_location("page_code", NOTEBOOKS.parent / "tools" / "page_code.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    path = NOTEBOOKS / "06_gradient_clipping.ipynb"
+    assert tool.sync(path, write=False) == []
+    copy = plant(path, tmp_path, lambda s: s.replace("def ", "def  ", 1))
+    assert tool.sync(copy, write=True) == ["d2lmini.train.clip_gradients"]
+    assert mismatches(copy) == [] and tool.sync(copy, write=False) == []
