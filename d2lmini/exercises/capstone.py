@@ -68,7 +68,7 @@ def package_pieces() -> dict[str, Callable]:
 
 def _package_backward(X, state, hiddens, d_outputs, W_hh, W_hq):
     cache = {"X": X, "state": state, "hiddens": hiddens, "W_hh": W_hh, "W_hq": W_hq,
-             "W_xh": torch.empty(W_hq.shape[1], W_hh.shape[0], dtype=W_hh.dtype)}
+             "W_xh": torch.empty(W_hq.shape[1], W_hh.shape[0], dtype=W_hh.dtype, device=W_hh.device)}
     _, dA_all, _ = hidden_gradients(d_outputs, None, cache)
     grads = weight_gradients(d_outputs, dA_all, cache)
     return grads["W_xh"], grads["W_hh"], grads["b_h"]
