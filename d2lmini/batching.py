@@ -26,7 +26,8 @@ def check_fits(num_tokens: int, batch_size: int, num_steps: int) -> None:
         )
 
 
-def _random_offset(num_steps: int, generator: torch.Generator | None) -> int:
+def random_offset(num_steps: int, generator: torch.Generator | None) -> int:
+    """Return a random offset in 0 ... num_steps - 1, drawn on the CPU from `generator` (notebook 03)."""
     return int(torch.randint(num_steps, (1,), generator=generator))
 
 
@@ -45,7 +46,7 @@ def random_batches(
     must be reset for every minibatch. Incomplete minibatches are dropped.
     """
     check_fits(len(indices), batch_size, num_steps)
-    offset = _random_offset(num_steps, generator)
+    offset = random_offset(num_steps, generator)
     num_subseqs = (len(indices) - offset - 1) // num_steps
     starts = offset + num_steps * torch.randperm(num_subseqs, generator=generator)
     window = torch.arange(num_steps)
@@ -73,7 +74,7 @@ def sequential_batches(
     """
     check_fits(len(indices), batch_size, num_steps)
     if offset is None:
-        offset = _random_offset(num_steps, generator)
+        offset = random_offset(num_steps, generator)
     elif not 0 <= offset < num_steps:
         raise ValueError(f"offset must be in 0 ... num_steps - 1 = {num_steps - 1}, not {offset}")
     stream_length = (len(indices) - offset - 1) // batch_size

@@ -11,6 +11,8 @@ import lzma
 import math
 
 import pyppmd
+import torch
+import torch.nn.functional as F
 
 from d2lmini.ngram import kneser_ney_ladder
 
@@ -30,6 +32,19 @@ def nats_from_bits(bits: float) -> float:
 def perplexity_from_nats(nats: float) -> float:
     """Return the perplexity exp(nats)."""
     return math.exp(nats)
+
+
+def perplexity_from_logits(logits: torch.Tensor, targets: torch.Tensor) -> float:
+    """Return the perplexity of `logits` (n, |V|) on the true next tokens `targets` (n,) (notebook 07).
+
+    It is exp of the mean cross-entropy in nats, averaged in float32 whatever the logits'
+    type; a perplexity beyond the largest float is infinity.
+    """
+    nats = float(F.cross_entropy(logits.float(), targets))
+    try:
+        return math.exp(nats)
+    except OverflowError:
+        return math.inf
 
 
 def perplexity_from_bits(bits: float) -> float:

@@ -20,19 +20,72 @@ import numpy as np
 LN2 = math.log(2)
 
 
-def _gram_codes(ids: np.ndarray, k: int, base: int) -> np.ndarray:
-    """Integer code of every k-gram of `ids` (oldest character in the highest digit)."""
+def gram_codes(ids: np.ndarray, k: int, base: int) -> np.ndarray:
+    """Return the integer code of every k-gram of `ids`, oldest character in the highest digit (notebook 07).
+
+    With `base` symbols, the k-gram (a, b, c) gets the code a*base^2 + b*base + c, so a
+    context is its code // base and dropping the oldest character is code % base^(k-1).
+    """
     codes = np.zeros(len(ids) - k + 1, dtype=np.int64)
     for j in range(k):
         codes = codes * base + ids[j : len(ids) - k + 1 + j]
     return codes
 
 
-def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """values[i] where keys[i] == query (keys sorted), else 0."""
+def lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Return values[i] where keys[i] == query (keys sorted), else 0, for every query (notebook 07)."""
     pos = np.searchsorted(keys, queries)
     pos = np.minimum(pos, len(keys) - 1)
     return np.where(keys[pos] == queries, values[pos], 0)
+
+
+def count_tables(ids: np.ndarray, order: int, size: int) -> list[tuple[np.ndarray, ...]]:
+    """Return, for k = 1 ... order, the counts a Kneser-Ney model of `ids` needs (notebook 07).
+
+    Table k is (codes, counts, contexts, totals, types): the sorted codes of the k-grams
+    and their counts (raw counts for k = order, continuation counts N1+(. w) below), the
+    sorted contexts, and for each context C_k(h), the sum of its counts, and T_k(h), how
+    many different characters follow it.
+    """
+    tables = []
+    for k in range(1, order + 1):
+        if k == order:
+            codes, counts = np.unique(gram_codes(ids, k, size), return_counts=True)
+        else:  # continuation counts: distinct (k+1)-grams, oldest character dropped
+            longer = np.unique(gram_codes(ids, k + 1, size))
+            codes, counts = np.unique(longer % size**k, return_counts=True)
+        contexts, owner = np.unique(codes // size, return_inverse=True)
+        totals = np.bincount(owner, weights=counts).astype(np.int64)
+        types = np.bincount(owner)
+        tables.append((codes, counts, contexts, totals, types))
+    return tables
+
+
+def interpolated_probs(tables, windows: np.ndarray, lengths: np.ndarray, size: int,
+                       discount: float, floor: bool = True) -> np.ndarray:
+    """Return p(last id | the ids before it) for each row of `windows` (m, order) (notebook 07).
+
+    Starts from the uniform 1/size and mixes in one order after another,
+    p_k = (max(c_k - d, 0) + d T_k(h) p_{k-1}) / C_k(h), where the context was seen.
+    Only the last `lengths[i]` ids of row i are real (text start); shorter rows stop early.
+    `floor=False` makes the lowest order the continuation unigram alone.
+    """
+    order = windows.shape[1]
+    prob = np.full(len(windows), 1.0 / size)
+    code = np.zeros(len(windows), dtype=np.int64)
+    for k, (codes, counts, contexts, totals, types) in enumerate(tables, start=1):
+        code = code + windows[:, order - k] * size ** (k - 1)
+        context = code // size
+        total = lookup(contexts, totals, context)
+        count = lookup(codes, counts, code)
+        seen = (total > 0) & (lengths >= k)
+        if k == 1 and not floor:
+            mixed = count / np.maximum(total, 1)
+        else:
+            kinds = lookup(contexts, types, context)
+            mixed = (np.maximum(count - discount, 0) + discount * kinds * prob) / np.maximum(total, 1)
+        prob = np.where(seen, mixed, prob)
+    return prob
 
 
 class KneserNey:
@@ -60,18 +113,7 @@ class KneserNey:
             raise ValueError(f"order {self.order} is too high for {size} symbols (codes overflow int64)")
         if len(text) <= self.order:
             raise ValueError(f"text must be longer than order={self.order}, got {len(text)} characters")
-        ids = self._ids(text)
-        self._tables = []
-        for k in range(1, self.order + 1):
-            if k == self.order:
-                codes, counts = np.unique(_gram_codes(ids, k, size), return_counts=True)
-            else:  # continuation counts: distinct (k+1)-grams, oldest character dropped
-                longer = np.unique(_gram_codes(ids, k + 1, size))
-                codes, counts = np.unique(longer % size**k, return_counts=True)
-            contexts, owner = np.unique(codes // size, return_inverse=True)
-            totals = np.bincount(owner, weights=counts).astype(np.int64)
-            types = np.bincount(owner)
-            self._tables.append((codes, counts, contexts, totals, types))
+        self._tables = count_tables(self._ids(text), self.order, size)
         return self
 
     def _ids(self, text: str) -> np.ndarray:
@@ -90,22 +132,8 @@ class KneserNey:
 
         Only the last `lengths[i]` ids of row i are real (text start); shorter rows use lower orders.
         """
-        size, d = len(self.symbols), self.discount
-        prob = np.full(len(windows), 1.0 / size)
-        code = np.zeros(len(windows), dtype=np.int64)
-        for k, (codes, counts, contexts, totals, types) in enumerate(self._tables, start=1):
-            code = code + windows[:, self.order - k] * size ** (k - 1)
-            context = code // size
-            total = _lookup(contexts, totals, context)
-            count = _lookup(codes, counts, code)
-            seen = (total > 0) & (lengths >= k)
-            if k == 1 and not self.floor:
-                mixed = count / np.maximum(total, 1)
-            else:
-                kinds = _lookup(contexts, types, context)
-                mixed = (np.maximum(count - d, 0) + d * kinds * prob) / np.maximum(total, 1)
-            prob = np.where(seen, mixed, prob)
-        return prob
+        return interpolated_probs(self._tables, windows, lengths, len(self.symbols), self.discount,
+                                  self.floor)
 
     def _windows(self, ids: np.ndarray, start: int) -> tuple[np.ndarray, np.ndarray]:
         padded = np.concatenate([np.zeros(self.order - 1, dtype=np.int64), ids])
@@ -157,6 +185,6 @@ def unseen_fraction(train_text: str, valid_text: str, order: int) -> float:
     """Return the fraction of held-out `order`-grams that never occur in the training text (notebook 01)."""
     symbols = "".join(sorted(set(train_text + valid_text)))
     index = {c: i for i, c in enumerate(symbols)}
-    train = _gram_codes(np.array([index[c] for c in train_text], np.int64), order, len(symbols))
-    valid = _gram_codes(np.array([index[c] for c in valid_text], np.int64), order, len(symbols))
+    train = gram_codes(np.array([index[c] for c in train_text], np.int64), order, len(symbols))
+    valid = gram_codes(np.array([index[c] for c in valid_text], np.int64), order, len(symbols))
     return float(np.mean(~np.isin(valid, train)))

@@ -4,6 +4,7 @@ import math
 from pathlib import Path
 
 import pytest
+import torch
 
 from d2lmini import metrics
 from d2lmini.corpus import corpus_from_text
@@ -66,3 +67,13 @@ def test_the_ladder_reproduces_issue_14s_kneser_ney_figures():
     assert measured == [9.61, 6.37, 4.55, 3.91, 3.76, 3.77, 3.84]
     assert ladder["best n-gram (KN n=6)"] == ladder["KN n=6"]
     assert list(ladder)[-4:] == ["gzip", "bz2", "xz", "ppmd"]
+
+
+def test_perplexity_from_logits():
+    targets = torch.tensor([0, 2, 1])
+    assert math.isclose(metrics.perplexity_from_logits(torch.zeros(3, 5), targets), 5, rel_tol=1e-6)
+    logits = torch.randn(3, 5, generator=torch.Generator().manual_seed(0))
+    expected = math.exp(-sum(float(logits[i].log_softmax(0)[t]) for i, t in enumerate(targets.tolist())) / 3)
+    assert math.isclose(metrics.perplexity_from_logits(logits, targets), expected, rel_tol=1e-5)
+    assert math.isclose(metrics.perplexity_from_logits(logits.half(), targets), expected, rel_tol=1e-2)
+    assert metrics.perplexity_from_logits(torch.tensor([[1000.0, -1000.0]]), torch.tensor([1])) == math.inf
