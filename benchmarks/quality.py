@@ -43,6 +43,7 @@ from d2lmini.mixture import (
     rnn_log_probs,
 )
 from d2lmini.ngram import KneserNey
+from d2lmini.settings import CORPORA, TRAIN_SETTINGS, Setting
 from d2lmini.train import TrainConfig, make_model, train
 
 REPO = Path(__file__).resolve().parent.parent
@@ -98,6 +99,19 @@ def save_plot(history, rows, path: Path, title: str) -> None:
     plt.close(fig)
 
 
+# Command-line flag: the `TrainConfig` field it sets (type, choices and help from `d2lmini.settings`).
+SETTING_FLAGS = {"--hiddens": "num_hiddens", "--lr": "lr", "--optimizer": "optimizer",
+                 "--batch": "batch_size", "--steps": "num_steps", "--theta": "theta",
+                 "--schedule": "lr_schedule", "--init": "init", "--seed": "seed"}
+
+
+def add_setting(parser: argparse.ArgumentParser, flag: str, setting: Setting, default) -> None:
+    """Add `flag` for the declared `setting`: its type, choices and help (0 means None where allowed)."""
+    help_text = setting.help + (f" (0: {setting.none_means})" if setting.optional else "")
+    parser.add_argument(flag, type=int if setting.kind is int else float if setting.kind is float else str,
+                        default=default, choices=list(setting.choices) or None, help=help_text)
+
+
 DYNAMIC_GRID = [(lr, decay) for lr in (1e-5, 3e-5, 1e-4, 3e-4, 1e-3) for decay in (0.0, 0.01)]
 
 
@@ -119,20 +133,12 @@ def main(argv=None):
     defaults = TrainConfig()  # the course's defaults: the best settings this benchmark found
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", default="timemachine", choices=["timemachine", "bundled"])
+    parser.add_argument("--corpus", default="timemachine", choices=list(CORPORA))
     parser.add_argument("--seconds", type=float, default=None, help="training budget (wall clock)")
     parser.add_argument("--minibatches", type=int, default=None,
                         help="training budget in minibatches (comparable under load)")
-    parser.add_argument("--hiddens", type=int, default=defaults.num_hiddens)
-    parser.add_argument("--lr", type=float, default=defaults.lr)
-    parser.add_argument("--optimizer", default=defaults.optimizer, choices=["sgd", "adam"])
-    parser.add_argument("--batch", type=int, default=defaults.batch_size)
-    parser.add_argument("--steps", type=int, default=defaults.num_steps)
-    parser.add_argument("--theta", type=float, default=defaults.theta,
-                        help="clipping threshold (0 turns clipping off)")
-    parser.add_argument("--schedule", default=defaults.lr_schedule, choices=["constant", "cosine"])
-    parser.add_argument("--init", default=defaults.init, choices=["xavier", "normal"])
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    for flag, name in SETTING_FLAGS.items():
+        add_setting(parser, flag, TRAIN_SETTINGS[name], getattr(defaults, name))
     parser.add_argument("--slice", type=float, default=0.1,
                         help="share of the training text held back to fit the mixture weight")
     parser.add_argument("--plot", type=Path, default=None, help="save the curve as a PNG here")
