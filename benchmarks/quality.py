@@ -34,7 +34,7 @@ import torch
 from d2lmini.corpus import load_corpus, timemachine_is_cached
 from d2lmini.device import seed_everything, try_gpu
 from d2lmini.dynamic import DynamicSettings, dynamic_log_probs, training_gradient_rms
-from d2lmini.metrics import ladder_bits, perplexity_from_bits
+from d2lmini.metrics import Ladder, ladder_bits, perplexity_from_bits
 from d2lmini.mixture import (
     fit_mixture_weight,
     harmonic_mean_of_probs,
@@ -73,7 +73,7 @@ def train_rnn(corpus, fit_length: int, config: TrainConfig, device):
     return model, history
 
 
-def save_plot(history, rows, path: Path, title: str) -> None:
+def save_plot(history, rows: Ladder, path: Path, title: str) -> None:
     """Save the RNN's perplexity on the slice against training seconds, with n-gram and PPMd lines."""
     import matplotlib
 
@@ -83,7 +83,7 @@ def save_plot(history, rows, path: Path, title: str) -> None:
     fig, ax = plt.subplots(figsize=(5.5, 3.4), dpi=100)
     ax.plot(history.seconds, history.valid_perplexity, marker="o", markersize=3,
             label="scratch RNN (perplexity on the mixture slice)")
-    best = next(name for name in rows if name.startswith("best n-gram"))
+    best = f"best n-gram (KN n={rows.best_order})"
     for name, style in ((best, "--"), ("ppmd", ":"), ("RNN + KN mixture", "-.")):
         if name in rows:
             ax.axhline(perplexity_from_bits(rows[name]), color="gray", linestyle=style, linewidth=1,
@@ -176,7 +176,7 @@ def main(argv=None):
 
     rows = ladder_bits(train_text, valid_text)
     # the mixture weight: both models scored on the slice they were not fitted on
-    kn_order = int(next(name for name in rows if name.startswith("best n-gram")).split("=")[1][:-1])
+    kn_order = rows.best_order
     slice_kn = KneserNey(kn_order).fit(fit_text, symbols=corpus.text).log_probs(
         slice_text, history=fit_text[-kn_order:])
     slice_rnn = rnn_log_probs(model, corpus.indices[fit_length:len(train_text)],

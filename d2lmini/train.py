@@ -264,7 +264,8 @@ def train_epoch(model, batches, optimizer, theta: float | None, carry_state: boo
                 max_loss: float | None = None, after_step: Callable[[], bool] | None = None):
     """Train on the minibatches of `batches` once; return (mean loss, tokens, seconds).
 
-    This is the only place in d2lmini where parameters are updated. With `carry_state`
+    Every training update in d2lmini happens here (dynamic evaluation, `d2lmini.dynamic`, and the
+    book-style baseline of `benchmarks/throughput.py` update weights by hand). With `carry_state`
     (sequential partitioning) the hidden state flows from one minibatch to the next but is
     detached, so gradients stop at the minibatch boundary (truncated BPTT); without it
     every minibatch starts from a fresh state. Gradients are clipped at `theta` as
