@@ -4,12 +4,11 @@ Every panel is a thin layer of ipywidgets over a plain function that computes wh
 the panel shows; tests call those functions (and set widget values) without a browser.
 The panels use only ipywidgets APIs present in both 7.7 (Google Colab) and 8.x.
 
-The convention every panel module follows: plain functions compute what the panel shows;
-a `make_*` function returns the panel (a class whose `.widget` the notebook displays);
-the panel's `update()` recomputes and redraws for the current control values, inside
-`controls_disabled`, and keeps what it computed in `.result`. Controls for declared
-settings (`d2lmini.settings`) come from `make_control`, so their limits and options are
-the declaration's.
+The convention of the panel modules (CONTRIBUTING.md, "Widgets"): plain functions compute
+what the panel shows; a `make_*` function returns the panel, whose `.widget` the notebook
+displays; the panel's `update()` recomputes and redraws for the current control values
+inside `controls_disabled`; controls for declared settings (`d2lmini.settings`) come from
+`make_control`, so their limits and options are the declaration's.
 """
 
 import contextlib

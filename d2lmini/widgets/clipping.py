@@ -24,7 +24,7 @@ from d2lmini.train import (
     make_model,
     train,
 )
-from d2lmini.widgets import menu_options, parse_menu_choice
+from d2lmini.widgets import controls_disabled, menu_options, parse_menu_choice
 
 NUM_HIDDENS = 32
 DEFAULT_LR = 2.5
@@ -203,8 +203,9 @@ class ClippingPanel:
     def update(self, change=None) -> dict:
         """Retrain with the current slider values, redraw, and return the result dict."""
         self.status.value = "<i>training…</i>"
-        self.result = run_clipping_experiment(self.theta.value, self.lr.value, self.num_epochs,
-                                              self.seed.value, corpus=self.corpus, device=self.device)
+        with controls_disabled((self.theta, self.lr, self.seed)):
+            self.result = run_clipping_experiment(self.theta.value, self.lr.value, self.num_epochs,
+                                                  self.seed.value, corpus=self.corpus, device=self.device)
         colour = {"ok": "green", "exploded": "darkorange", "diverged": "crimson"}[self.result["status"]]
         self.status.value = (f"<span style='color:{colour}'><b>{self.result['status']}</b></span>: "
                              f"{html.escape(self.result['message'])}")
