@@ -34,7 +34,7 @@ import torch
 from d2lmini.corpus import load_corpus, timemachine_is_cached
 from d2lmini.device import seed_everything, try_gpu
 from d2lmini.dynamic import DynamicSettings, dynamic_log_probs, training_gradient_rms
-from d2lmini.metrics import ladder_bits, perplexity_from_bits
+from d2lmini.metrics import Ladder, ladder_bits, perplexity_from_bits
 from d2lmini.mixture import (
     fit_mixture_weight,
     harmonic_mean_of_probs,
@@ -43,6 +43,7 @@ from d2lmini.mixture import (
     rnn_log_probs,
 )
 from d2lmini.ngram import KneserNey
+from d2lmini.settings import CORPORA, TRAIN_SETTINGS, Setting
 from d2lmini.train import TrainConfig, make_model, train
 
 REPO = Path(__file__).resolve().parent.parent
@@ -72,7 +73,7 @@ def train_rnn(corpus, fit_length: int, config: TrainConfig, device):
     return model, history
 
 
-def save_plot(history, rows, path: Path, title: str) -> None:
+def save_plot(history, rows: Ladder, path: Path, title: str) -> None:
     """Save the RNN's perplexity on the slice against training seconds, with n-gram and PPMd lines."""
     import matplotlib
 
@@ -82,7 +83,7 @@ def save_plot(history, rows, path: Path, title: str) -> None:
     fig, ax = plt.subplots(figsize=(5.5, 3.4), dpi=100)
     ax.plot(history.seconds, history.valid_perplexity, marker="o", markersize=3,
             label="scratch RNN (perplexity on the mixture slice)")
-    best = next(name for name in rows if name.startswith("best n-gram"))
+    best = f"best n-gram (KN n={rows.best_order})"
     for name, style in ((best, "--"), ("ppmd", ":"), ("RNN + KN mixture", "-.")):
         if name in rows:
             ax.axhline(perplexity_from_bits(rows[name]), color="gray", linestyle=style, linewidth=1,
@@ -96,6 +97,19 @@ def save_plot(history, rows, path: Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+# Command-line flag: the `TrainConfig` field it sets (type, choices and help from `d2lmini.settings`).
+SETTING_FLAGS = {"--hiddens": "num_hiddens", "--lr": "lr", "--optimizer": "optimizer",
+                 "--batch": "batch_size", "--steps": "num_steps", "--theta": "theta",
+                 "--schedule": "lr_schedule", "--init": "init", "--seed": "seed"}
+
+
+def add_setting(parser: argparse.ArgumentParser, flag: str, setting: Setting, default) -> None:
+    """Add `flag` for the declared `setting`: its type, choices and help (0 means None where allowed)."""
+    help_text = setting.help + (f" (0: {setting.none_means})" if setting.optional else "")
+    parser.add_argument(flag, type=int if setting.kind is int else float if setting.kind is float else str,
+                        default=default, choices=list(setting.choices) or None, help=help_text)
 
 
 DYNAMIC_GRID = [(lr, decay) for lr in (1e-5, 3e-5, 1e-4, 3e-4, 1e-3) for decay in (0.0, 0.01)]
@@ -119,20 +133,12 @@ def main(argv=None):
     defaults = TrainConfig()  # the course's defaults: the best settings this benchmark found
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", default="timemachine", choices=["timemachine", "bundled"])
+    parser.add_argument("--corpus", default="timemachine", choices=list(CORPORA))
     parser.add_argument("--seconds", type=float, default=None, help="training budget (wall clock)")
     parser.add_argument("--minibatches", type=int, default=None,
                         help="training budget in minibatches (comparable under load)")
-    parser.add_argument("--hiddens", type=int, default=defaults.num_hiddens)
-    parser.add_argument("--lr", type=float, default=defaults.lr)
-    parser.add_argument("--optimizer", default=defaults.optimizer, choices=["sgd", "adam"])
-    parser.add_argument("--batch", type=int, default=defaults.batch_size)
-    parser.add_argument("--steps", type=int, default=defaults.num_steps)
-    parser.add_argument("--theta", type=float, default=defaults.theta,
-                        help="clipping threshold (0 turns clipping off)")
-    parser.add_argument("--schedule", default=defaults.lr_schedule, choices=["constant", "cosine"])
-    parser.add_argument("--init", default=defaults.init, choices=["xavier", "normal"])
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    for flag, name in SETTING_FLAGS.items():
+        add_setting(parser, flag, TRAIN_SETTINGS[name], getattr(defaults, name))
     parser.add_argument("--slice", type=float, default=0.1,
                         help="share of the training text held back to fit the mixture weight")
     parser.add_argument("--plot", type=Path, default=None, help="save the curve as a PNG here")
@@ -170,7 +176,7 @@ def main(argv=None):
 
     rows = ladder_bits(train_text, valid_text)
     # the mixture weight: both models scored on the slice they were not fitted on
-    kn_order = int(next(name for name in rows if name.startswith("best n-gram")).split("=")[1][:-1])
+    kn_order = rows.best_order
     slice_kn = KneserNey(kn_order).fit(fit_text, symbols=corpus.text).log_probs(
         slice_text, history=fit_text[-kn_order:])
     slice_rnn = rnn_log_probs(model, corpus.indices[fit_length:len(train_text)],

@@ -1,4 +1,4 @@
-"""Backpropagation through time written by hand, and the checks that it is right (notebook 05).
+"""Backpropagation through time written by hand, and the loss gradient it starts from (notebook 05).
 
 The forward pass is the scratch RNN of `d2lmini.rnn.rnn_forward`:
 
@@ -179,7 +179,7 @@ def step_backward(dH, H_t, H_prev, x_t, W_xh, W_hh) -> dict[str, torch.Tensor]:
 
 
 # ---------------------------------------------------------------------------------------
-# The loss and the gradient checks
+# The loss and its gradient, where the backward pass starts
 
 
 def sequence_loss_and_grad(outputs, Y) -> tuple[torch.Tensor, torch.Tensor]:

@@ -10,8 +10,7 @@ def try_gpu() -> torch.device:
     """Return the best available device: CUDA, then Apple MPS, then the CPU."""
     if torch.cuda.is_available():
         return torch.device("cuda")
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
+    if torch.backends.mps.is_available():
         return torch.device("mps")
     return torch.device("cpu")
 

@@ -9,23 +9,25 @@ try instead. The panel that shows it is `d2lmini.widgets.lab`.
 
 import math
 import os
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
 
 from d2lmini.batching import check_fits
 from d2lmini.corpus import (
-    CORPUS_NAMES,
     TIMEMACHINE_URL,
     Corpus,
     DataUnavailableError,
     download_timemachine,
     load_corpus,
 )
+from d2lmini.cost import RunCost, estimate_cost, planned_minibatches
 from d2lmini.device import try_gpu
 from d2lmini.metrics import perplexity_from_bits, uniform_bits, unigram_bits
 from d2lmini.rnn import check_prefix, predict
+from d2lmini.settings import CORPORA, LAB_SETTINGS, check_device_name, check_settings
 from d2lmini.train import History, TrainConfig, TrainingDiverged, divergence_limit, make_model, train
 
 # The default budget: about two seconds of training on an idle 2-core laptop CPU at the
@@ -34,21 +36,14 @@ from d2lmini.train import History, TrainConfig, TrainingDiverged, divergence_lim
 LAB_MINIBATCHES = 600
 # A safety stop for settings far from the defaults; the default run never reaches it.
 TIME_LIMIT_SECONDS = 60.0
-# Refuse runs that would need more than this many times the default run's arithmetic, or
-# more memory than this: the reason goes into the message.
-MAX_WORK_FACTOR = 40
+# Refuse runs whose estimated cost (`d2lmini.cost`: training, every evaluation and the sample)
+# is more than this many times the default run's (about 20 seconds on an idle laptop), or that
+# need more memory than this: the reason goes into the message.
+MAX_WORK_FACTOR = 10
 MAX_BYTES = 2 * 1024**3
+# The longest time limit the lab accepts, in seconds.
+MAX_LAB_SECONDS = 600.0
 DEFAULT_PREFIXES = {"bundled": "the ", "timemachine": "the time ", "markov": "a"}
-CORPUS_LABELS = {"bundled": "bundled corpus", "markov": "synthetic Markov source",
-                 "timemachine": "The Time Machine"}
-# What each setting is called on the panel, so that messages name the control a student sees.
-LABELS = {"corpus": "corpus", "num_hiddens": "hidden size", "lr": "learning rate",
-          "num_steps": "steps per minibatch", "batch_size": "batch size", "theta": "clipping θ",
-          "optimizer": "optimizer", "max_minibatches": "minibatches", "prefix": "prefix",
-          "temperature": "temperature", "num_chars": "characters to generate", "seed": "seed",
-          "device": "device", "num_threads": "threads", "max_seconds": "time limit",
-          "download_timeout": "download timeout", "lr_schedule": "schedule", "clip_mode": "clipping mode",
-          "sampling": "sampling", "num_epochs": "epochs", "checkpoints": "checkpoints"}
 
 
 @dataclass
@@ -62,7 +57,8 @@ class LabSettings(TrainConfig):
     The Time Machine is cached (`data_dir`, None: `d2lmini.corpus.default_cache_dir()`) and
     fetched from; the device (None: `try_gpu()`), and `num_threads`, how many CPU threads
     torch may use while the lab trains (restored afterwards; 1 measured fastest on a busy
-    2-core machine, see the README; None leaves the user's setting alone).
+    2-core machine, see the README; None leaves the user's setting alone). What each field
+    may hold, its label and help: `d2lmini.settings.LAB_SETTINGS`.
     """
 
     num_hiddens: int = 128
@@ -74,7 +70,7 @@ class LabSettings(TrainConfig):
     checkpoints: int | None = 12
     corpus: str = "bundled"
     prefix: str = "the "
-    temperature: float = 0.7
+    temperature: float | None = 0.7
     num_chars: int = 120
     data_dir: Path | None = None
     timemachine_url: str = TIMEMACHINE_URL
@@ -151,54 +147,32 @@ def corpus_data(settings: LabSettings) -> CorpusData:
     return _CACHE[key]
 
 
-def _is_whole(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_real(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-# name: (test, what the value must be). Checked in this order; the first failure is reported.
-RULES = {
-    "corpus": (lambda v: isinstance(v, str) and v in CORPUS_NAMES, f"one of {', '.join(CORPUS_NAMES)}"),
-    "num_hiddens": (lambda v: _is_whole(v) and v >= 1, "a whole number of at least 1"),
-    "batch_size": (lambda v: _is_whole(v) and v >= 1, "a whole number of at least 1"),
-    "num_steps": (lambda v: _is_whole(v) and v >= 1, "a whole number of at least 1"),
-    "lr": (lambda v: _is_real(v) and v > 0, "a positive number such as 1 or 0.01"),
-    "theta": (lambda v: v is None or (_is_real(v) and v > 0), "a positive number, or off"),
-    "optimizer": (lambda v: v in ("sgd", "adam"), "'sgd' or 'adam'"),
-    "lr_schedule": (lambda v: v in ("constant", "cosine"), "'constant' or 'cosine'"),
-    "clip_mode": (lambda v: v in ("norm", "value"), "'norm' or 'value'"),
-    "sampling": (lambda v: v in ("sequential", "random"), "'sequential' or 'random'"),
-    "max_minibatches": (lambda v: v is None or (_is_whole(v) and 1 <= v <= 100_000),
-                        "a whole number from 1 to 100,000"),
-    "max_seconds": (lambda v: v is None or (_is_real(v) and 0 < v <= 600), "a number of seconds up to 600"),
-    "num_epochs": (lambda v: v is None or (_is_whole(v) and 1 <= v <= 1000), "a whole number from 1 to 1000"),
-    "checkpoints": (lambda v: v is None or (_is_whole(v) and 1 <= v <= 1000),
-                    "a whole number from 1 to 1000"),
-    "prefix": (lambda v: isinstance(v, str), "text, such as 'the '"),
-    "temperature": (lambda v: _is_real(v) and v > 0, "a positive number such as 0.5 or 1"),
-    "num_chars": (lambda v: _is_whole(v) and 0 <= v <= 10_000, "a whole number from 0 to 10,000"),
-    "seed": (lambda v: _is_whole(v) and 0 <= v < 2**63, "a whole number, 0 or more"),
-    "device": (lambda v: v is None or v in ("cpu", "cuda", "mps")
-               or (isinstance(v, str) and v.startswith("cuda:") and v[5:].isdigit()),
-               "'cpu', 'cuda', 'cuda:N', 'mps' or None for the best available"),
-    "num_threads": (lambda v: v is None or (_is_whole(v) and 1 <= v <= 1024), "a whole number, or None"),
-    "data_dir": (lambda v: v is None or isinstance(v, str | os.PathLike), "a folder, or None"),
-    "timemachine_url": (lambda v: isinstance(v, str), "an http(s) address"),
-    "download_timeout": (lambda v: _is_real(v) and 0 < v <= 600, "a number of seconds up to 600"),
-}
+def label(name: str) -> str:
+    """Return what the panel calls the setting `name` (its label in `d2lmini.settings.LAB_SETTINGS`)."""
+    return LAB_SETTINGS[name].label
 
 
 def check_lab_settings(settings: LabSettings) -> None:
-    """Raise ValueError, naming the control and the allowed values, for settings the lab cannot run."""
-    for name, (test, allowed) in RULES.items():
-        value = getattr(settings, name)
-        if not test(value):
-            raise ValueError(f"The {LABELS.get(name, name)} must be {allowed}, not {value!r}.")
-    if settings.max_minibatches is None and settings.num_epochs is None:
-        raise ValueError("Give the lab a budget: a number of minibatches.")
+    """Raise TypeError/ValueError, naming the control and the allowed values, for settings the lab cannot run.
+
+    Every field is checked against `d2lmini.settings.LAB_SETTINGS`; then what only the lab
+    limits: a budget, the time limit, the threads (at most this machine's CPU cores) and
+    the device (it must exist here).
+    """
+    if not isinstance(settings, LabSettings):
+        raise TypeError(f"run_lab needs a d2lmini.lab.LabSettings, not {type(settings).__name__}.")
+    check_settings(settings, LAB_SETTINGS)
+    check_device_name(settings.device)
+    if settings.max_minibatches is None and settings.num_epochs is None and settings.max_seconds is None:
+        raise ValueError("Give the lab a budget: a number of minibatches, of epochs or a time limit.")
+    if settings.max_seconds is not None and settings.max_seconds > MAX_LAB_SECONDS:
+        raise ValueError(f"The {label('max_seconds')} (max_seconds) must be at most {MAX_LAB_SECONDS:g} "
+                         f"seconds in the lab, not {settings.max_seconds:g}.")
+    cores = os.cpu_count() or 1
+    if settings.num_threads is not None and settings.num_threads > cores:
+        raise ValueError(f"The {label('num_threads')} (num_threads) must be at most {cores}, the CPU cores "
+                         f"of this machine, not {settings.num_threads}: more threads than cores only wait "
+                         "for one another.")
     device = settings.device or "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ValueError(f"The device {device!r} is not available here (no CUDA GPU); use 'cpu' or None.")
@@ -206,35 +180,41 @@ def check_lab_settings(settings: LabSettings) -> None:
         raise ValueError("The device 'mps' is not available here (no Apple GPU); use 'cpu' or None.")
 
 
-def check_size(settings: LabSettings, vocab_size: int) -> None:
-    """Raise ValueError when a run would need too much memory or far more arithmetic than the default.
+def lab_cost(settings: LabSettings, data: "CorpusData") -> RunCost:
+    """Return the estimated cost of running `settings` on `data`: training, evaluations and the sample."""
+    return estimate_cost(settings, len(data.corpus.vocab), len(data.train), len(data.valid),
+                         len(settings.prefix), settings.num_chars)
 
-    Memory: the parameters with their gradients and Adam's two moments, and the hidden
-    states, outputs and their gradients of one minibatch, in float32. Work: tokens trained
-    times the multiply-adds per token, against the default run's.
+
+def check_size(settings: LabSettings, data: "CorpusData") -> None:
+    """Raise ValueError when a run would need too much memory or far more work than the default run.
+
+    Both come from `lab_cost`, for every budget (minibatches, epochs or a time limit), with
+    every evaluation of the validation text and the sample counted.
     """
-    h, v, tokens = settings.num_hiddens, vocab_size, settings.batch_size * settings.num_steps
-    params = h * h + 2 * h * v + h + v
-    need = 4 * (4 * params + 3 * tokens * (h + v))
-    if need > MAX_BYTES:
-        raise ValueError(f"These settings need about {need / 1024**3:.1f} GB of memory (hidden size "
+    cost = lab_cost(settings, data)
+    h = settings.num_hiddens
+    if cost.bytes > MAX_BYTES:
+        raise ValueError(f"These settings need about {cost.bytes / 1024**3:.1f} GB of memory (hidden size "
                          f"{h}, batch size {settings.batch_size} x {settings.num_steps} steps); the lab "
                          f"allows {MAX_BYTES / 1024**3:.0f} GB so a laptop does not run out. Make the "
                          "hidden size, the batch size or the steps per minibatch smaller.")
-    default = LabSettings()
-    unit = default.batch_size * default.num_steps * (default.num_hiddens ** 2 + 2 * default.num_hiddens * v)
-    work = (settings.max_minibatches or LAB_MINIBATCHES) * tokens * (h * h + 2 * h * v)
-    if work > MAX_WORK_FACTOR * (default.max_minibatches * unit):
-        raise ValueError(f"These settings need about {work / (default.max_minibatches * unit):.0f} times the "
-                         f"arithmetic of the default run (the lab allows {MAX_WORK_FACTOR}x, about a "
-                         "minute on a laptop). Make the hidden size, the batch size, the steps per "
-                         "minibatch or the number of minibatches smaller.")
+    default = lab_cost(replace(LabSettings(), corpus=settings.corpus, prefix=settings.prefix), data)
+    factor = cost.seconds / default.seconds
+    if factor > MAX_WORK_FACTOR:
+        where = ("evaluating the validation text" if cost.eval_seconds >= max(cost.train_seconds,
+                                                                                 cost.predict_seconds)
+                 else "training" if cost.train_seconds >= cost.predict_seconds else "generating the sample")
+        raise ValueError(f"These settings need about {factor:.0f} times the work of the default run, most of "
+                         f"it {where} ({cost.evaluations} evaluations); the lab allows {MAX_WORK_FACTOR}x, "
+                         "about 20 seconds on an idle laptop. Make the hidden size, the batch size, the "
+                         "steps per minibatch, the number of minibatches or of checkpoints smaller.")
 
 
 def describe_settings(settings: LabSettings) -> str:
     """Return a one-line summary of the training settings, for the panel's messages."""
     clipping = "off" if settings.theta is None else f"θ = {settings.theta:g}"
-    return (f"{CORPUS_LABELS.get(settings.corpus, settings.corpus)}, hidden size {settings.num_hiddens}, "
+    return (f"{CORPORA.get(settings.corpus, settings.corpus)}, hidden size {settings.num_hiddens}, "
             f"learning rate {settings.lr:.3g}, {settings.optimizer.upper()}, clipping {clipping}, "
             f"minibatches of {settings.batch_size} x {settings.num_steps} steps")
 
@@ -255,32 +235,38 @@ def _prepare(settings: LabSettings) -> CorpusData:
     check_lab_settings(settings)
     data = corpus_data(settings)
     check_prefix(settings.prefix, data.corpus.vocab)
-    check_size(settings, len(data.corpus.vocab))
+    check_size(settings, data)
     try:
         check_fits(len(data.train), settings.batch_size, settings.num_steps)
     except ValueError:
         raise ValueError(
             f"A minibatch of {settings.batch_size} rows x {settings.num_steps} steps = "
             f"{settings.batch_size * settings.num_steps:,} characters does not fit in the "
-            f"{len(data.train):,} training characters of the {CORPUS_LABELS[settings.corpus]} "
+            f"{len(data.train):,} training characters of the {CORPORA[settings.corpus]} "
             f"(with one extra row of {settings.num_steps} steps for the random start). "
             "Make the batch size or the steps per minibatch smaller.") from None
     return data
 
 
-def run_lab(settings: LabSettings, on_epoch=None) -> LabResult:
+def run_lab(settings: LabSettings, on_checkpoint=None) -> LabResult:
     """Train a fresh scratch RNN as `settings` say and return a `LabResult` (notebook 07).
 
     Training goes through `d2lmini.train.train`: `settings.max_minibatches` minibatches
     with the hidden state carried from one to the next (truncated BPTT, as in notebook 04),
-    about `settings.checkpoints` checkpoints, after each of which `on_epoch(history,
-    baselines)` is called (its time is not counted). Never raises: see `LabResult.error`.
+    about `settings.checkpoints` checkpoints, after each of which `on_checkpoint(history)`
+    is called (its time is not counted). Never raises, not even for an interrupt: see
+    `LabResult.error`. A run stopped part way (an interrupt, a callback that raised, an
+    error) keeps its history and model but reports no perplexity: only a finished run's
+    numbers are measurements.
     """
     result = LabResult(settings)
     try:
         data = _prepare(settings)
     except (ValueError, TypeError, DataUnavailableError) as error:
         result.error = str(error)
+        return result
+    except KeyboardInterrupt:
+        result.error = "Stopped by an interrupt before training started; nothing was trained."
         return result
     except Exception as error:  # anything else from loading data: reported, never a traceback
         result.error = f"The corpus could not be loaded ({type(error).__name__}: {error})."
@@ -291,31 +277,42 @@ def run_lab(settings: LabSettings, on_epoch=None) -> LabResult:
     try:
         if settings.num_threads:
             torch.set_num_threads(settings.num_threads)
-        _train(settings, data, result, on_epoch)
+        _train(settings, data, result, on_checkpoint)
     except TrainingDiverged as error:
         result.history = error.history or result.history
         result.error, result.diverged = divergence_message(error, settings, result.vocab_size), True
+    except KeyboardInterrupt:
+        result.error = ("Stopped by an interrupt while generating the sample; the trained model and its "
+                        "history are kept.")
+    except ValueError as error:  # e.g. the budget ended before a single minibatch
+        result.error = str(error)
     except Exception as error:  # a bug or an exhausted machine: say so instead of a traceback
         result.error = (f"Training stopped unexpectedly ({type(error).__name__}: {error}). "
-                        "Try smaller settings; if it happens at the defaults, please report it.")
+                        "If it happens at the default settings, please report it.")
     finally:
         torch.set_num_threads(threads)
     return result
 
 
-def _train(settings: LabSettings, data: CorpusData, result: LabResult, on_epoch) -> None:
+def _train(settings: LabSettings, data: CorpusData, result: LabResult, on_checkpoint) -> None:
     device = torch.device(settings.device) if settings.device else try_gpu()
     model = make_model("scratch", len(data.corpus.vocab), settings, device)
-    callback = None if on_epoch is None else (lambda history: on_epoch(history, result.baselines))
-    history = train(model, data.train, data.valid, settings, on_epoch=callback)
-    result.history, result.model = history, model
+    result.model = model
+    with warnings.catch_warnings():  # a run that stopped early is reported in result.error instead
+        warnings.simplefilter("ignore", RuntimeWarning)
+        history = train(model, data.train, data.valid, settings, on_checkpoint=on_checkpoint)
+    result.history = history
     result.minibatches = len(history.step_loss)
-    result.seconds = history.seconds[-1]
-    wanted = settings.max_minibatches
+    result.seconds = history.seconds[-1] if history.seconds else 0.0
+    if history.stopped is not None:
+        result.error = history.stopped
+        return
+    sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
+                     settings.temperature, torch.Generator().manual_seed(settings.seed))
+    steps_per_epoch = max(1, (len(data.train) - 1) // (settings.batch_size * settings.num_steps))
+    wanted = planned_minibatches(settings, steps_per_epoch)
     result.stopped_at_time_limit = bool(wanted and result.minibatches < wanted)
     result.train_perplexity = history.train_perplexity[-1]
     result.valid_perplexity = history.valid_perplexity[-1]
     result.worse_than_uniform = not result.valid_perplexity < result.baselines["uniform"]
-    result.sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
-                            settings.temperature, torch.Generator().manual_seed(settings.seed))
-
+    result.sample = sample

@@ -131,12 +131,24 @@ def baseline_bits(train_text: str, valid_text: str) -> dict[str, float]:
     return table
 
 
-def ladder_bits(train_text: str, valid_text: str, orders=range(2, 9)) -> dict[str, float]:
+class Ladder(dict):
+    """The baseline ladder: bits per character by model name, in order, and `best_order`.
+
+    `best_order` is the Kneser-Ney order with the fewest bits, the one named in the
+    "best n-gram (KN n=...)" row.
+    """
+
+    def __init__(self, rows: dict[str, float], best_order: int):
+        super().__init__(rows)
+        self.best_order = best_order
+
+
+def ladder_bits(train_text: str, valid_text: str, orders=range(2, 9)) -> Ladder:
     """Return the baseline ladder in bits per character on `valid_text` (notebook 07).
 
     Keys in order: "uniform", "unigram", "KN n=2".."KN n=8" (interpolated Kneser-Ney,
-    `d2lmini.ngram`), "best n-gram" (the lowest of those), then the compressors
-    "gzip", "bz2", "xz", "ppmd".
+    `d2lmini.ngram`), "best n-gram (KN n=...)" (the lowest of those, whose order is the
+    ladder's `best_order`), then the compressors "gzip", "bz2", "xz", "ppmd".
     """
     symbols = "".join(sorted(set(train_text + valid_text)))
     table = {"uniform": uniform_bits(len(symbols)),
@@ -147,4 +159,4 @@ def ladder_bits(train_text: str, valid_text: str, orders=range(2, 9)) -> dict[st
     table[f"best n-gram (KN n={best})"] = kn[best]
     for method in COMPRESSORS:
         table[method] = compression_bits(train_text, valid_text, method)
-    return table
+    return Ladder(table, best)

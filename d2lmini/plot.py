@@ -35,7 +35,7 @@ def plot_perplexity(ax, history: History, baselines: dict[str, float] | None = N
 class LivePlot:
     """A perplexity figure that redraws in place after every epoch.
 
-    Pass `live.update` as `train(..., on_epoch=live.update)`. The figure is shown
+    Pass `live.update` as `train(..., on_checkpoint=live.update)`. The figure is shown
     through a display handle, so nothing is printed to stdout.
     """
 

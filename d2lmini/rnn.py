@@ -29,10 +29,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from d2lmini.bptt import rnn_forward_bptt
+from d2lmini.settings import PREDICT_SETTINGS, check_value
 from d2lmini.text import Vocab
-
-# The most characters `predict` generates in one call.
-MAX_GENERATED = 100_000
 
 
 def init_rnn_params(
@@ -188,25 +186,46 @@ def check_prefix(prefix: str, vocab: Vocab) -> None:
         )
 
 
+def check_model_for(model, vocab: Vocab) -> None:
+    """Raise ValueError unless `model` is a d2lmini model (RNNScratch, TorchRNN) made for `vocab`.
+
+    It must have a `vocab_size` equal to `len(vocab)` and a `begin_state`, float32
+    parameters, and live on a device that holds its weights (not 'meta').
+    """
+    parameters = list(model.parameters())
+    if not parameters or not isinstance(getattr(model, "vocab_size", None), int) or not callable(
+            getattr(model, "begin_state", None)):
+        raise ValueError(f"model must be a d2lmini model such as RNNScratch or TorchRNN (with vocab_size, "
+                         f"begin_state and parameters), not {type(model).__name__}.")
+    if model.vocab_size != len(vocab):
+        raise ValueError(f"The model was made for {model.vocab_size} tokens but the vocabulary has "
+                         f"{len(vocab)}: use the vocabulary of the corpus the model was trained on.")
+    dtypes = {p.dtype for p in parameters}
+    if dtypes != {torch.float32}:
+        raise ValueError(f"The model's parameters are {', '.join(sorted(map(str, dtypes)))}; predict needs "
+                         "torch.float32 (call model.float()).")
+    devices = {p.device for p in parameters}
+    if any(d.type == "meta" for d in devices) or len(devices) > 1:
+        raise ValueError(f"The model's parameters are on {', '.join(sorted(map(str, devices)))}; predict "
+                         "needs them all on one real device (the 'meta' device holds no weights).")
+
+
 def check_predict_arguments(model, vocab, prefix, num_chars, temperature, generator) -> None:
-    """Raise TypeError/ValueError naming the argument of `predict` that is wrong and what it may be."""
+    """Raise TypeError/ValueError naming the argument of `predict` that is wrong and what it may be.
+
+    The ranges of `prefix`, `num_chars` and `temperature` are `d2lmini.settings.PREDICT_SETTINGS`.
+    """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module such as RNNScratch, not {type(model).__name__}")
     if not isinstance(vocab, Vocab):
         raise TypeError(f"vocab must be a d2lmini.text.Vocab, not {type(vocab).__name__}")
-    if not isinstance(prefix, str):
-        raise TypeError(f"prefix must be text (a str) such as 'the ', not {prefix!r}")
-    if isinstance(num_chars, bool) or not isinstance(num_chars, int):
-        raise TypeError(f"num_chars must be a whole number (an int) such as 50, not {num_chars!r}")
-    if not 0 <= num_chars <= MAX_GENERATED:
-        raise ValueError(f"num_chars must be between 0 and {MAX_GENERATED:,}, not {num_chars}")
-    not_a_number = isinstance(temperature, bool) or not isinstance(temperature, int | float)
-    if temperature is not None and not_a_number:
-        raise TypeError(f"temperature must be a positive number, or None for greedy, not {temperature!r}")
-    if temperature is not None and not (temperature > 0 and math.isfinite(temperature)):
-        raise ValueError(f"temperature must be positive and finite (or None for greedy), not {temperature}")
+    for name, value in (("prefix", prefix), ("num_chars", num_chars), ("temperature", temperature)):
+        check_value(PREDICT_SETTINGS[name], value)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a CPU torch.Generator or None, not {type(generator).__name__}")
+    if generator is not None and generator.device.type != "cpu":
+        raise ValueError(f"generator must be a CPU torch.Generator, not one on {generator.device}")
+    check_model_for(model, vocab)
 
 
 def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
@@ -245,7 +264,8 @@ def predict(
     new character is the most likely one (`temperature=None`, greedy) or is drawn from
     softmax(logits / temperature) (see `next_token`); random numbers come from the CPU
     `generator`. `<unk>` is never generated. Wrong argument types or ranges raise
-    TypeError/ValueError naming the argument.
+    TypeError/ValueError naming the argument, and a model that does not fit the vocabulary
+    (see `check_model_for`) raises ValueError.
     """
     check_predict_arguments(model, vocab, prefix, num_chars, temperature, generator)
     check_prefix(prefix, vocab)

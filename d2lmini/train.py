@@ -3,6 +3,7 @@
 import contextlib
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -10,8 +11,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from d2lmini.batching import make_batches
+from d2lmini.batching import check_fits, make_batches
+from d2lmini.cost import planned_minibatches
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
+from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, check_settings, check_value
 
 
 @dataclass
@@ -31,10 +34,12 @@ class TrainConfig:
     text (None: no limit), `max_minibatches` and `max_seconds` of wall clock (evaluation
     included unless `count_eval_time` is False). The learning-rate schedule's progress is
     the share of that budget used so far. Checkpoints (a validation measurement, a
-    `History` entry and a callback) come after every `checkpoint_every` minibatches, else
-    every `checkpoint_seconds`, else about `checkpoints` times per run, else after every
-    epoch; and always at the end. Validation reads the text as `eval_batch_size` streams
+    `History` entry and a callback) come about `checkpoints` times per run (None: after every
+    epoch), and always at the end. Validation reads the text as `eval_batch_size` streams
     (None: `batch_size`) in chunks of `eval_num_steps` (None: `num_steps`).
+
+    What each field may hold, its label and help are declared once, in
+    `d2lmini.settings.TRAIN_SETTINGS`; `check_config` checks a config against them.
     """
 
     num_hiddens: int = 320
@@ -49,8 +54,6 @@ class TrainConfig:
     max_minibatches: int | None = None
     max_seconds: float | None = None
     count_eval_time: bool = True
-    checkpoint_every: int | None = None
-    checkpoint_seconds: float | None = None
     checkpoints: int | None = None
     eval_batch_size: int | None = None
     eval_num_steps: int | None = None
@@ -69,6 +72,8 @@ class History:
 
     `step_grad_norm` is measured before clipping. `step_clip_cosine` (per-element
     clipping only) is the cosine between the gradient before and after clipping.
+    `stopped` is None for a run that used its budget, else why it stopped early (an
+    interrupt, a callback or an error that raised), in words.
     """
 
     epoch: list[float] = field(default_factory=list)
@@ -81,6 +86,7 @@ class History:
     step_clip_cosine: list[float] = field(default_factory=list)
     step_lr: list[float] = field(default_factory=list)
     clipped_steps: int = 0
+    stopped: str | None = None
 
 
 # A loss above this many nats per token means a perplexity beyond e**700, which a float
@@ -191,25 +197,21 @@ def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.de
 def scheduled_lr(lr: float, schedule: str, progress: float) -> float:
     """Return the learning rate at `progress` (0 at the start of training, 1 at the end).
 
-    "constant" keeps `lr`; "cosine" falls along a half cosine from `lr` to 0, so training
-    takes big steps early and settles into a minimum at the end.
+    The schedules are those of `d2lmini.settings.LR_SCHEDULES`: "constant" keeps `lr`;
+    "cosine" falls along a half cosine from `lr` to 0, so training takes big steps early
+    and settles into a minimum at the end.
     """
-    if schedule == "constant":
-        return lr
-    if schedule == "cosine":
-        return lr * 0.5 * (1 + math.cos(math.pi * min(max(progress, 0.0), 1.0)))
-    raise ValueError(f"lr_schedule must be 'constant' or 'cosine', not {schedule!r}")
+    check_value(TRAIN_SETTINGS["lr_schedule"], schedule)
+    _, share = LR_SCHEDULES[schedule]
+    return lr * share(min(max(progress, 0.0), 1.0))
 
 
 def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
-    """Return plain SGD (as in the book) or Adam over `params`."""
-    if not lr > 0 or not math.isfinite(lr):
-        raise ValueError(f"the learning rate must be a positive number, not {lr}")
-    if name == "sgd":
-        return torch.optim.SGD(params, lr=lr)
-    if name == "adam":
-        return torch.optim.Adam(params, lr=lr)
-    raise ValueError(f"optimizer must be 'sgd' or 'adam', not {name!r}")
+    """Return the optimizer `name` of `d2lmini.settings.OPTIMIZERS` (plain SGD as in the book, or Adam)."""
+    check_value(TRAIN_SETTINGS["lr"], lr)
+    check_value(TRAIN_SETTINGS["optimizer"], name)
+    _, optimizer = OPTIMIZERS[name]
+    return optimizer(params, lr=lr)
 
 
 def sequence_loss(outputs: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
@@ -224,7 +226,11 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int
 
     The text is split into `batch_size` streams read from start to end with the hidden
     state carried along, so each prediction sees all the text before it in its stream.
+    Raises ValueError when `indices` holds fewer than two tokens (nothing to predict).
     """
+    check_value(TRAIN_SETTINGS["eval_batch_size"], batch_size)
+    check_value(TRAIN_SETTINGS["eval_num_steps"], num_steps)
+    check_indices(indices, "validation text", model.vocab_size)
     batch_size = max(1, min(batch_size, len(indices) - 1))
     length = (len(indices) - 1) // batch_size
     used = length * batch_size
@@ -247,8 +253,7 @@ def clip_step(params: list[torch.Tensor], theta: float | None, mode: str, histor
         history.step_clip_cosine.append(cosine)
         history.clipped_steps += int(cosine < 1.0 - 1e-7)
         return norm
-    if mode not in ("norm", "value"):
-        raise ValueError(f"clip_mode must be 'norm' or 'value', not {mode!r}")
+    check_value(TRAIN_SETTINGS["clip_mode"], mode)
     norm = clip_gradients(params, theta)
     history.clipped_steps += int(theta is not None and norm > theta)
     return norm
@@ -259,7 +264,8 @@ def train_epoch(model, batches, optimizer, theta: float | None, carry_state: boo
                 max_loss: float | None = None, after_step: Callable[[], bool] | None = None):
     """Train on the minibatches of `batches` once; return (mean loss, tokens, seconds).
 
-    This is the only place in d2lmini where parameters are updated. With `carry_state`
+    Every training update in d2lmini happens here (dynamic evaluation, `d2lmini.dynamic`, and the
+    book-style baseline of `benchmarks/throughput.py` update weights by hand). With `carry_state`
     (sequential partitioning) the hidden state flows from one minibatch to the next but is
     detached, so gradients stop at the minibatch boundary (truncated BPTT); without it
     every minibatch starts from a fresh state. Gradients are clipped at `theta` as
@@ -351,98 +357,187 @@ class Budget:
                 or (c.num_epochs is not None and epoch_done >= c.num_epochs))
 
 
-def checkpoint_interval(config: TrainConfig) -> tuple[int | None, float | None]:
+def checkpoint_interval(config: TrainConfig, steps_per_epoch: int) -> tuple[int | None, float | None]:
     """Return (minibatches, seconds) between mid-epoch checkpoints; (None, None): once per epoch."""
-    if config.checkpoint_every:
-        return config.checkpoint_every, None
-    if config.checkpoint_seconds:
-        return None, config.checkpoint_seconds
-    if config.checkpoints and config.max_minibatches:
-        return max(1, config.max_minibatches // config.checkpoints), None
-    if config.checkpoints and config.max_seconds:
-        return None, config.max_seconds / config.checkpoints
-    return None, None
+    if not config.checkpoints:
+        return None, None
+    planned = planned_minibatches(config, steps_per_epoch)
+    if planned is not None:
+        return max(1, planned // config.checkpoints), None
+    return None, config.max_seconds / config.checkpoints
 
 
-def check_config(config: TrainConfig) -> None:
-    """Raise ValueError for a budget that can never end or a schedule that does not exist."""
+def check_indices(indices, what: str, vocab_size: int | None = None) -> None:
+    """Raise TypeError/ValueError unless `indices` is a 1-D integer tensor of at least 2 token indices.
+
+    `what` names the text in the message; with `vocab_size` every index must be below it.
+    """
+    if not isinstance(indices, torch.Tensor) or indices.dim() != 1 or indices.dtype not in (
+            torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+        raise TypeError(f"The {what} must be a 1-D tensor of token indices, not {type(indices).__name__}"
+                        + (f" of shape {tuple(indices.shape)} and dtype {indices.dtype}"
+                           if isinstance(indices, torch.Tensor) else "") + ".")
+    if len(indices) < 2:
+        raise ValueError(f"The {what} holds {len(indices)} token{'s' if len(indices) != 1 else ''}: at "
+                         "least 2 are needed to measure anything (one to read, one to predict).")
+    if vocab_size is not None and (int(indices.min()) < 0 or int(indices.max()) >= vocab_size):
+        raise ValueError(f"The {what} holds token indices outside 0 ... {vocab_size - 1}, the model's "
+                         "vocabulary: was it made for another corpus?")
+
+
+# The most bytes one minibatch's activations (or one evaluation chunk's) may take in train().
+MAX_ACTIVATION_BYTES = 4 * 1024**3
+
+
+def check_config(config: TrainConfig, vocab_size: int | None = None) -> None:
+    """Raise TypeError/ValueError, naming the setting, for a config that cannot run or never ends.
+
+    Every field is checked against `d2lmini.settings.TRAIN_SETTINGS`; then the budget must
+    be able to end and (with `vocab_size`) a minibatch must fit in memory.
+    """
+    check_settings(config, TRAIN_SETTINGS)
     if config.num_epochs is None and config.max_minibatches is None and config.max_seconds is None:
-        raise ValueError("give a budget: num_epochs, max_minibatches or max_seconds")
-    for name in ("num_epochs", "max_minibatches", "checkpoint_every", "checkpoints"):
-        value = getattr(config, name)
-        if value is not None and not (isinstance(value, int) and value >= 1):
-            raise ValueError(f"{name} must be a whole number of at least 1 (or None), not {value!r}")
-    for name in ("max_seconds", "checkpoint_seconds"):
-        value = getattr(config, name)
-        if value is not None and not (isinstance(value, int | float) and 0 < value < math.inf):
-            raise ValueError(f"{name} must be a positive finite number of seconds (or None), not {value!r}")
-    scheduled_lr(config.lr, config.lr_schedule, 0.0)
+        raise ValueError("Give a budget: epochs (num_epochs), minibatches (max_minibatches) or a time "
+                         "limit (max_seconds).")
+    if vocab_size is not None:
+        eval_tokens = ((config.eval_batch_size or config.batch_size)
+                       * (config.eval_num_steps or config.num_steps))
+        tokens = max(config.batch_size * config.num_steps, eval_tokens)
+        need = 4 * 3 * tokens * (config.num_hiddens + vocab_size)
+        if need > MAX_ACTIVATION_BYTES:
+            raise ValueError(f"A minibatch of {tokens:,} tokens with hidden size {config.num_hiddens} needs "
+                             f"about {need / 1024**3:.1f} GB; make the batch size, the steps per minibatch "
+                             "or the hidden size smaller.")
+
+
+class TrainingRun:
+    """The state of one `train` call: the model, its optimizer, history, budget and last checkpoint."""
+
+    def __init__(self, model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
+                 config: TrainConfig, on_checkpoint: Callable[[History], None] | None):
+        self.model, self.config, self.on_checkpoint = model, config, on_checkpoint
+        self.train_indices, self.valid_indices = train_indices, valid_indices
+        self.history = History()
+        self.steps_per_epoch = max(1, (len(train_indices) - 1) // (config.batch_size * config.num_steps))
+        self.budget = Budget(config, self.steps_per_epoch)
+        self.every_steps, self.every_seconds = checkpoint_interval(config, self.steps_per_epoch)
+        self.last_steps, self.last_train_seconds, self.epoch = 0, 0.0, 0
+        self.optimizer = make_optimizer(config.optimizer, model.parameters(), config.lr)
+
+    def lr_now(self) -> float:
+        return scheduled_lr(self.config.lr, self.config.lr_schedule, self.budget.progress())
+
+    def checkpoint(self) -> None:
+        """Measure and record a checkpoint if anything was trained since the last one; call back."""
+        history, config, budget = self.history, self.config, self.budget
+        steps = len(history.step_loss)
+        if steps == self.last_steps:
+            return
+        losses = history.step_loss[self.last_steps:]
+        tokens = (steps - self.last_steps) * config.batch_size * config.num_steps
+        trained, clock = budget.train_seconds(), budget.seconds()
+        with budget.evaluating():
+            valid = evaluate_perplexity(self.model, self.valid_indices,
+                                        config.eval_batch_size or config.batch_size,
+                                        config.eval_num_steps or config.num_steps)
+            history.epoch.append(steps / self.steps_per_epoch)
+            history.train_perplexity.append(safe_exp(math.fsum(losses) / len(losses)))
+            history.valid_perplexity.append(valid)
+            history.tokens_per_second.append(tokens / max(trained - self.last_train_seconds, 1e-9))
+            history.seconds.append(clock)
+            self.last_steps, self.last_train_seconds = steps, trained
+            if self.on_checkpoint is not None:
+                self.call_back()
+
+    def call_back(self) -> None:
+        try:
+            self.on_checkpoint(self.history)
+        except Exception as error:
+            raise CallbackError(error) from error
+
+    def after_step(self) -> bool:
+        """Checkpoint when one is due; return True when the budget is spent (ends the epoch)."""
+        self.budget.steps = len(self.history.step_loss)
+        steps_since = self.budget.steps - self.last_steps
+        seconds_since = self.budget.train_seconds() - self.last_train_seconds
+        if ((self.every_steps and steps_since >= self.every_steps)
+                or (self.every_seconds and seconds_since >= self.every_seconds)):
+            self.checkpoint()
+        return self.budget.spent(self.epoch - 1)
+
+    def run(self) -> None:
+        """Train until the budget is spent, checkpointing as `config` says and at the end."""
+        config, generator = self.config, torch.Generator().manual_seed(self.config.seed)
+        device = model_device(self.model)
+        while not self.budget.spent(self.epoch):
+            self.epoch += 1
+            batches = make_batches(config.sampling, self.train_indices, config.batch_size, config.num_steps,
+                                   generator, device)
+            train_epoch(self.model, batches, self.optimizer, config.theta, config.sampling == "sequential",
+                        self.history, self.epoch, config.clip_mode, self.lr_now, after_step=self.after_step)
+            self.budget.steps = len(self.history.step_loss)
+            if not self.budget.spent(self.epoch - 1) and not (self.every_steps or self.every_seconds):
+                self.checkpoint()  # a whole epoch, checkpointed once per epoch
+        self.checkpoint()  # the end of the run, if anything is new
+
+
+class CallbackError(RuntimeError):
+    """The `on_checkpoint` callback raised; `__cause__` is what it raised."""
+
+    def __init__(self, error: Exception):
+        super().__init__(f"the on_checkpoint callback raised {type(error).__name__}: {error}")
+
+
+def stopped_message(error: BaseException, history: History) -> str:
+    """Return, in words, why training stopped early at the current minibatch (see `History.stopped`)."""
+    where = f"after {len(history.step_loss)} minibatches"
+    if isinstance(error, KeyboardInterrupt):
+        return f"Training was stopped by an interrupt {where}; the model and its history so far are kept."
+    if isinstance(error, CallbackError):
+        return f"Training stopped {where}: {error}. The model and its history so far are kept."
+    return (f"Training stopped {where} by an error ({type(error).__name__}: {error}); the model and its "
+            "history so far are kept.")
 
 
 def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
-          config: TrainConfig, on_epoch: Callable[[History], None] | None = None) -> History:
+          config: TrainConfig, on_checkpoint: Callable[[History], None] | None = None) -> History:
     """Train `model` as `config` says and return its `History` (the one training loop).
 
     Notebooks 04 and 06, the perplexity lab of notebook 07 and both benchmarks train
     through here. The budget, the checkpoint schedule and the learning-rate schedule are
     `config`'s (see `TrainConfig`). At each checkpoint it records train and validation
-    perplexity, training tokens per second and the clock, then calls `on_epoch(history)`
-    (for a live plot; its time counts as evaluation). Raises `TrainingDiverged` if the run
-    blows up (also after the last update) and ValueError for settings that cannot work.
+    perplexity, training tokens per second and the clock, then calls
+    `on_checkpoint(history)` (for a live plot; its time counts as evaluation).
+
+    Raises TypeError/ValueError naming the setting for settings or texts that cannot work
+    (checked before training), ValueError when the budget ended before one minibatch was
+    trained (nothing measured), and `TrainingDiverged` if the run blows up (also after the
+    last update). Anything else that stops training part way (an interrupt, a callback
+    that raises, an error) is caught: the history so far is returned with `stopped` saying
+    why, and the model keeps its trained weights.
     """
-    check_config(config)
-    device = model_device(model)
-    generator = torch.Generator().manual_seed(config.seed)
-    optimizer = make_optimizer(config.optimizer, model.parameters(), config.lr)
-    history = History()
-    steps_per_epoch = max(1, (len(train_indices) - 1) // (config.batch_size * config.num_steps))
-    budget = Budget(config, steps_per_epoch)
-    every_steps, every_seconds = checkpoint_interval(config)
-    last = {"steps": 0, "train_seconds": 0.0}
-    epoch = 0
-
-    def lr_now() -> float:
-        return scheduled_lr(config.lr, config.lr_schedule, budget.progress())
-
-    def checkpoint(position: float) -> None:
-        steps = len(history.step_loss)
-        if steps == last["steps"]:
-            return
-        tokens = (steps - last["steps"]) * config.batch_size * config.num_steps
-        losses = history.step_loss[last["steps"]:]
-        trained = budget.train_seconds()
-        clock = budget.seconds()
-        with budget.evaluating():
-            history.epoch.append(position)
-            history.train_perplexity.append(safe_exp(math.fsum(losses) / len(losses)))
-            history.valid_perplexity.append(evaluate_perplexity(
-                model, valid_indices, config.eval_batch_size or config.batch_size,
-                config.eval_num_steps or config.num_steps))
-            history.tokens_per_second.append(tokens / max(trained - last["train_seconds"], 1e-9))
-            history.seconds.append(clock)
-            last.update(steps=steps, train_seconds=trained)
-            if on_epoch is not None:
-                on_epoch(history)
-
-    def after_step() -> bool:
-        budget.steps = len(history.step_loss)
-        if ((every_steps and budget.steps - last["steps"] >= every_steps)
-                or (every_seconds and budget.train_seconds() - last["train_seconds"] >= every_seconds)):
-            checkpoint(budget.steps / steps_per_epoch)
-        return budget.spent(epoch - 1)
-
-    while not budget.spent(epoch):
-        epoch += 1
-        batches = make_batches(config.sampling, train_indices, config.batch_size,
-                               config.num_steps, generator, device)
-        train_epoch(model, batches, optimizer, config.theta, config.sampling == "sequential", history,
-                    epoch, config.clip_mode, lr_now, after_step=after_step)
-        budget.steps = len(history.step_loss)
-        if not budget.spent(epoch - 1) and not (every_steps or every_seconds):
-            checkpoint(epoch)  # a whole epoch, checkpointed once per epoch
-    checkpoint(budget.steps / steps_per_epoch)  # the end of the run, if anything is new
-    check_final_model(model, history, config.lr)
-    return history
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a d2lmini.train.TrainConfig, not {type(config).__name__}")
+    if not isinstance(model, nn.Module) or not hasattr(model, "vocab_size"):
+        raise TypeError(f"model must be a d2lmini model (RNNScratch or TorchRNN), not {type(model).__name__}")
+    check_config(config, model.vocab_size)
+    check_indices(train_indices, "training text", model.vocab_size)
+    check_indices(valid_indices, "validation text", model.vocab_size)
+    check_fits(len(train_indices), config.batch_size, config.num_steps)
+    run = TrainingRun(model, train_indices, valid_indices, config, on_checkpoint)
+    try:
+        run.run()
+    except TrainingDiverged:
+        raise
+    except (Exception, KeyboardInterrupt) as error:
+        run.history.stopped = stopped_message(error, run.history)
+        warnings.warn(run.history.stopped, RuntimeWarning, stacklevel=2)
+        return run.history
+    if not run.history.step_loss:
+        raise ValueError(f"The budget ended before one minibatch was trained (time limit (max_seconds) "
+                         f"{config.max_seconds!r}): nothing was measured. Give a larger budget.")
+    check_final_model(model, run.history, config.lr)
+    return run.history
 
 
 def check_final_model(model: nn.Module, history: History, lr: float) -> None:

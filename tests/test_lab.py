@@ -85,18 +85,17 @@ def test_the_lab_restores_the_number_of_torch_threads():
     before = torch.get_num_threads()
     seen = []
     result = run_lab(replace(FIXED, max_minibatches=12, num_threads=1),
-                     on_epoch=lambda h, b: seen.append(torch.get_num_threads()))
+                     on_checkpoint=lambda h: seen.append(torch.get_num_threads()))
     assert result.error is None and set(seen) == {1}
     assert torch.get_num_threads() == before
     run_lab(replace(FIXED, optimizer="sgd", lr=1e38))  # also after a run that diverged
     assert torch.get_num_threads() == before
 
 
-def test_on_epoch_sees_the_growing_history():
+def test_on_checkpoint_sees_the_growing_history():
     seen = []
-    run_lab(replace(FIXED, max_minibatches=24), on_epoch=lambda h, b: seen.append((len(h.epoch), dict(b))))
-    assert [n for n, _ in seen] == list(range(1, FIXED.checkpoints + 1))
-    assert "unigram" in seen[0][1]
+    run_lab(replace(FIXED, max_minibatches=24), on_checkpoint=lambda h: seen.append(len(h.epoch)))
+    assert seen == list(range(1, FIXED.checkpoints + 1))
 
 
 def test_panel_trains_with_the_values_set_in_its_widgets(panel):
@@ -108,7 +107,7 @@ def test_panel_trains_with_the_values_set_in_its_widgets(panel):
     panel.prefix.value = "a "
     settings = panel.settings()
     assert (settings.num_hiddens, settings.lr, settings.optimizer, settings.theta) == (64, 0.01, "adam", None)
-    result = panel.train()
+    result = panel.update()
     assert result.error is None and result.model.num_hiddens == 64
     assert f"{result.valid_perplexity:.2f}" in panel.valid_ppl.value
     assert "lab-valid-ppl" in panel.valid_ppl._dom_classes
@@ -122,14 +121,14 @@ def test_panel_trains_with_the_values_set_in_its_widgets(panel):
 def test_diverging_learning_rate_gives_a_message_and_the_panel_stays_usable(panel):
     panel.learning_rate.value = panel.learning_rate.max  # 1000
     panel.theta.value = "off"
-    result = panel.train()
+    result = panel.update()
     assert result.diverged and result.valid_perplexity is None
     for words in ("diverged", "minibatch", "learning rate", "nats per character", "smaller", "clipping"):
         assert words in panel.message.value
     assert "–" in panel.valid_ppl.value and not panel.train_button.disabled
     panel.learning_rate.value = 0.01
     panel.theta.value = "1"
-    result = panel.train()
+    result = panel.update()
     assert result.error is None and f"{result.valid_perplexity:.2f}" in panel.valid_ppl.value
 
 
@@ -143,14 +142,14 @@ def test_a_loss_that_becomes_infinite_is_reported_where_it_happened():
 @pytest.mark.parametrize("widget, value, words", [
     ("prefix", "", "prefix is empty"),
     ("prefix", "The Lab!", "never seen"),
-    ("temperature", 0.0, "temperature must be a positive"),
-    ("temperature", -1.0, "temperature must be a positive"),
+    ("temperature", 0.0, "temperature (temperature) must be a positive number"),
+    ("temperature", -1.0, "temperature (temperature) must be a positive number"),
 ])
 def test_a_bad_setting_is_reported_and_the_last_result_is_kept(panel, widget, value, words):
-    good = panel.train()
+    good = panel.update()
     shown = (panel.plot.value, panel.numbers.value, panel.sample.value, panel.valid_ppl.value)
     getattr(panel, widget).value = value
-    result = panel.train()
+    result = panel.update()
     assert result.error is not None and result.minibatches == 0
     assert words in panel.message.value and "Traceback" not in panel.message.value
     assert "still those of the last run" in panel.message.value and panel.result is good
@@ -160,9 +159,9 @@ def test_a_bad_setting_is_reported_and_the_last_result_is_kept(panel, widget, va
 
 def test_the_controls_are_disabled_while_training(panel):
     seen = []
-    panel._live = lambda history, baselines: seen.append(
+    panel._live = lambda history: seen.append(
         panel.hidden_size.disabled and panel.train_button.disabled)
-    panel.train()
+    panel.update()
     assert seen and all(seen)
     assert not panel.hidden_size.disabled and not panel.train_button.disabled
 
@@ -184,11 +183,11 @@ def test_an_empty_plot_has_its_perplexity_axis_the_right_way_up():
 def test_a_minibatch_longer_than_the_corpus_gives_a_message(panel):
     panel.batch_size.value = panel.batch_size.max
     panel.num_steps.value = panel.num_steps.max
-    result = panel.train()
+    result = panel.update()
     assert result.error is not None and "does not fit" in panel.message.value
     assert "smaller" in panel.message.value
     panel.batch_size.value, panel.num_steps.value = 16, 16  # the panel still works afterwards
-    assert panel.train().error is None
+    assert panel.update().error is None
 
 
 def test_the_time_machine_offline_gives_a_message(tmp_path):
@@ -196,17 +195,17 @@ def test_the_time_machine_offline_gives_a_message(tmp_path):
     panel = LabPanel(replace(FIXED, data_dir=tmp_path, timemachine_url=url, download_timeout=5.0))
     assert "downloads on first use" in dict((v, k) for k, v in panel.corpus.options)["timemachine"]
     panel.corpus.value = "timemachine"
-    result = panel.train()
+    result = panel.update()
     assert result.error is not None and "Could not download" in panel.message.value
     assert "bundled" in panel.message.value and not list(tmp_path.iterdir())
     panel.corpus.value = "bundled"
-    assert panel.train().error is None
+    assert panel.update().error is None
 
 
 def test_markov_source_has_its_entropy_floor_and_its_own_prefix(panel):
     panel.corpus.value = "markov"
     assert panel.prefix.value == "a"  # the bundled default prefix would have unknown characters
-    result = panel.train()
+    result = panel.update()
     assert result.error is None
     floor = 2 ** make_markov_source().entropy_rate_bits()
     assert result.floor == pytest.approx(floor) and "entropy floor" not in result.baselines
@@ -251,7 +250,7 @@ BAD_SETTINGS = [
     ({"seed": 1.5}, "seed"),
     ({"seed": True}, "seed"),
     ({"temperature": float("nan")}, "temperature"),
-    ({"batch_size": 512, "num_steps": 256, "num_hiddens": 512}, "times the arithmetic"),
+    ({"batch_size": 512, "num_steps": 256, "num_hiddens": 512}, "times the work"),
     ({"num_threads": 0}, "threads"),
 ]
 
@@ -289,3 +288,84 @@ def test_numbers_and_plot_show_every_baseline():
         assert name in table and f"{value:.2f}" in table and f"{math.log2(value):.3f}" in table
     assert f"{result.valid_perplexity:.2f}" in table
     assert plot_png(result.history, result.baselines).startswith(b"\x89PNG")
+
+
+# Issue 20: results that are not measurements, runs that never end, and messages that name the control.
+@pytest.mark.parametrize("change, words", [
+    ({"eval_num_steps": -1}, "evaluation steps"),
+    ({"eval_num_steps": 0.5}, "evaluation steps"),
+    ({"eval_batch_size": "8"}, "evaluation batch size"),
+    ({"init": 3}, "initialisation"),
+    ({"max_seconds": 1e-300}, "time limit"),
+    ({"lr": "0.1"}, "learning rate"),
+    ({"lr": None}, "learning rate"),
+    ({"theta": "1"}, "clipping θ"),
+    ({"theta": float("nan")}, "clipping θ"),
+    ({"batch_size": 0}, "batch size"),
+    ({"num_steps": 0}, "steps per minibatch"),
+    ({"batch_size": "3"}, "batch size"),
+    ({"prefix": "t" * 1_000_000}, "prefix"),
+    ({"num_threads": 1024}, "threads"),
+    ({"max_minibatches": None, "num_epochs": 1000}, "times the work"),
+    ({"batch_size": 1, "num_steps": 1, "max_minibatches": 1000, "checkpoints": 1000}, "evaluating"),
+    ({"num_hiddens": 4000}, "times the work"),
+])
+def test_issue_20_settings_are_refused_naming_the_control(change, words):
+    result = run_lab(replace(FIXED, **change))
+    assert result.error is not None and words in result.error, result.error
+    assert result.model is None and result.valid_perplexity is None and not result.diverged
+
+
+def test_run_lab_of_none_names_the_settings():
+    result = run_lab(None)
+    assert "LabSettings" in result.error and result.valid_perplexity is None
+
+
+def test_the_cost_counts_evaluation_for_every_budget():
+    from d2lmini.lab import lab_cost
+
+    data = corpus_data(FIXED)
+    one = lab_cost(replace(FIXED, num_hiddens=4000, max_minibatches=1), data)
+    assert one.evaluations == 2 and one.eval_seconds > one.train_seconds  # evaluation dominates
+    epochs = lab_cost(replace(FIXED, max_minibatches=None, num_epochs=3, checkpoints=None), data)
+    assert epochs.minibatches == 3 * ((len(data.train) - 1) // (FIXED.batch_size * FIXED.num_steps))
+    assert epochs.evaluations == 4
+    clock = lab_cost(replace(FIXED, max_minibatches=None, max_seconds=5.0, checkpoints=4), data)
+    assert clock.minibatches is None and clock.train_seconds == 5.0 and clock.evaluations == 5
+
+
+def test_a_seconds_budget_runs_and_stops_at_its_limit():
+    result = run_lab(replace(FIXED, max_minibatches=None, max_seconds=0.5, checkpoints=2))
+    assert result.error is None and result.minibatches > 0 and result.history.seconds[-1] < 5
+
+
+def test_an_interrupt_keeps_the_history_and_model_and_says_so():
+    def interrupt(history):
+        if len(history.epoch) == 2:
+            raise KeyboardInterrupt
+
+    result = run_lab(replace(FIXED, max_minibatches=24), on_checkpoint=interrupt)
+    assert "interrupt" in result.error and result.model is not None
+    assert len(result.history.epoch) == 2 and result.history.step_loss
+    assert result.valid_perplexity is None and result.sample is None and not result.diverged
+
+
+def test_a_callback_that_raises_is_reported_as_such():
+    def broken(history):
+        raise ZeroDivisionError("oops")
+
+    result = run_lab(replace(FIXED, max_minibatches=24), on_checkpoint=broken)
+    assert "on_checkpoint callback raised ZeroDivisionError: oops" in result.error
+    assert "smaller settings" not in result.error and result.model is not None
+    assert len(result.history.epoch) == 1 and result.valid_perplexity is None
+
+
+def test_an_interrupt_while_loading_is_a_result(monkeypatch):
+    import d2lmini.lab as lab
+
+    def interrupted(settings):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lab, "corpus_data", interrupted)
+    result = run_lab(FIXED)
+    assert "interrupt" in result.error and result.model is None

@@ -66,6 +66,7 @@ def test_the_ladder_reproduces_issue_14s_kneser_ney_figures():
     measured = [round(metrics.perplexity_from_bits(ladder[f"KN n={n}"]), 2) for n in range(2, 9)]
     assert measured == [9.61, 6.37, 4.55, 3.91, 3.76, 3.77, 3.84]
     assert ladder["best n-gram (KN n=6)"] == ladder["KN n=6"]
+    assert ladder.best_order == 6
     assert list(ladder)[-4:] == ["gzip", "bz2", "xz", "ppmd"]
 
 
@@ -77,3 +78,11 @@ def test_perplexity_from_logits():
     assert math.isclose(metrics.perplexity_from_logits(logits, targets), expected, rel_tol=1e-5)
     assert math.isclose(metrics.perplexity_from_logits(logits.half(), targets), expected, rel_tol=1e-2)
     assert metrics.perplexity_from_logits(torch.tensor([[1000.0, -1000.0]]), torch.tensor([1])) == math.inf
+
+
+def test_the_ladder_names_its_best_order_as_a_value(bundled):
+    text = bundled.text[:20_000]
+    ladder = metrics.ladder_bits(text[:18_000], text[18_000:], orders=range(2, 5))
+    kn = {n: ladder[f"KN n={n}"] for n in range(2, 5)}
+    assert ladder.best_order == min(kn, key=kn.get)
+    assert ladder[f"best n-gram (KN n={ladder.best_order})"] == kn[ladder.best_order]

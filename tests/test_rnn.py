@@ -125,3 +125,40 @@ def test_a_diverged_model_cannot_predict(temperature):
         model.W_hq.fill_(float("nan"))
     with pytest.raises(ValueError, match="not finite"):
         predict(model, vocab, "ab", 5, temperature, torch.Generator().manual_seed(0))
+
+
+# Issue 20: predict checks that the model is a d2lmini model made for the vocabulary, and bounds the prefix.
+def _models_that_do_not_fit():
+    vocab = Vocab(tokenize("abcab cab"))
+    good = RNNScratch(len(vocab), 4, generator=torch.Generator().manual_seed(0))
+    return vocab, {
+        "nn.Linear": (torch.nn.Linear(3, 3), "d2lmini model"),
+        "nn.Identity": (torch.nn.Identity(), "d2lmini model"),
+        "double": (RNNScratch(len(vocab), 4).double(), "float64"),
+        "half": (RNNScratch(len(vocab), 4).half(), "float16"),
+        "meta": (RNNScratch(len(vocab), 4).to("meta"), "meta"),
+        "60 tokens": (RNNScratch(60, 4), "made for 60 tokens"),
+        "good": (good, None),
+    }
+
+
+@pytest.mark.parametrize("case", ["nn.Linear", "nn.Identity", "double", "half", "meta", "60 tokens"])
+def test_predict_refuses_a_model_that_does_not_fit_the_vocabulary(case):
+    vocab, models = _models_that_do_not_fit()
+    model, words = models[case]
+    with pytest.raises(ValueError, match=words):
+        predict(model, vocab, "ab", 5)
+
+
+def test_a_ten_token_model_with_the_course_vocabulary_is_refused(bundled):
+    with pytest.raises(ValueError, match="made for 10 tokens but the vocabulary has 28"):
+        predict(RNNScratch(10, 4), bundled.vocab, "zzz", 5)
+    with pytest.raises(ValueError, match="made for 10 tokens"):
+        predict(RNNScratch(10, 4), bundled.vocab, "the ", 5)
+
+
+def test_the_prefix_is_bounded():
+    vocab, models = _models_that_do_not_fit()
+    with pytest.raises(ValueError, match="prefix"):
+        predict(models["good"][0], vocab, "a" * 1_000_000, 5)
+    assert len(predict(models["good"][0], vocab, "a" * 10_000, 5)) == 10_005

@@ -1,5 +1,6 @@
 """Gradient clipping, perplexity evaluation and training."""
 
+import dataclasses
 import math
 
 import pytest
@@ -206,3 +207,71 @@ def test_the_last_update_is_judged_too(bundled):
         train(model, train_indices[:55], valid_indices[:500], config)
     assert len(caught.value.history.step_loss) == 1  # one minibatch, whose loss was still fine
     assert "after the last update" in caught.value.reason
+
+
+# Issue 20: no number from a non-measurement, runs that end with a result, messages naming the setting.
+def tiny(bundled, **change) -> tuple:
+    train_indices, valid_indices = bundled.split()
+    config = TrainConfig(num_hiddens=8, batch_size=4, num_steps=5, num_epochs=None, max_minibatches=6,
+                         checkpoints=2, **change)
+    return make_model("scratch", len(bundled.vocab), config), train_indices[:400], valid_indices[:100], config
+
+
+@pytest.mark.parametrize("valid", [torch.zeros(0, dtype=torch.long), torch.zeros(1, dtype=torch.long)])
+def test_a_validation_text_too_short_to_measure_is_an_error(bundled, valid):
+    model, train_indices, _, config = tiny(bundled)
+    with pytest.raises(ValueError, match="validation text"):
+        train(model, train_indices, valid, config)
+    with pytest.raises(ValueError, match="validation text"):
+        evaluate_perplexity(model, valid)
+
+
+def test_texts_must_be_index_tensors_of_the_model(bundled):
+    model, train_indices, valid_indices, config = tiny(bundled)
+    with pytest.raises(TypeError, match="training text"):
+        train(model, train_indices.float(), valid_indices, config)
+    with pytest.raises(ValueError, match="outside"):
+        train(model, train_indices, valid_indices + 100, config)
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"eval_num_steps": -1}, "evaluation steps"), ({"max_seconds": 1e-300}, "time limit"),
+    ({"theta": float("nan")}, "clipping θ"), ({"lr": "0.1"}, "learning rate"),
+    ({"batch_size": 0}, "batch size"),
+])
+def test_settings_errors_name_the_setting(bundled, change, words):
+    model, train_indices, valid_indices, config = tiny(bundled)
+    with pytest.raises((TypeError, ValueError), match=words):
+        train(model, train_indices, valid_indices, dataclasses.replace(config, **change))
+
+
+def test_a_budget_spent_before_one_minibatch_is_an_error_not_a_history(bundled, monkeypatch):
+    from d2lmini.train import Budget
+
+    model, train_indices, valid_indices, config = tiny(bundled)
+    monkeypatch.setattr(Budget, "spent", lambda self, epochs_done: True)
+    with pytest.raises(ValueError, match="before one minibatch"):
+        train(model, train_indices, valid_indices, config)
+
+
+@pytest.mark.parametrize("raised, words", [(KeyboardInterrupt, "interrupt"),
+                                           (ZeroDivisionError, "on_checkpoint callback raised")])
+def test_a_stopped_run_returns_its_history_and_says_why(bundled, raised, words):
+    model, train_indices, valid_indices, config = tiny(bundled)
+    before = [p.detach().clone() for p in model.parameters()]
+
+    def callback(history):
+        raise raised
+
+    with pytest.warns(RuntimeWarning, match=words):
+        history = train(model, train_indices, valid_indices, config, on_checkpoint=callback)
+    assert words in history.stopped and len(history.epoch) == 1 and len(history.step_loss) == 3
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+
+
+def test_a_finished_run_has_not_stopped(bundled):
+    model, train_indices, valid_indices, config = tiny(bundled)
+    seen = []
+    history = train(model, train_indices, valid_indices, config,
+                    on_checkpoint=lambda h: seen.append(len(h.epoch)))
+    assert history.stopped is None and seen == [1, 2] and len(history.step_loss) == 6

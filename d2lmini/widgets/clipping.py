@@ -17,19 +17,21 @@ import torch
 
 from d2lmini.corpus import Corpus, load_corpus
 from d2lmini.plot import figure_png, show_png
+from d2lmini.settings import TRAIN_SETTINGS, check_value
 from d2lmini.train import (
     TrainConfig,
     TrainingDiverged,
     make_model,
     train,
 )
+from d2lmini.widgets import controls_disabled, menu_options, parse_menu_choice
 
 NUM_HIDDENS = 32
 DEFAULT_LR = 2.5
-DEFAULT_THETA = 1.0
 NUM_EPOCHS = 2
-THETA_CHOICES = ("off", "0.1", "0.25", "0.5", "1", "2", "5", "10")
-LR_CHOICES = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 10.0, 30.0, 100.0)
+# The slider menus: the declared menus of `d2lmini.settings` (rates from 0.5 up: plain SGD).
+THETA_CHOICES = tuple(menu_options(TRAIN_SETTINGS["theta"], None)[0])
+LR_CHOICES = tuple(lr for lr in TRAIN_SETTINGS["lr"].menu if 0.5 <= lr <= 100)
 SEED_CHOICES = (0, 1, 2, 3, 4)
 
 
@@ -39,13 +41,11 @@ def _bundled() -> Corpus:
 
 
 def parse_theta(choice) -> float | None:
-    """Return the threshold a slider choice stands for: None for "off" (or None), else a positive float."""
-    if choice is None or (isinstance(choice, str) and choice.strip().lower() == "off"):
-        return None
-    theta = float(choice)
-    if not theta > 0 or not math.isfinite(theta):
-        raise ValueError(f"the clipping threshold must be a positive number or 'off', not {choice!r}")
-    return theta
+    """Return the threshold a slider choice stands for: None for "off" (or None), else a positive float.
+
+    Raises TypeError/ValueError (from `d2lmini.settings`) for anything else.
+    """
+    return parse_menu_choice(TRAIN_SETTINGS["theta"], choice)
 
 
 def clipping_config(theta: float | None, lr: float, num_epochs: int = NUM_EPOCHS,
@@ -77,8 +77,7 @@ def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM
     Never raises because training went wrong.
     """
     theta = parse_theta(theta)
-    if method not in ("norm", "value"):
-        raise ValueError(f"method must be 'norm' or 'value', not {method!r}")
+    check_value(TRAIN_SETTINGS["clip_mode"], method)
     if method == "value" and theta is None:
         raise ValueError("per-element clipping needs a clip value")
     corpus = corpus or _bundled()
@@ -188,10 +187,10 @@ class ClippingPanel:
                  num_epochs: int = NUM_EPOCHS):
         self.corpus, self.device, self.num_epochs = corpus, device, num_epochs
         style = {"description_width": "initial"}
-        self.theta = widgets.SelectionSlider(options=THETA_CHOICES, value="1", description="threshold θ",
-                                             continuous_update=False, style=style)
-        self.lr = widgets.SelectionSlider(options=LR_CHOICES, value=DEFAULT_LR, description="learning rate",
-                                          continuous_update=False, style=style)
+        self.theta = widgets.SelectionSlider(options=THETA_CHOICES, value="1", continuous_update=False,
+                                             description=TRAIN_SETTINGS["theta"].label, style=style)
+        self.lr = widgets.SelectionSlider(options=LR_CHOICES, value=DEFAULT_LR, continuous_update=False,
+                                          description=TRAIN_SETTINGS["lr"].label, style=style)
         self.seed = widgets.Dropdown(options=SEED_CHOICES, value=0, description="seed",
                                      layout=widgets.Layout(width="140px"))
         self.status = widgets.HTML()
@@ -204,8 +203,9 @@ class ClippingPanel:
     def update(self, change=None) -> dict:
         """Retrain with the current slider values, redraw, and return the result dict."""
         self.status.value = "<i>training…</i>"
-        self.result = run_clipping_experiment(self.theta.value, self.lr.value, self.num_epochs,
-                                              self.seed.value, corpus=self.corpus, device=self.device)
+        with controls_disabled((self.theta, self.lr, self.seed)):
+            self.result = run_clipping_experiment(self.theta.value, self.lr.value, self.num_epochs,
+                                                  self.seed.value, corpus=self.corpus, device=self.device)
         colour = {"ok": "green", "exploded": "darkorange", "diverged": "crimson"}[self.result["status"]]
         self.status.value = (f"<span style='color:{colour}'><b>{self.result['status']}</b></span>: "
                              f"{html.escape(self.result['message'])}")

@@ -12,6 +12,7 @@ import torch
 
 from d2lmini.figures import draw_block_matmul
 from d2lmini.plot import figure_png, show_png
+from d2lmini.widgets import controls_disabled
 
 
 def two_matmuls(X: torch.Tensor, H: torch.Tensor, W_xh: torch.Tensor, W_hh: torch.Tensor) -> torch.Tensor:
@@ -92,15 +93,24 @@ class ConcatMatmulPanel:
         controls = widgets.HBox([widgets.VBox([self.batch, self.num_inputs]),
                                  widgets.VBox([self.num_hiddens, self.seed])])
         self.widget = widgets.VBox([controls, self.status, self.image])
-        for control in (self.batch, self.num_inputs, self.num_hiddens, self.seed):
-            control.observe(lambda change: self.refresh(), names="value")
-        self.refresh()
+        self.controls = (self.batch, self.num_inputs, self.num_hiddens, self.seed)
+        for control in self.controls:
+            control.observe(lambda change: self.update(), names="value")
+        self.update()
 
-    def refresh(self) -> None:
-        """Re-run the check for the current sliders and redraw the block picture."""
-        self.check = check_concat_equality(self.batch.value, self.num_inputs.value,
-                                           self.num_hiddens.value, self.seed.value)
-        self.status.value = describe_check(self.check)
-        figure, ax = plt.subplots(figsize=(9, 3.6))
-        draw_block_matmul(ax, self.batch.value, self.num_inputs.value, self.num_hiddens.value)
-        show_png(self.image, figure_png(figure))
+    def update(self, change=None) -> dict:
+        """Re-run the check for the current sliders, redraw the block picture, return the check."""
+        with controls_disabled(self.controls):
+            self.check = check_concat_equality(self.batch.value, self.num_inputs.value,
+                                               self.num_hiddens.value, self.seed.value)
+            self.status.value = describe_check(self.check)
+            figure, ax = plt.subplots(figsize=(9, 3.6))
+            draw_block_matmul(ax, self.batch.value, self.num_inputs.value, self.num_hiddens.value)
+            show_png(self.image, figure_png(figure))
+        return self.check
+
+
+def make_concat_matmul_panel(batch: int = 3, num_inputs: int = 1, num_hiddens: int = 4,
+                             seed: int = 0) -> ConcatMatmulPanel:
+    """Return notebook 02's panel, already drawn for the given shapes; display `.widget`."""
+    return ConcatMatmulPanel(batch, num_inputs, num_hiddens, seed)

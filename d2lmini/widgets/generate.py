@@ -52,7 +52,7 @@ def generation_html(model, vocab: Vocab, prefix: str, num_chars: int, temperatur
     """
     try:
         text = generate_text(model, vocab, prefix, num_chars, temperature, seed)
-    except ValueError as error:
+    except (TypeError, ValueError) as error:
         return None, f'<p style="color:#b30000">{html.escape(str(error))}</p>'
     how = ("greedy (most likely character each time)" if temperature is None
            else f"temperature {temperature:g}")

@@ -168,14 +168,21 @@ class GradientReachPanel:
         self.widget = widgets.VBox([widgets.HBox([self.radius, self.truncation]), self.inputs,
                                     self.status, self.image])
         for control in self.controls:
-            control.observe(lambda change: self.refresh(), names="value")
-        self.refresh()
+            control.observe(lambda change: self.update(), names="value")
+        self.update()
 
-    def refresh(self) -> None:
-        """Recompute the view for the current controls and redraw (controls disabled meanwhile)."""
+    def update(self, change=None) -> dict:
+        """Recompute the view for the current controls, redraw (controls disabled meanwhile), return it."""
         with controls_disabled(self.controls):
             self.view = reach_view(self.radius.value, self.truncation.value, self.max_k, self.inputs.value)
             self.status.value = self.view["summary"]
             figure, ax = plt.subplots(figsize=(7, 3.2))
             draw_reach(ax, self.view)
             show_png(self.image, figure_png(figure))
+        return self.view
+
+
+def make_gradient_reach_panel(radius: float = 0.9, truncation: int = 20,
+                              max_k: int = 50) -> GradientReachPanel:
+    """Return notebook 05's reach panel, already drawn; display `.widget`."""
+    return GradientReachPanel(radius, truncation, max_k)

@@ -15,6 +15,7 @@ import torch
 from d2lmini.plot import figure_png, heatmap, show_png
 from d2lmini.rnn import check_prefix, model_device
 from d2lmini.text import Vocab
+from d2lmini.widgets import controls_disabled
 
 
 @torch.no_grad()
@@ -117,15 +118,23 @@ class HiddenStateExplorer:
         self.view: dict | None = None
         self.widget = widgets.VBox([self.text, self.step, self.status, self.plot])
         self.text.observe(self._on_text, names="value")
-        self.step.observe(lambda change: self.refresh(), names="value")
-        self.refresh()
+        self.step.observe(lambda change: self.update(), names="value")
+        self.update()
 
     def _on_text(self, change) -> None:
         self.step.max = max(1, len(change["new"]))
-        self.refresh()
+        self.update()
 
-    def refresh(self) -> None:
-        """Recompute the view for the current controls and redraw (or show what is wrong, and no plot)."""
+    def update(self, change=None) -> dict | None:
+        """Recompute the view for the current controls and redraw (or show what is wrong, and no plot).
+
+        Returns the view (None for a sentence the model cannot read); the controls are
+        disabled meanwhile.
+        """
+        with controls_disabled((self.text, self.step)):
+            return self._redraw()
+
+    def _redraw(self) -> dict | None:
         try:
             self.view = explorer_view(self.model, self.vocab, self.text.value, self.step.value)
         except ValueError as error:
@@ -133,9 +142,15 @@ class HiddenStateExplorer:
             self.status.value = f'<span style="color:#b30000"><b>Cannot read this sentence:</b> ' \
                                 f'{html.escape(str(error))}</span>'
             self.plot.layout.display = "none"
-            return
+            return None
         guesses = ", ".join(f"'{html.escape(c)}' {p:.0%}" for c, p in self.view["next"])
         self.status.value = (f"read <code>{html.escape(repr(self.view['prefix']))}</code> "
                              f"({len(self.view['prefix'])} characters); the model guesses next: {guesses}")
         show_png(self.image, view_png(self.view))
         self.plot.layout.display = None
+        return self.view
+
+
+def make_hidden_state_explorer(model, vocab: Vocab, text: str = "the time machine") -> HiddenStateExplorer:
+    """Return notebook 01's hidden-state explorer, already drawn for `text`; display `.widget`."""
+    return HiddenStateExplorer(model, vocab, text)

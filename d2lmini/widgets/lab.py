@@ -1,6 +1,6 @@
 """Notebook 07's perplexity lab panel: sliders for `LabSettings`, a Train button, curves and a sample.
 
-The work is `d2lmini.lab.run_lab`; this module only shows it. `LabPanel.train()` does
+The work is `d2lmini.lab.run_lab`; this module only shows it. `LabPanel.update()` does
 what the button does, so tests set the widget values from Python and call it. Works with
 ipywidgets 7.7 (Google Colab) and 8.x.
 """
@@ -15,16 +15,18 @@ from matplotlib.figure import Figure
 
 from d2lmini.corpus import timemachine_is_cached
 from d2lmini.lab import (
-    CORPUS_LABELS,
     DEFAULT_PREFIXES,
-    LABELS,
     LabResult,
     LabSettings,
+    check_lab_settings,
+    corpus_data,
     describe_settings,
     run_lab,
 )
 from d2lmini.plot import figure_png, plot_perplexity
+from d2lmini.settings import CORPORA, LAB_SETTINGS
 from d2lmini.train import History
+from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice
 
 PLOT_WIDTH_PX, PLOT_HEIGHT_PX, PLOT_DPI = 576, 306, 90
 OK_COLOUR, WARN_COLOUR, ERROR_COLOUR = "#225522", "#a35200", "#b30000"
@@ -88,18 +90,18 @@ def verdict_html(result: LabResult) -> str:
 
 
 def _corpus_options(data_dir) -> list[tuple[str, str]]:
-    timemachine = CORPUS_LABELS["timemachine"]
-    if not timemachine_is_cached(data_dir):
-        timemachine += " (downloads on first use)"
-    return [(CORPUS_LABELS["bundled"], "bundled"), (CORPUS_LABELS["markov"], "markov"),
-            (timemachine, "timemachine")]
+    cached = timemachine_is_cached(data_dir)
+    return [(label + ("" if name != "timemachine" or cached else " (downloads on first use)"), name)
+            for name, label in CORPORA.items()]
 
 
-def _theta_options(theta: float | None) -> tuple[list[str], str]:
-    """The clipping menu holds strings: ipywidgets reads a Dropdown value of None as "nothing chosen"."""
-    shown = "off" if theta is None else f"{theta:g}"
-    options = ["off", "0.1", "0.5", "1", "5", "10", "100"]
-    return (options if shown in options else [*options, shown]), shown
+def _known_baselines(settings: LabSettings) -> dict[str, float]:
+    """Return the baselines of the corpus `settings` name, for the live plot ({} if it cannot be loaded)."""
+    try:
+        check_lab_settings(settings)
+        return dict(corpus_data(settings).baselines)
+    except Exception:  # run_lab reports the reason
+        return {}
 
 
 class LabPanel:
@@ -108,35 +110,28 @@ class LabPanel:
     `controls` maps a `LabSettings` field name to the widget that sets it; each is also an
     attribute (`corpus`, `hidden_size`, `learning_rate`, `num_steps`, `batch_size`, `theta`
     ("off" or a number as text), `optimizer`, `budget` (minibatches), `prefix`,
-    `temperature`). `train()` runs `run_lab` on the base settings with the controls' values,
+    `temperature`). `update()` runs `run_lab` on the base settings with the controls' values,
     as the button does. `valid_ppl` (CSS class `lab-valid-ppl`) shows the validation
     perplexity, `message` (class `lab-message`) how the run went, `plot` the curves,
     `sample` the generated text. A bad setting is reported without discarding the last
     trained result; the controls are disabled while a run is in progress.
     """
 
+    # The settings the panel shows, in order, and the attribute that holds each control.
+    SHOWN = {"corpus": "corpus", "num_hiddens": "hidden_size", "lr": "learning_rate",
+             "num_steps": "num_steps", "batch_size": "batch_size", "theta": "theta", "optimizer": "optimizer",
+             "max_minibatches": "budget", "prefix": "prefix", "temperature": "temperature"}
+
     def __init__(self, settings: LabSettings | None = None):
         self.base = settings or LabSettings()
-        s, style, wide = self.base, {"description_width": "160px"}, widgets.Layout(width="460px")
-        theta_options, theta = _theta_options(s.theta)
-        self.corpus = widgets.Dropdown(options=_corpus_options(s.data_dir), value=s.corpus)
-        self.hidden_size = widgets.IntSlider(value=s.num_hiddens, min=8, max=512, step=8)
-        self.learning_rate = widgets.FloatLogSlider(value=s.lr, base=10, min=-3, max=3, step=0.1,
-                                                    readout_format=".3g")
-        self.num_steps = widgets.IntSlider(value=s.num_steps, min=1, max=256)
-        self.batch_size = widgets.IntSlider(value=s.batch_size, min=1, max=512)
-        self.theta = widgets.Dropdown(options=theta_options, value=theta)
-        self.optimizer = widgets.Dropdown(options=[("SGD (as in the book)", "sgd"), ("Adam", "adam")],
-                                          value=s.optimizer)
-        self.budget = widgets.IntSlider(value=s.max_minibatches, min=20, max=5000, step=20)
-        self.prefix = widgets.Text(value=s.prefix)
-        self.temperature = widgets.FloatText(value=s.temperature, step=0.1)
-        self.controls = {"corpus": self.corpus, "num_hiddens": self.hidden_size, "lr": self.learning_rate,
-                         "num_steps": self.num_steps, "batch_size": self.batch_size, "theta": self.theta,
-                         "optimizer": self.optimizer, "max_minibatches": self.budget, "prefix": self.prefix,
-                         "temperature": self.temperature}
+        style, wide = {"description_width": "160px"}, widgets.Layout(width="460px")
+        self.controls = {name: make_control(LAB_SETTINGS[name], getattr(self.base, name))
+                         for name in self.SHOWN}
+        self.controls["corpus"].options = _corpus_options(self.base.data_dir)
+        self.controls["corpus"].value = self.base.corpus
         for name, control in self.controls.items():
-            control.description, control.style, control.layout = LABELS[name], style, wide
+            setattr(self, self.SHOWN[name], control)
+            control.style, control.layout = style, wide
         self.train_button = widgets.Button(description="Train", button_style="primary", icon="play")
         self.train_button.add_class("lab-train")
         self.message = widgets.HTML()
@@ -150,9 +145,9 @@ class LabPanel:
         self.sample = widgets.HTML()
         self.sample.add_class("lab-sample")
         self.result: LabResult | None = None
-        self._last_draw = 0.0
+        self._last_draw, self._baselines = 0.0, {}
         self.corpus.observe(self._corpus_changed, names="value")
-        self.train_button.on_click(lambda _: self.train())
+        self.train_button.on_click(lambda _: self.update())
         controls = widgets.VBox([*self.controls.values(), self.train_button],
                                 layout=widgets.Layout(min_width="470px"))
         results = widgets.VBox([self.plot, self.valid_ppl, self.numbers])
@@ -165,31 +160,29 @@ class LabPanel:
             self.prefix.value = DEFAULT_PREFIXES.get(change["new"], self.prefix.value)
 
     def settings(self) -> LabSettings:
-        """Return the base settings with the values the controls show now."""
+        """Return the base settings with the values the controls show now (raises for a bad θ)."""
         values = {name: control.value for name, control in self.controls.items()}
-        values["theta"] = None if values["theta"] == "off" else float(values["theta"])
+        values["theta"] = parse_menu_choice(LAB_SETTINGS["theta"], values["theta"])
         return replace(self.base, **values)
 
-    def _set_enabled(self, enabled: bool) -> None:
-        for control in [*self.controls.values(), self.train_button]:
-            control.disabled = not enabled
-
-    def _live(self, history: History, baselines: dict[str, float]) -> None:
+    def _live(self, history: History) -> None:
         now = time.perf_counter()
         if now - self._last_draw > 0.3:  # drawing happens between checkpoints, outside the budget
-            self.plot.value = plot_png(history, baselines)
+            self.plot.value = plot_png(history, self._baselines)
             latest = history.valid_perplexity[-1]
             self.valid_ppl.value = f"validation perplexity: <b>{latest:.2f}</b> (training…)"
             self._last_draw = time.perf_counter()
 
-    def train(self) -> LabResult:
-        """Retrain with the current control values, update every output, and return the `LabResult`."""
-        self._set_enabled(False)
+    def update(self, change=None) -> LabResult:
+        """Retrain with the current control values, update every output, and return the `LabResult`.
+
+        The Train button calls this; the controls are disabled while it runs.
+        """
         self.message.value = "<p>Training…</p>"
-        try:
-            result = run_lab(self.settings(), on_epoch=self._live)
-        finally:
-            self._set_enabled(True)
+        with controls_disabled([*self.controls.values(), self.train_button]):
+            settings = self.settings()
+            self._baselines = _known_baselines(settings)
+            result = run_lab(settings, on_checkpoint=self._live)
         if result.error is not None and not result.diverged and not result.history.step_loss:
             return self._refuse(result)
         self.result = result
@@ -204,8 +197,8 @@ class LabPanel:
         self.message.value = verdict_html(result)
         body = (f"<b>{html.escape(result.settings.prefix)}</b><span style='color:#1f5fa8'>"
                 f"{html.escape(result.sample[len(result.settings.prefix):])}</span>")
-        self.sample.value = ("<p style='color:#555;margin:2px 0'>A sample (prefix in bold, temperature "
-                             f"{result.settings.temperature:g}):</p>"
+        self.sample.value = ("<p style='color:#555;margin:2px 0'>A sample (prefix in bold, "
+                             f"{_temperature_words(result.settings.temperature)}):</p>"
                              f"<pre style='white-space:pre-wrap;word-break:normal'>{body}</pre>")
         return result
 
@@ -216,6 +209,10 @@ class LabPanel:
         if self.result is None:
             self.plot.value = plot_png(History(), result.baselines)
         return result
+
+
+def _temperature_words(temperature: float | None) -> str:
+    return "greedy" if temperature is None else f"temperature {temperature:g}"
 
 
 def make_lab(settings: LabSettings | None = None) -> LabPanel:

@@ -1,0 +1,246 @@
+"""Every setting of training, the perplexity lab and `predict`, declared once (notebooks 04, 06, 07).
+
+A `Setting` says what values a setting takes (its type, range or choices), how a panel
+names it (`label`) and what it does (`help`). Everything else is derived from these
+declarations: `check_value` and `check_settings` (the one validation, whose messages name
+the setting by its label), the limits and menus of the widgets in `d2lmini.widgets.lab`
+and `d2lmini.widgets.clipping`, and the command-line choices of `benchmarks/quality.py`.
+
+The named choices (optimizers, learning-rate schedules, clipping modes, sampling, weight
+initialisation) are spelled out here and nowhere else; adding a learning-rate schedule is
+one entry in `LR_SCHEDULES`.
+"""
+
+import math
+import numbers
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+
+import torch
+
+
+def constant_rate(progress: float) -> float:
+    """Return 1: the learning rate stays where it started (the book's plain SGD)."""
+    return 1.0
+
+
+def cosine_decay(progress: float) -> float:
+    """Return the share of the learning rate left at `progress` along a half cosine (1 at 0, 0 at 1)."""
+    return 0.5 * (1 + math.cos(math.pi * progress))
+
+
+# name: (what a menu shows, the share of the learning rate used at progress p in [0, 1]).
+LR_SCHEDULES: dict[str, tuple[str, Callable[[float], float]]] = {
+    "constant": ("constant", constant_rate),
+    "cosine": ("half cosine down to 0", cosine_decay),
+}
+# name: (what a menu shows, the torch optimizer).
+OPTIMIZERS: dict[str, tuple[str, type[torch.optim.Optimizer]]] = {
+    "sgd": ("SGD (as in the book)", torch.optim.SGD),
+    "adam": ("Adam", torch.optim.Adam),
+}
+CLIP_MODES = {"norm": "joint norm (notebook 06)", "value": "per element"}
+SAMPLINGS = {"sequential": "sequential partitioning", "random": "random sampling"}
+INITS = {"xavier": "Xavier, N(0, 1/fan_in)", "normal": "N(0, 0.01²), as in the book"}
+CORPORA = {"bundled": "bundled corpus", "markov": "synthetic Markov source",
+           "timemachine": "The Time Machine"}
+DEVICES = {"cpu": "CPU", "cuda": "CUDA GPU", "mps": "Apple GPU"}
+
+# The longest prefix `predict` and the lab read: reading it costs time and memory in proportion.
+MAX_PREFIX = 10_000
+# The most characters `predict` generates in one call.
+MAX_GENERATED = 10_000
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its type, range or choices, its label on a panel and its help.
+
+    `kind` is int, float, str, bool or "path". Numbers lie in [low, high] (`low_open`: low
+    itself excluded) and must be finite; strings are one of `choices` when there are any,
+    else at most `max_length` characters; `optional` allows None (`none_means` says what it
+    means). `menu` lists values a panel offers; `slider` is a panel's (min, max, step),
+    with `log_slider` the exponents of 10.
+    """
+
+    name: str
+    label: str
+    help: str
+    kind: object
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    choices: dict = field(default_factory=dict)
+    optional: bool = False
+    none_means: str = ""
+    max_length: int | None = None
+    min_length: int = 0
+    menu: tuple = ()
+    slider: tuple | None = None
+    log_slider: bool = False
+
+    def allowed(self) -> str:
+        """Return, in words, the values this setting accepts."""
+        if self.choices:
+            what = "one of " + ", ".join(repr(c) for c in self.choices)
+        elif self.kind is bool:
+            what = "True or False"
+        elif self.kind == "path":
+            what = "a folder"
+        elif self.kind is str:
+            length = f" of {self.min_length} to {self.max_length:,} characters" if self.max_length else ""
+            what = "text" + length
+        elif self.low == 0 and self.low_open and self.high is None:
+            what = "a positive " + ("whole number" if self.kind is int else "number")
+        else:
+            what = ("a whole number" if self.kind is int else "a number") + self._range()
+        return what + (f", or None ({self.none_means})" if self.optional else "")
+
+    def _range(self) -> str:
+        if self.low is not None and self.high is not None:
+            lower = f"above {self.low:,}" if self.low_open else f"from {self.low:,}"
+            return f" {lower} up to {self.high:,}"
+        if self.low is not None:
+            return f" above {self.low:,}" if self.low_open else f" of at least {self.low:,}"
+        return ""
+
+
+def _short_repr(value) -> str:
+    """Return repr(value) cut to 60 characters; never raises."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _type_ok(setting: Setting, value) -> bool:
+    if setting.kind is bool:
+        return isinstance(value, bool)
+    if setting.kind is int:
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if setting.kind is float:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if setting.kind == "path":
+        return isinstance(value, str | os.PathLike)
+    return isinstance(value, str)
+
+
+def _value_ok(setting: Setting, value) -> bool:
+    if setting.choices:
+        return value in setting.choices
+    if setting.kind is str:
+        return setting.min_length <= len(value) <= (setting.max_length or math.inf)
+    if setting.kind not in (int, float):
+        return True
+    if setting.kind is float and isinstance(value, numbers.Integral) and abs(value) >= 2**63:
+        return False  # torch cannot take it as a scalar (and 10**400 is beyond any float)
+    if setting.kind is float and not math.isfinite(value):
+        return False
+    if setting.low is not None and (value <= setting.low if setting.low_open else value < setting.low):
+        return False
+    return setting.high is None or value <= setting.high
+
+
+def check_value(setting: Setting, value) -> None:
+    """Raise TypeError (wrong type) or ValueError (out of range) naming `setting` by its label."""
+    if value is None and setting.optional:
+        return
+    message = (f"The {setting.label} ({setting.name}) must be {setting.allowed()}, "
+               f"not {_short_repr(value)}.")
+    if not _type_ok(setting, value):
+        raise TypeError(message)
+    if setting.kind is str and setting.min_length and value == "":
+        raise ValueError(f"The {setting.label} is empty: type at least {setting.min_length} character"
+                         f"{'s' if setting.min_length > 1 else ''} ({setting.name}).")
+    if not _value_ok(setting, value):
+        raise ValueError(message)
+
+
+def check_settings(obj, schema: dict[str, Setting]) -> None:
+    """Check every field of the dataclass `obj` that `schema` declares; raise the first error."""
+    for item in fields(obj):
+        if item.name in schema:
+            check_value(schema[item.name], getattr(obj, item.name))
+
+
+def _declare(*settings: Setting) -> dict[str, Setting]:
+    return {s.name: s for s in settings}
+
+
+def _whole(name, label, help, low=1, high=None, **more) -> Setting:
+    return Setting(name, label, help, int, low=low, high=high, **more)
+
+
+# Training (`d2lmini.train.TrainConfig`).
+TRAIN_SETTINGS = _declare(
+    _whole("num_hiddens", "hidden size", "units in the hidden state", 1, 100_000, slider=(8, 512, 8)),
+    Setting("lr", "learning rate", "size of each update (at the start of the schedule)", float, 0,
+            low_open=True, menu=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0,
+                                 6.0, 10.0, 30.0, 100.0, 1000.0), log_slider=True, slider=(-3, 3, 0.1)),
+    Setting("optimizer", "optimizer", "how gradients become updates", str,
+            choices={k: label for k, (label, _) in OPTIMIZERS.items()}),
+    _whole("batch_size", "batch size", "rows (streams of text) per minibatch", 1, 100_000,
+           slider=(1, 512, 1)),
+    _whole("num_steps", "steps per minibatch", "time steps backpropagated through", 1, 100_000,
+           slider=(1, 256, 1)),
+    Setting("theta", "clipping θ", "gradient clipping threshold", float, 0, low_open=True,
+            optional=True, none_means="no clipping", menu=(0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0)),
+    Setting("clip_mode", "clipping mode", "what is clipped at θ", str, choices=CLIP_MODES),
+    Setting("lr_schedule", "schedule", "how the learning rate changes over the budget", str,
+            choices={k: label for k, (label, _) in LR_SCHEDULES.items()}),
+    _whole("num_epochs", "epochs", "passes over the training text", 1, 100_000, optional=True,
+           none_means="no limit"),
+    _whole("max_minibatches", "minibatches", "minibatches to train", 1, 10_000_000, optional=True,
+           none_means="no limit", slider=(20, 5000, 20)),
+    Setting("max_seconds", "time limit", "seconds of training", float, 0.01, 86_400.0, optional=True,
+            none_means="no limit"),
+    Setting("count_eval_time", "count evaluation time", "whether evaluation counts against the time limit",
+            bool),
+    _whole("checkpoints", "checkpoints", "measurements per run", 1, 1000, optional=True,
+           none_means="one per epoch"),
+    _whole("eval_batch_size", "evaluation batch size", "streams the validation text is read as", 1,
+           100_000, optional=True, none_means="the batch size"),
+    _whole("eval_num_steps", "evaluation steps", "characters read per call when evaluating", 1, 100_000,
+           optional=True, none_means="the steps per minibatch"),
+    Setting("sampling", "sampling", "how minibatches are cut from the text", str, choices=SAMPLINGS),
+    Setting("init", "initialisation", "how the weights start", str, choices=INITS),
+    _whole("seed", "seed", "seed of every random number", 0, 2**63 - 1),
+)
+
+# `predict` (d2lmini.rnn), shared by the lab's sample.
+PREDICT_SETTINGS = _declare(
+    Setting("prefix", "prefix", "text the model reads before generating", str, min_length=1,
+            max_length=MAX_PREFIX),
+    _whole("num_chars", "characters to generate", "length of the generated text", 0, MAX_GENERATED),
+    Setting("temperature", "temperature", "sampling temperature (small: nearly greedy)", float, 0,
+            low_open=True, optional=True, none_means="greedy"),
+)
+
+# What only the lab has (`d2lmini.lab.LabSettings`), with `predict`'s sample settings.
+LAB_SETTINGS = {
+    **TRAIN_SETTINGS,
+    **_declare(Setting("corpus", "corpus", "the text to learn", str, choices=CORPORA)),
+    **PREDICT_SETTINGS,
+    **_declare(
+        Setting("device", "device", "where the model trains", str, optional=True,
+                none_means="the best available", max_length=12),
+        _whole("num_threads", "threads", "CPU threads torch may use while the lab trains", 1, 1024,
+               optional=True, none_means="leave torch's setting alone"),
+        Setting("data_dir", "data folder", "where The Time Machine is cached", "path", optional=True,
+                none_means="the default cache"),
+        Setting("timemachine_url", "download address", "where The Time Machine is fetched from", str,
+                max_length=2000),
+        Setting("download_timeout", "download timeout", "seconds a download may take", float, 0, 600,
+                low_open=True),
+    ),
+}
+
+
+def check_device_name(name) -> None:
+    """Raise ValueError unless `name` is None, 'cpu', 'cuda', 'cuda:N' or 'mps'."""
+    check_value(LAB_SETTINGS["device"], name)
+    if name is not None and name not in DEVICES and not (name.startswith("cuda:") and name[5:].isdigit()):
+        raise ValueError(f"The device (device) must be 'cpu', 'cuda', 'cuda:N', 'mps' or None (the best "
+                         f"available), not {_short_repr(name)}.")
