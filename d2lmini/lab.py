@@ -20,7 +20,6 @@ from d2lmini.corpus import (
     TIMEMACHINE_URL,
     Corpus,
     DataUnavailableError,
-    download_timemachine,
     load_corpus,
 )
 from d2lmini.cost import RunCost, estimate_cost, planned_minibatches
@@ -135,9 +134,8 @@ def corpus_data(settings: LabSettings) -> CorpusData:
     """
     key = (settings.corpus, str(settings.data_dir), settings.timemachine_url)
     if key not in _CACHE:
-        if settings.corpus == "timemachine":  # fetch (or find) it first, from where the settings say
-            download_timemachine(settings.data_dir, settings.timemachine_url, settings.download_timeout)
-        corpus = load_corpus(settings.corpus, settings.data_dir)
+        corpus = load_corpus(settings.corpus, settings.data_dir, url=settings.timemachine_url,
+                             timeout=settings.download_timeout)
         train_text, valid_text = corpus.split_text()
         symbols = "".join(sorted(set(corpus.text)))
         baselines = {"uniform": perplexity_from_bits(uniform_bits(len(symbols))),
