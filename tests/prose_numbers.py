@@ -1,0 +1,94 @@
+"""The number scan: every number in a notebook's Markdown must be one its stored outputs show.
+
+Used by tests/test_prose_numbers.py (issue #18). A number in the prose counts as shown when a
+stored output of the same notebook prints a number that rounds to it at the digits the prose
+gives ("4.55" matches 4.5496; "130,000" matches 130,509, its trailing zeros read as rounding;
+"23%" matches 0.23 or 23). What is not a claim is left out before scanning: LaTeX formulas,
+code, link targets, notebook and section numbers ("notebook 05", "§6b", "## 6 ·", "04 ·"),
+list markers, and the Exercises section (question data, owned by the exercises). Everything
+else that no output shows must be on the reviewed list in prose_numbers_allowed.toml.
+"""
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+ALLOWED_FILE = Path(__file__).with_name("prose_numbers_allowed.toml")
+
+NOT_CLAIMS = [
+    re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S),                 # LaTeX formulas
+    re.compile(r"```.*?```|`[^`\n]+`", re.S),                    # code
+    re.compile(r"\]\([^)]*\)|https?://\S+"),                      # link targets
+    re.compile(r"(?:§|\b[Nn]otebooks? |\b[Ss]ections? )\d+[a-z]?"
+               r"(?:(?:,| and| or|–|-)\s*\d+[a-z]?)*"),            # cross-references in the course
+    re.compile(r"\b\d\d(?= ·)"),                                  # "04 · RNN from scratch"
+    re.compile(r"^\s*#+\s*\d+[a-z]?\b|^\s*\d+[.)]\s", re.M),      # numbered headings, list markers
+]
+PROSE_NUMBER = re.compile(r"(?<![\w.\-])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w)(%?)")
+OUTPUT_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+def claim_cells(notebook: dict) -> list[str]:
+    """Return the Markdown cells' text, without the Exercises section (up to the next `## `)."""
+    cells, in_exercises = [], False
+    for cell in notebook["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        text = "".join(cell["source"])
+        if re.match(r"\s*## ", text):
+            in_exercises = text.lstrip().startswith("## Exercises")
+        if not in_exercises:
+            cells.append(text)
+    return cells
+
+
+def prose_numbers(text: str) -> list[str]:
+    """Return the numbers `text` states as claims, as written (commas dropped, '%' kept)."""
+    for pattern in NOT_CLAIMS:
+        text = pattern.sub(" ", text)
+    return [m.group(0).replace(",", "") for m in PROSE_NUMBER.finditer(text)]
+
+
+def output_numbers(notebook: dict) -> set[float]:
+    """Return every number printed in the stored outputs (streams and text/* data) of `notebook`."""
+    found = set()
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            texts = [output.get("text", "")] + [v for k, v in output.get("data", {}).items()
+                                                  if k.startswith("text/")]
+            for text in texts:
+                for m in OUTPUT_NUMBER.finditer("".join(text)):
+                    found.add(float(m.group(0).replace(",", "")))
+    return found
+
+
+def is_shown(number: str, shown: set[float]) -> bool:
+    """Return whether some shown value rounds to `number` at the digits it is written with."""
+    percent = number.endswith("%")
+    digits = number.rstrip("%")
+    value = float(digits)
+    if "." in digits:
+        places = len(digits.split(".")[1])
+    else:
+        places = -(len(digits) - len(digits.rstrip("0"))) if len(digits) > 3 else 0
+    candidates = shown | ({100 * x for x in shown} if percent else set())
+    return any(round(x, places) == round(value, places) for x in candidates)
+
+
+def load_allowed() -> dict[str, dict[str, str]]:
+    """Return {notebook: {number: reason}} from the reviewed allow-list."""
+    with open(ALLOWED_FILE, "rb") as handle:
+        entries = tomllib.load(handle)["allowed"]
+    allowed: dict[str, dict[str, str]] = {}
+    for entry in entries:
+        for number in entry["numbers"]:
+            allowed.setdefault(entry["notebook"], {})[number] = entry["reason"]
+    return allowed
+
+
+def unshown_numbers(path: Path) -> list[str]:
+    """Return the numbers in `path`'s prose that no stored output of it shows, in order."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    shown = output_numbers(notebook)
+    return [n for text in claim_cells(notebook) for n in prose_numbers(text) if not is_shown(n, shown)]
