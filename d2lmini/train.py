@@ -115,7 +115,7 @@ class TrainingDiverged(RuntimeError):
         self.reason = reason
         advice = "Try a learning rate ten times smaller" + (
             "." if clipping else ", or turn on gradient clipping (a threshold such as 1).")
-        super().__init__(f"Training diverged: {reason} at minibatch {step} of epoch {epoch} "
+        super().__init__(f"Training diverged: {reason} at minibatch {step} of the run (epoch {epoch}) "
                          f"(learning rate {lr:g}). {advice}")
 
 
