@@ -13,8 +13,10 @@ from d2lmini.exercises.coding import (
     check_function,
     check_on_devices,
     first_difference,
+    outcome_problem,
     sampler,
 )
+from d2lmini.exercises.guard import PACKAGE, CappedText, run_guarded
 from d2lmini.rnn import RNNScratch, rnn_forward
 from d2lmini.train import History, train_epoch
 
@@ -142,20 +144,23 @@ def _reference_loop(device: torch.device, carry_state: bool):
     return model, loss
 
 
-def _loop_problem(train_loop, device: torch.device) -> str | None:
+# The model's own code (its forward pass) is the package's: the student's loop may call it.
+MODEL_FILES = frozenset(str(PACKAGE / name) for name in ("rnn.py", "bptt.py"))
+
+
+def _loop_problem(train_loop, device: torch.device, output: CappedText) -> str | None:
+    reference, loss = _reference_loop(device, carry_state=True)
+    fresh, _ = _reference_loop(device, carry_state=False)
     model, optimizer, batches = _loop_setup(device)
-    try:
-        got = train_loop(model, batches, optimizer)
-    except Exception as error:  # the student's code may fail in any way: report it
-        problem = f"Your function raised {type(error).__name__}: {error}"
-        if "second time" in str(error):
+    outcome = run_guarded(train_loop, (model, batches, optimizer), output=output, allowed=MODEL_FILES)
+    problem = outcome_problem(outcome, "the small model")
+    if problem:
+        if "second time" in problem:
             problem += (" The state still carries the graph of the previous minibatch: detach it "
                         "before it enters the next one.")
         return problem
-    if got is None:
+    if outcome.value is None:
         return NOT_ATTEMPTED
-    reference, loss = _reference_loop(device, carry_state=True)
-    fresh, _ = _reference_loop(device, carry_state=False)
     names = [name for name, _ in reference.named_parameters()]
     got_params = [p.detach() for p in model.parameters()]
     if not first_difference(got_params, [p.detach() for p in fresh.parameters()], "", names, 1e-4, 1e-6):
@@ -165,7 +170,7 @@ def _loop_problem(train_loop, device: torch.device) -> str | None:
                                "After one epoch the parameters", names, 1e-4, 1e-6)
     if problem:
         return problem
-    return first_difference(got, loss, "The mean loss you returned", rtol=1e-4)
+    return first_difference(outcome.value, loss, "The mean loss you returned", rtol=1e-4)
 
 
 def check_train_loop(train_loop, quiet: bool = False) -> Verdict:
@@ -174,8 +179,9 @@ def check_train_loop(train_loop, quiet: bool = False) -> Verdict:
     It must return the mean minibatch loss and leave the parameters where the package's
     `train_epoch` (no clipping, state carried) leaves them.
     """
+    output = CappedText()
     return check_on_devices(
-        train_loop, functools.partial(_loop_problem, train_loop),
+        train_loop, functools.partial(_loop_problem, train_loop, output=output),
         "Your loop carries the state from minibatch to minibatch, cuts the gradient at each "
         "boundary, and updates like the package's.",
-        "train_loop(model, batches, optimizer)", quiet)
+        "train_loop(model, batches, optimizer)", quiet, output)
