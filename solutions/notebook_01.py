@@ -6,7 +6,7 @@ ANSWERS = {
     "check_ngram_order": 7,  # 28**6 = 481,890,304 <= 10**9 < 28**7
     "check_rnn_parameter_count": 28 * 64 + 64 * 64 + 64 + 64 * 28 + 28,
     "check_hidden_state_shape": (8, 64),
-    "check_same_bag": ("listen", "silent"),
+    "check_same_bag": ("stop", "pots"),  # not the notebook's own ("listen", "silent")
 }
 
 

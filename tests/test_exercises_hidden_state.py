@@ -40,7 +40,7 @@ def test_same_bag():
     assert same_bag_of_characters("listen", "silent")
     assert not same_bag_of_characters("listen", "listen")
     assert not same_bag_of_characters("listen", "lisent ")
-    assert check_same_bag(("dog bites man", "man bites dog"), quiet=True)
+    assert check_same_bag(("cat bites dog", "dog bites cat"), quiet=True)
     assert not check_same_bag(("abc", "abd"), quiet=True)
     assert not check_same_bag(None, quiet=True)
     assert not check_same_bag(("only one",), quiet=True)

@@ -5,7 +5,7 @@ import string
 
 import torch
 
-from d2lmini.exercises import Verdict, is_count, self_check, verdict
+from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, sampler
 from d2lmini.rnn import rnn_step
 
@@ -35,8 +35,8 @@ def check_ngram_order(answer, vocab_size: int = 28, limit: int = 10**9, quiet: b
     """Exercise 1: the smallest n whose n-gram table over `vocab_size` tokens exceeds `limit` entries."""
     expected = smallest_order_above(vocab_size, limit)
     below = ngram_table_size(vocab_size, expected - 1)
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"{vocab_size}^{expected - 1} = {below:,} is still below {limit:,}, and {vocab_size}^{expected} "
         f"= {ngram_table_size(vocab_size, expected):,} is above: each extra token of context multiplies "
         f"the table by {vocab_size}.",
@@ -51,8 +51,8 @@ def check_rnn_parameter_count(answer, vocab_size: int = 28, num_hiddens: int = 6
                               quiet: bool = False) -> Verdict:
     """Exercise 2: how many parameters does the RNN have (for any sequence length)?"""
     expected = rnn_parameter_count(vocab_size, num_hiddens)
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"{expected:,} parameters, and the same number for a sequence of 10 or 10,000 characters.",
         "Add up the sizes of W_xh (|V| x h), W_hh (h x h), b_h (h), W_hq (h x |V|) and b_q (|V|).",
         quiet,
@@ -64,21 +64,21 @@ def check_hidden_state_shape(answer, batch_size: int = 8, num_hiddens: int = 64,
                              quiet: bool = False) -> Verdict:
     """Exercise 3: the shape of H_t for a minibatch of `batch_size` sequences."""
     expected = (batch_size, num_hiddens)
-    try:
-        given = tuple(int(a) for a in answer)
-    except (TypeError, ValueError):
-        given = None
     return verdict(
-        given == expected,
+        as_shape(answer) == expected,
         f"H_t has one row per sequence of the minibatch and one column per hidden unit: {expected}.",
         "H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h): which shape does X_t W_xh have? "
-        "Give a tuple such as (rows, columns).",
+        "Give a tuple of whole numbers such as (rows, columns).",
         quiet,
     )
 
 
 # The tokens of the course's vocabulary; any other character becomes <unk>.
 TOKENS = set(string.ascii_lowercase + " ")
+
+
+# The pairs the notebook shows (section 8); the exercise asks for a pair of the student's own.
+SHOWN_PAIRS = frozenset({frozenset({"listen", "silent"}), frozenset({"dog bites man", "man bites dog"})})
 
 
 def same_bag_of_characters(first: str, second: str) -> bool:
@@ -89,15 +89,18 @@ def same_bag_of_characters(first: str, second: str) -> bool:
 @self_check
 def check_same_bag(answer, quiet: bool = False) -> Verdict:
     """Exercise 4: two different strings of vocabulary tokens that a bag of characters cannot tell apart."""
-    pair = isinstance(answer, tuple | list) and len(answer) == 2 and all(isinstance(s, str) for s in answer)
+    pair = isinstance(answer, tuple | list) and len(answer) == 2 and all(type(s) is str for s in answer)
     outside = sorted(set("".join(answer)) - TOKENS) if pair else []
+    shown_pair = pair and frozenset(answer) in SHOWN_PAIRS
     hint = ("Give a tuple of two *different* strings that use exactly the same characters, "
             "each the same number of times.")
-    if outside:
+    if shown_pair:
+        hint = "That pair is the notebook's own example: find a pair of your own."
+    elif outside:
         hint = (f"Use only lower-case letters and spaces: {''.join(outside)!r} is not in the vocabulary, "
                 "so the model reads it as <unk> and your two strings may look the same to it too.")
     return verdict(
-        pair and not outside and same_bag_of_characters(*answer),
+        pair and not outside and not shown_pair and same_bag_of_characters(*answer),
         "Same bag of characters, different order: a bag-of-words context cannot tell them apart, "
         "an RNN's hidden state can.",
         hint,

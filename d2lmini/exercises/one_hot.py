@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from d2lmini.batching import sequential_batches
-from d2lmini.exercises import Verdict, is_count, self_check, verdict
+from d2lmini.exercises import Verdict, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, at_most_matmuls, check_function, never, sampler, take_pairs
 
 # Exercise 1 and 2: a one-hot minibatch of BATCH x STEPS characters, VOCAB entries, float32.
@@ -21,8 +21,8 @@ TEXT_TOKENS, SEQ_BATCH, SEQ_STEPS, SEQ_OFFSET, SEQ_ROW, SEQ_MINIBATCH = 1000, 4,
 def check_one_hot_bytes(answer, quiet: bool = False) -> Verdict:
     """Exercise 1: bytes of a float32 one-hot minibatch of shape (STEPS, BATCH, VOCAB)."""
     expected = STEPS * BATCH * VOCAB * 4
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"{STEPS} x {BATCH} x {VOCAB} numbers of 4 bytes each: {expected:,} bytes, "
         f"while the int64 indices take only {STEPS * BATCH * 8:,}.",
         "Count the numbers in the tensor (multiply the three sizes) and multiply by the bytes "
@@ -36,8 +36,8 @@ def check_multiply_adds(answer, quiet: bool = False) -> Verdict:
     """Exercise 2: multiply-adds of one_hot(X) @ W_xh, X as in exercise 1, W_xh of shape (VOCAB, HIDDENS)."""
     tokens = BATCH * STEPS
     expected = tokens * VOCAB * HIDDENS
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"({tokens}, {VOCAB}) @ ({VOCAB}, {HIDDENS}) does {tokens} x {VOCAB} x {HIDDENS} = {expected:,} "
         "multiply-adds, almost all of them multiplying by zero; W_xh[X] does none.",
         "An (n, k) @ (k, m) product does one multiply-add for every n, k and m: n * k * m. "
@@ -51,8 +51,8 @@ def check_sequential_start(answer, quiet: bool = False) -> Verdict:
     """Exercise 3: text position of the first input of row SEQ_ROW of minibatch SEQ_MINIBATCH."""
     stream = (TEXT_TOKENS - SEQ_OFFSET - 1) // SEQ_BATCH
     expected = SEQ_OFFSET + SEQ_ROW * stream + SEQ_MINIBATCH * SEQ_STEPS
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"Each row is a stream of ({TEXT_TOKENS} - {SEQ_OFFSET} - 1) // {SEQ_BATCH} = {stream} tokens, "
         f"so the answer is {SEQ_OFFSET} + {SEQ_ROW} x {stream} + {SEQ_MINIBATCH} x {SEQ_STEPS} = {expected}.",
         "Row i is one stream of L = (num_tokens - offset - 1) // batch_size tokens that starts at "
@@ -64,7 +64,7 @@ def check_sequential_start(answer, quiet: bool = False) -> Verdict:
 @self_check
 def check_carry_state(answer, quiet: bool = False) -> Verdict:
     """Exercise 4: which scheme lets the hidden state be carried to the next minibatch ("sequential")."""
-    text = str(answer).strip().lower() if answer is not None else ""
+    text = answer.strip().lower() if isinstance(answer, str) else ""
     return verdict(
         text in {"sequential", "sequential partitioning"},
         "Under sequential partitioning row i of minibatch k+1 continues row i of minibatch k, so "
