@@ -182,11 +182,13 @@ class _InterruptWatch:
     """On the main thread, tell a real Ctrl-C (SIGINT) from a `KeyboardInterrupt` the code raised."""
 
     def __init__(self):
-        self.interrupted, self.previous = False, None
+        self.interrupted, self.installed, self.previous = False, False, None
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGINT, self._handle)
+            self.previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._handle)
+            self.installed = True
         return self
 
     def _handle(self, signum, frame):
@@ -194,8 +196,9 @@ class _InterruptWatch:
         raise KeyboardInterrupt
 
     def __exit__(self, *exc):
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+        if self.installed:  # a handler set outside Python reads as None: put the default back then
+            previous = self.previous if self.previous is not None else signal.default_int_handler
+            signal.signal(signal.SIGINT, previous)
 
 
 def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,

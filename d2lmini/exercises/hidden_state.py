@@ -4,6 +4,7 @@ import collections
 import string
 
 import torch
+import torch.nn.functional as F
 
 from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, sampler
@@ -31,7 +32,7 @@ def smallest_order_above(vocab_size: int, limit: int) -> int:
 
 
 @self_check
-def check_ngram_order(answer, vocab_size: int = 28, limit: int = 10**9, quiet: bool = False) -> Verdict:
+def check_ngram_order(answer, vocab_size: int = 100, limit: int = 10**9, quiet: bool = False) -> Verdict:
     """Exercise 1: the smallest n whose n-gram table over `vocab_size` tokens exceeds `limit` entries."""
     expected = smallest_order_above(vocab_size, limit)
     below = ngram_table_size(vocab_size, expected - 1)
@@ -119,9 +120,46 @@ def rnn_step_cases(device: torch.device, seed: int = 1, sizes=((3, 4, 2), (8, 28
 
 
 def check_rnn_step(step_fn, quiet: bool = False) -> Verdict:
-    """Exercise 5: `step_fn(X_t, H, W_xh, W_hh, b_h)` must return tanh(X_t W_xh + H W_hh + b_h)."""
+    """`step_fn(X_t, H, W_xh, W_hh, b_h)` must return tanh(X_t W_xh + H W_hh + b_h).
+
+    Section 6 of notebook 01 writes this step out, so its exercise (`check_all_states`) asks
+    for the loop over time instead; this check stays for a step written on its own.
+    """
     return check_function(
         step_fn, rnn_step_cases,
         "Your step computes the next hidden state for any batch, input and hidden size: the same "
         "function, with the same weights, runs at every time step.",
         quiet=quiet, signature="rnn_step(X_t, H, W_xh, W_hh, b_h)")
+
+
+def all_states_reference(tokens, W_xh, W_hh, b_h) -> torch.Tensor:
+    """H_1 ... H_T for token indices `tokens` (batch, steps) from a zero H_0: (steps, batch, hiddens)."""
+    H = torch.zeros(tokens.shape[0], W_hh.shape[0], dtype=W_hh.dtype, device=W_hh.device)
+    states = []
+    for t in range(tokens.shape[1]):
+        H = rnn_step(F.one_hot(tokens[:, t], W_xh.shape[0]).to(W_xh.dtype), H, W_xh, W_hh, b_h)
+        states.append(H)
+    return torch.stack(states)
+
+
+def _all_states_cases(device: torch.device):
+    rand = sampler(11, device)
+    generator = torch.Generator().manual_seed(12)
+    for batch, steps, vocab, hiddens in ((2, 4, 5, 3), (3, 1, 28, 8), (1, 6, 4, 2)):
+        tokens = torch.randint(vocab, (batch, steps), generator=generator).to(device)
+        args = (tokens, rand(vocab, hiddens), rand(hiddens, hiddens), rand(hiddens))
+        yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", args,
+                   all_states_reference(*args), locate=_locate_state)
+
+
+def _locate_state(what: str, index: tuple) -> str:
+    return f" at time step {index[0] + 1} (H_{index[0] + 1}), sequence {index[1]}" if len(index) == 3 else ""
+
+
+def check_all_states(fn, quiet: bool = False) -> Verdict:
+    """Exercise 5: `fn(tokens, W_xh, W_hh, b_h)` returns H_1 ... H_T stacked, (steps, batch, hiddens)."""
+    return check_function(
+        fn, _all_states_cases,
+        "The same step, with the same weights, ran at every time step, each one starting from "
+        "the state the previous one left.",
+        quiet=quiet, signature="all_states(tokens, W_xh, W_hh, b_h)")
