@@ -7,7 +7,7 @@ import torch
 ANSWERS = {
     "check_clipped_entry": 6.0,
     "check_per_tensor_bound": 2.236,
-    "check_value_clip_bound": round(0.05 * math.sqrt(28 * 32 + 32 * 32 + 32 + 32 * 28 + 28), 3),
+    "check_value_clip_bound": round(0.05 * math.sqrt(28 * 64 + 64 * 64 + 64 + 64 * 28 + 28), 3),
     "check_max_step": 2.5,
 }
 

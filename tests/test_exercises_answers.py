@@ -38,7 +38,7 @@ def test_an_answer_ten_percent_off_is_rejected(notebook, name, answer):
     (perplexity.check_compressed_bytes, 4217),
     (perplexity.check_compressed_bytes, 4217.0),
     (perplexity.check_compressed_bytes, 4.217e3),
-    (clipping.check_value_clip_bound, 2.68),  # 0.05 * sqrt(2876) = 2.6814
+    (clipping.check_value_clip_bound, 4.41),  # 0.05 * sqrt(7772) = 4.4079
 ])
 def test_a_correctly_rounded_answer_is_accepted(check, answer):
     result = check(answer, quiet=True)
@@ -51,11 +51,17 @@ def test_the_rounding_of_a_printed_number_is_accepted():
     assert not rounds_to(3.93, 3.9357)
 
 
-@pytest.mark.parametrize("answer", [0.9, 0.86, 0.88])
-def test_near_but_short_or_misrounded_is_close_not_a_wrong_method(answer):
+def test_right_but_too_short_is_told_to_give_more_digits():
+    result = number_verdict(0.9, 0.8668, "right", "a hint about the method", quiet=True)
+    assert not result and result.message.startswith("Close — give more digits")
+    assert "hint about the method" not in result.message
+
+
+@pytest.mark.parametrize("answer", [0.86, 0.88, 0.8671])
+def test_near_but_misrounded_is_close_but_not_told_that_more_digits_help(answer):
     result = number_verdict(answer, 0.8668, "right", "a hint about the method", quiet=True)
-    assert not result
-    assert result.message.startswith("Close — give more digits")
+    assert not result and result.message.startswith("Close, but") and "rounding" in result.message
+    assert "more digits" not in result.message.split(":")[0]
     assert "hint about the method" not in result.message
 
 

@@ -17,7 +17,7 @@ from d2lmini.exercises.clipping import (
 def test_number_checks_accept_the_right_answers():
     assert check_clipped_entry(6, quiet=True)  # norm 13, scale 6.5 / 13
     assert check_per_tensor_bound(2.2361, quiet=True)  # sqrt(5) to 4 decimals
-    assert check_value_clip_bound(0.05 * math.sqrt(2876), quiet=True)
+    assert check_value_clip_bound(0.05 * math.sqrt(7772), quiet=True)
     assert check_max_step(2.5, quiet=True)
 
 
@@ -27,7 +27,7 @@ def test_number_checks_reject_wrong_answers_and_placeholders():
     assert not check_per_tensor_bound(1, quiet=True)
     assert not check_per_tensor_bound(5, quiet=True)
     assert not check_value_clip_bound(0.05, quiet=True)
-    assert not check_value_clip_bound(0.05 * 2876, quiet=True)
+    assert not check_value_clip_bound(0.05 * 7772, quiet=True)
     assert not check_max_step(1, quiet=True)
     for check in (check_clipped_entry, check_per_tensor_bound, check_value_clip_bound, check_max_step):
         assert not check(None, quiet=True)

@@ -202,7 +202,23 @@ def kn_without_discount(text, context, char, discount=0.75):
     return load_solution("07").kn_bigram(text, context, char, discount=1e-12)
 
 
+def states_from_the_last_step_only(tokens, W_xh, W_hh, b_h):
+    return load_solution("01").all_states(tokens, W_xh, W_hh, b_h)[-1:].expand(tokens.shape[1], -1, -1)
+
+
+def states_that_restart_from_zero(tokens, W_xh, W_hh, b_h):
+    zero = torch.zeros(tokens.shape[0], W_hh.shape[0], dtype=W_hh.dtype, device=W_hh.device)
+    return torch.stack([torch.tanh(W_xh[x_t] + zero @ W_hh + b_h) for x_t in tokens.T])
+
+
+def states_batch_first(tokens, W_xh, W_hh, b_h):
+    return load_solution("01").all_states(tokens, W_xh, W_hh, b_h).transpose(0, 1)
+
+
 CHECKERS = {
+    "all_states": (hidden_state.check_all_states, "01", [
+        (states_from_the_last_step_only, "at time step 1 (H_1)"), (states_that_restart_from_zero, "is wrong"),
+        (states_batch_first, "has shape")]),
     "rnn_step": (hidden_state.check_rnn_step, "01", [
         (step_without_tanh, "is wrong at row"), (step_without_bias, "is wrong at row"),
         (step_with_swapped_weights, "raised RuntimeError")]),

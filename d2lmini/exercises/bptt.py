@@ -9,7 +9,7 @@ import math
 import torch
 
 from d2lmini.bptt import hidden_gradients, hidden_states, weight_gradients
-from d2lmini.exercises import Verdict, is_count, number_verdict, self_check, verdict
+from d2lmini.exercises import Verdict, count_verdict, number_verdict, self_check
 from d2lmini.exercises.coding import Case, check_function, never, sampler
 
 # Exercise 1: one step back through tanh.
@@ -45,9 +45,8 @@ def vanishing_steps(w: float = SCALAR_W, share: float = SHARE) -> int:
 def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
     """Exercise 2: steps back until the gradient of h_t = W h_{t-1} is below SHARE of its start."""
     expected = vanishing_steps()
-    ok = is_count(answer, expected)
-    return verdict(
-        ok,
+    return count_verdict(
+        answer, expected,
         f"{SCALAR_W}^{expected - 1} = {SCALAR_W ** (expected - 1):.4f} is still above {SHARE}, "
         f"{SCALAR_W}^{expected} = {SCALAR_W**expected:.4f} is below: after {expected} steps.",
         f"Each step back multiplies the gradient by {SCALAR_W}. Find the smallest k with "
@@ -60,9 +59,8 @@ def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
 def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
     """Exercise 3: earliest step t whose H_t gets gradient from the loss at LOSS_STEP (window WINDOW)."""
     expected = (LOSS_STEP // WINDOW) * WINDOW
-    ok = is_count(answer, expected)
-    return verdict(
-        ok,
+    return count_verdict(
+        answer, expected,
         f"Step {LOSS_STEP} lies in the window of steps {expected}..{expected + WINDOW - 1}; the state "
         f"entering it (H_{expected - 1}) was detached, so the gradient stops at H_{expected}.",
         f"The windows are steps 0..{WINDOW - 1}, {WINDOW}..{2 * WINDOW - 1}, ...; the gradient cannot "

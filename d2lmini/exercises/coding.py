@@ -1,5 +1,9 @@
 """Check a function that a student wrote against the package's reference.
 
+The reference results of every case are computed first; then the student's function runs
+under `d2lmini.exercises.guard` (a time limit, no calls into the package's own code, torch
+restored afterwards, printing capped), and whatever it returns is compared without raising.
+
 A coding exercise gives the student a stub that returns None; `check_function` then says
 "not attempted yet" and nothing else, so a stored notebook never shows a solution. Once
 the student writes the function, the check runs it on the exercise's cases (random
@@ -10,6 +14,7 @@ code or values beyond "expected ... got ..." for shapes and single numbers.
 """
 
 import copy
+import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -18,6 +23,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from d2lmini.exercises import Verdict
+from d2lmini.exercises.guard import TIME_LIMIT, CappedText, Outcome, run_guarded
 
 NOT_ATTEMPTED = ("Not attempted yet: write your code in the cell above in place of "
                  "`return None`, run that cell, then run this one.")
@@ -26,8 +32,15 @@ NOT_ATTEMPTED = ("Not attempted yet: write your code in the cell above in place 
 MATMUL_NAMES = frozenset({
     "matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "addmm", "addmm_", "addbmm", "baddbmm",
     "mv", "addmv", "linear", "einsum", "tensordot", "multi_dot", "chain_matmul", "inner", "dot",
-    "vdot", "outer", "ger", "bilinear",
+    "vdot", "outer", "ger", "bilinear", "kron",
 })
+# Elementwise products: one whose result is larger than each of its inputs broadcasts an outer
+# product, and summing that is a matrix product in disguise, so the recorder counts it as one.
+ELEMENTWISE_PRODUCTS = frozenset({
+    "mul", "mul_", "__mul__", "__rmul__", "__imul__", "multiply", "where", "addcmul", "div",
+    "true_divide", "__truediv__", "__rtruediv__", "masked_fill", "logical_and", "__and__",
+})
+BROADCAST_PRODUCT = "a broadcast product"
 
 
 @dataclass
@@ -56,8 +69,8 @@ class Rule:
 
 
 def count_matmuls(calls: Counter) -> int:
-    """How many matrix products the recorded calls contain."""
-    return sum(n for name, n in calls.items() if name in MATMUL_NAMES)
+    """How many matrix products the recorded calls contain (broadcast products included)."""
+    return sum(n for name, n in calls.items() if name in MATMUL_NAMES or name == BROADCAST_PRODUCT)
 
 
 def at_most_matmuls(limit: int, what: str) -> Rule:
@@ -75,6 +88,8 @@ class CallRecorder(TorchFunctionMode):
     """Record the name of every torch function called inside a `with` block.
 
     Reading `.data` is recorded as "data" (it reaches torch as the getter of that property).
+    An elementwise product whose result is larger than every tensor it multiplies is also
+    recorded as `BROADCAST_PRODUCT`.
     """
 
     def __init__(self):
@@ -86,7 +101,16 @@ class CallRecorder(TorchFunctionMode):
         if name == "__get__":
             name = getattr(getattr(func, "__self__", None), "__name__", name)
         self.calls[name] += 1
-        return func(*args, **(kwargs or {}))
+        result = func(*args, **(kwargs or {}))
+        if name in ELEMENTWISE_PRODUCTS and _grows(result, args):
+            self.calls[BROADCAST_PRODUCT] += 1
+        return result
+
+
+def _grows(result, args) -> bool:
+    """True if the tensor `result` has more entries than each tensor among `args`."""
+    sizes = [a.numel() for a in args if isinstance(a, torch.Tensor)]
+    return isinstance(result, torch.Tensor) and bool(sizes) and result.numel() > max(sizes)
 
 
 def available_devices() -> list[torch.device]:
@@ -114,17 +138,28 @@ def _where(index: tuple[int, ...]) -> str:
     return " at " + ", ".join(f"{axis} {i}" for axis, i in zip(axes, index, strict=True))
 
 
-def _compare_tensor(got, expected: torch.Tensor, what: str, rtol: float, atol: float,
-                    where: Callable[[tuple], str] = _where) -> str | None:
+def _unreadable_tensor(got, expected: torch.Tensor, what: str) -> str | None:
+    """What makes `got` no tensor like `expected` at all (type, layout, shape, device, dtype), or None."""
     if not isinstance(got, torch.Tensor):
         return f"{what} should be a tensor of shape {_shape(expected)}, not a {type(got).__name__}."
+    if type(got) not in (torch.Tensor, torch.nn.Parameter) or got.layout != torch.strided:
+        return (f"{what} should be an ordinary (dense) tensor, not a {type(got).__name__} "
+                f"of layout {got.layout}.")
     if got.shape != expected.shape:
         return f"{what} has shape {_shape(got)}; expected {_shape(expected)}."
     if got.device.type != expected.device.type:
         return (f"{what} is on {got.device}, but the inputs were on {expected.device}: create new "
                 "tensors on the device of the inputs.")
-    if got.dtype.is_floating_point != expected.dtype.is_floating_point or got.dtype == torch.bool:
+    if got.dtype != expected.dtype:
         return f"{what} has dtype {got.dtype}; expected {expected.dtype}."
+    return None
+
+
+def _compare_tensor(got, expected: torch.Tensor, what: str, rtol: float, atol: float,
+                    where: Callable[[tuple], str] = _where) -> str | None:
+    problem = _unreadable_tensor(got, expected, what)
+    if problem:
+        return problem
     got_values, expected_values = got.detach().double(), expected.detach().double()
     if not torch.isfinite(got_values).all() and torch.isfinite(expected_values).all():
         return f"{what} contains nan or inf{where(_first(~torch.isfinite(got_values)))}."
@@ -140,13 +175,27 @@ def _first(mask: torch.Tensor) -> tuple[int, ...]:
     return tuple(int(i) for i in mask.nonzero()[0]) if mask.dim() else ()
 
 
-def _compare_number(got, expected: float, what: str, rtol: float) -> str | None:
-    if isinstance(got, torch.Tensor) and got.numel() == 1:
+def _as_float(got, what: str) -> float | str:
+    """`got` (a Python number or a one-entry tensor) as a float, or what is wrong with it."""
+    if isinstance(got, torch.Tensor):
+        if got.numel() != 1 or got.device.type == "meta" or got.layout != torch.strided:
+            return (f"{what} should be a number, not a tensor of shape {_shape(got)} "
+                    f"on {got.device.type}.")
         got = got.item()
     if isinstance(got, bool) or not isinstance(got, int | float):
         return f"{what} should be a number, not a {type(got).__name__}."
-    if not abs(got - expected) <= rtol * abs(expected) + 1e-12:
-        return f"{what} is {got:.6g}; expected {expected:.6g}."
+    try:
+        return float(got)
+    except OverflowError:
+        return f"{what} is a whole number too large to be a probability or a perplexity."
+
+
+def _compare_number(got, expected: float, what: str, rtol: float) -> str | None:
+    value = _as_float(got, what)
+    if isinstance(value, str):
+        return value
+    if not abs(value - expected) <= rtol * abs(expected) + 1e-12:
+        return f"{what} is {value:.6g}; expected {expected:.6g}."
     return None
 
 
@@ -155,46 +204,104 @@ def first_difference(got, expected, what: str, names: Sequence[str] = (),
     """Describe the first way `got` differs from `expected` (tensors, numbers, or sequences of them).
 
     `locate(name, index)`, if given, words the position of a wrong entry of the output `name`.
+    Any `got` at all gives a description or None; this function never raises.
     """
+    try:
+        return _difference(got, expected, what, names, rtol, atol, locate)
+    except Exception as error:  # a result no comparison can read: say so rather than fail
+        return f"{what} could not be read as the expected kind of value ({type(error).__name__})."
+
+
+def _difference(got, expected, what, names, rtol, atol, locate) -> str | None:
     if isinstance(expected, torch.Tensor):
         where = _where if locate is None else (lambda index: locate(what, index))
         return _compare_tensor(got, expected, what, rtol, atol, where)
     if isinstance(expected, int | float):
         return _compare_number(got, expected, what, rtol)
     if isinstance(expected, list | tuple):
-        if not isinstance(got, list | tuple) or len(got) != len(expected):
-            size = len(got) if isinstance(got, list | tuple) else type(got).__name__
+        if type(got) not in (list, tuple) or len(got) != len(expected):
+            size = len(got) if type(got) in (list, tuple) else type(got).__name__
             return f"{what} should be a sequence of {len(expected)} items; got {size}."
         for i, (g, e) in enumerate(zip(got, expected, strict=True)):
             name = names[i] if i < len(names) else f"item {i}"
-            problem = first_difference(g, e, f"{what}, {name},", (), rtol, atol, locate)
+            problem = _difference(g, e, f"{what}, {name},", (), rtol, atol, locate)
             if problem:
                 return problem
         return None
-    return None if got == expected else f"{what} is {got!r}; expected {expected!r}."
+    return None if type(got) is type(expected) and got == expected else (
+        f"{what} is {repr(got)[:60]}; expected {expected!r}.")
 
 
 def _changed_input(before: tuple, after: tuple) -> int | None:
     for i, (old, new) in enumerate(zip(before, after, strict=True)):
-        if isinstance(old, torch.Tensor) and not torch.equal(old, new):
+        if isinstance(old, torch.Tensor) and not _same_tensor(old, new):
             return i
         if isinstance(old, list | tuple) and _changed_input(tuple(old), tuple(new)) is not None:
             return i
     return None
 
 
-def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol: float) -> str | None:
-    """Run `fn` on one case; return what is wrong (None if nothing)."""
+def _same_tensor(old: torch.Tensor, new: torch.Tensor) -> bool:
+    return old.shape == new.shape and old.dtype == new.dtype and torch.equal(old, new)
+
+
+def take_pairs(limit: int) -> Callable:
+    """Return convert(batches): the first `limit` (X, Y) pairs of `batches` as a list X0, Y0, X1, Y1, ...
+
+    Reading at most `limit` pairs (one more than expected) makes an endless generator a wrong
+    answer, not a hang. A pair that is not two items is kept as it is, for the comparison to name.
+    """
+    def convert(batches) -> list:
+        flat = []
+        for pair in itertools.islice(iter(batches), limit):
+            flat.extend(pair if type(pair) in (tuple, list) and len(pair) == 2 else [pair])
+        return flat
+    return convert
+
+
+def outcome_problem(outcome: Outcome, label: str) -> str | None:
+    """What went wrong while the student's function ran on `label` (apart from its value), or None."""
+    if outcome.replaced:
+        return (f"Your function replaced {', '.join(outcome.replaced)} (now put back). Compute with "
+                "torch's functions; do not assign to them.")
+    if outcome.refused:
+        return (f"Your function calls {outcome.refused}, the package's own code. The exercise asks "
+                "you to write it yourself, so that call is refused here.")
+    if outcome.timed_out:
+        return (f"For {label} your function was still running after {TIME_LIMIT_WORDS}: look for "
+                "a loop that never ends (a `while` whose condition stays true, an endless generator).")
+    if outcome.error is not None:
+        error = outcome.error
+        return f"For {label} your function raised {type(error).__name__}: {_short(error)}"
+    return None
+
+
+TIME_LIMIT_WORDS = f"{TIME_LIMIT:g} seconds"
+
+
+def _short(error: BaseException) -> str:
+    try:
+        text = str(error)
+    except Exception:  # an exception whose message itself fails
+        text = ""
+    return text[:300] + ("..." if len(text) > 300 else "")
+
+
+def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol: float,
+             output: CappedText | None = None, allowed: frozenset[str] = frozenset()) -> str | None:
+    """Run `fn` on one case under the guard; return what is wrong (None if nothing)."""
     saved = copy.deepcopy(case.args)
     recorder = CallRecorder()
-    try:
+
+    def recorded(*args):
         with recorder:
-            got = fn(*case.args)
-            if case.convert is not None and got is not None:
-                got = case.convert(got)
-    except Exception as error:  # the student's code may fail in any way: report it
-        return f"For {case.label} your function raised {type(error).__name__}: {error}"
-    if got is None:
+            return fn(*args)
+
+    outcome = run_guarded(recorded, case.args, case.convert, output, allowed)
+    problem = outcome_problem(outcome, case.label)
+    if problem:
+        return problem
+    if outcome.value is None:
         return NOT_ATTEMPTED
     changed = _changed_input(saved, case.args)
     if changed is not None:
@@ -203,16 +310,18 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     for rule in rules:
         if rule.broken(recorder.calls):
             return rule.message
-    problem = first_difference(got, case.expected, "the result", case.names, rtol, atol, case.locate)
+    problem = first_difference(outcome.value, case.expected, "the result", case.names, rtol, atol,
+                               case.locate)
     return f"For {case.label}: {problem}" if problem else None
 
 
 def check_on_devices(fn, problem_on: Callable[[torch.device], str | None], success: str,
-                     signature: str, quiet: bool = False) -> Verdict:
+                     signature: str, quiet: bool = False, output: CappedText | None = None) -> Verdict:
     """Check the student's `fn` with `problem_on(device)` on each available device; print, return a Verdict.
 
     `problem_on` returns what is wrong on that device, or None. `fn` None is "not attempted";
-    something that is not a function is told so, naming `signature`.
+    something that is not a function is told so, naming `signature`. What `fn` printed into
+    `output` is shown (capped) before the verdict.
     """
     if fn is None:
         problem = NOT_ATTEMPTED
@@ -227,6 +336,8 @@ def check_on_devices(fn, problem_on: Callable[[torch.device], str | None], succe
     else:
         result = Verdict(False, "Not yet. " + problem)
     if not quiet:
+        if output is not None and output.kept:
+            print("What your function printed:\n" + output.shown())
         print(result.message)
     return result
 
@@ -236,11 +347,16 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
                    rtol: float = 1e-5, atol: float = 1e-6) -> Verdict:
     """Run the student's `fn` on every case of `make_cases(device)` for each available device.
 
-    Prints (unless `quiet`) and returns a Verdict: `success` when every case passes, else
-    the first problem found. `signature` ("fused_step(X, H, W_xh, W_hh, b_h)") is named when
-    `fn` is not a function at all.
+    Every case (and so every expected value) is built before `fn` first runs. Prints (unless
+    `quiet`) and returns a Verdict: `success` when every case passes, else the first problem
+    found. `signature` ("fused_step(X, H, W_xh, W_hh, b_h)") is named when `fn` is not a function.
     """
-    def problem_on(device: torch.device) -> str | None:
-        return next((p for case in make_cases(device) if (p := run_case(fn, case, rules, rtol, atol))), None)
+    ready = callable(fn)
+    cases = {device: list(make_cases(device)) if ready else [] for device in available_devices()}
+    output = CappedText()
 
-    return check_on_devices(fn, problem_on, success, signature, quiet)
+    def problem_on(device: torch.device) -> str | None:
+        return next((p for case in cases[device] if (p := run_case(fn, case, rules, rtol, atol, output))),
+                    None)
+
+    return check_on_devices(fn, problem_on, success, signature, quiet, output)

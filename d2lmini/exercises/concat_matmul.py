@@ -4,16 +4,9 @@ import functools
 
 import torch
 
-from d2lmini.exercises import Verdict, is_count, self_check, verdict
+from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import at_most_matmuls, check_function
 from d2lmini.exercises.hidden_state import rnn_step_cases
-
-
-def _as_shape(answer) -> tuple[int, ...] | None:
-    try:
-        return tuple(int(a) for a in answer)
-    except (TypeError, ValueError):
-        return None
 
 
 @self_check
@@ -22,7 +15,7 @@ def check_stacked_weight_shape(answer, num_inputs: int = 28, num_hiddens: int = 
     """Exercise 1: the shape of [W_xh; W_hh] for `num_inputs` inputs and `num_hiddens` hidden units."""
     expected = (num_inputs + num_hiddens, num_hiddens)
     return verdict(
-        _as_shape(answer) == expected,
+        as_shape(answer) == expected,
         f"W_xh ({num_inputs} x {num_hiddens}) on top of W_hh ({num_hiddens} x {num_hiddens}) "
         f"gives {expected}.",
         "Stacking puts the rows of W_hh under the rows of W_xh: rows add up, columns stay. "
@@ -51,8 +44,8 @@ def check_multiplication_count(answer, batch: int = 32, num_inputs: int = 28, nu
                                quiet: bool = False) -> Verdict:
     """Exercise 3: scalar multiplications of the fused product (the same as of the two products)."""
     expected = multiply_add_count(batch, num_inputs, num_hiddens)
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"{expected:,} multiplications, exactly as many as X W_xh and H W_hh together: fusing saves "
         "kernel launches and memory traffic, not arithmetic.",
         "Each of the batch x hiddens entries of the result is a dot product of length inputs + hiddens.",
@@ -66,7 +59,7 @@ def check_gru_weight_shape(answer, num_inputs: int = 28, num_hiddens: int = 64,
     """Exercise 4: the shape of `torch.nn.GRU(num_inputs, num_hiddens).weight_ih_l0`."""
     expected = tuple(torch.nn.GRU(num_inputs, num_hiddens).weight_ih_l0.shape)
     return verdict(
-        _as_shape(answer) == expected,
+        as_shape(answer) == expected,
         f"{expected}: the input weights of the reset gate, the update gate and the candidate state "
         "are stacked into one matrix, so one matmul serves all three.",
         "A GRU has three input-to-hidden weight matrices (two gates and a candidate); PyTorch stores "

@@ -4,8 +4,9 @@ import collections
 import string
 
 import torch
+import torch.nn.functional as F
 
-from d2lmini.exercises import Verdict, is_count, self_check, verdict
+from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, sampler
 from d2lmini.rnn import rnn_step
 
@@ -31,12 +32,12 @@ def smallest_order_above(vocab_size: int, limit: int) -> int:
 
 
 @self_check
-def check_ngram_order(answer, vocab_size: int = 28, limit: int = 10**9, quiet: bool = False) -> Verdict:
+def check_ngram_order(answer, vocab_size: int = 100, limit: int = 10**9, quiet: bool = False) -> Verdict:
     """Exercise 1: the smallest n whose n-gram table over `vocab_size` tokens exceeds `limit` entries."""
     expected = smallest_order_above(vocab_size, limit)
     below = ngram_table_size(vocab_size, expected - 1)
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"{vocab_size}^{expected - 1} = {below:,} is still below {limit:,}, and {vocab_size}^{expected} "
         f"= {ngram_table_size(vocab_size, expected):,} is above: each extra token of context multiplies "
         f"the table by {vocab_size}.",
@@ -51,8 +52,8 @@ def check_rnn_parameter_count(answer, vocab_size: int = 28, num_hiddens: int = 6
                               quiet: bool = False) -> Verdict:
     """Exercise 2: how many parameters does the RNN have (for any sequence length)?"""
     expected = rnn_parameter_count(vocab_size, num_hiddens)
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"{expected:,} parameters, and the same number for a sequence of 10 or 10,000 characters.",
         "Add up the sizes of W_xh (|V| x h), W_hh (h x h), b_h (h), W_hq (h x |V|) and b_q (|V|).",
         quiet,
@@ -64,21 +65,21 @@ def check_hidden_state_shape(answer, batch_size: int = 8, num_hiddens: int = 64,
                              quiet: bool = False) -> Verdict:
     """Exercise 3: the shape of H_t for a minibatch of `batch_size` sequences."""
     expected = (batch_size, num_hiddens)
-    try:
-        given = tuple(int(a) for a in answer)
-    except (TypeError, ValueError):
-        given = None
     return verdict(
-        given == expected,
+        as_shape(answer) == expected,
         f"H_t has one row per sequence of the minibatch and one column per hidden unit: {expected}.",
         "H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h): which shape does X_t W_xh have? "
-        "Give a tuple such as (rows, columns).",
+        "Give a tuple of whole numbers such as (rows, columns).",
         quiet,
     )
 
 
 # The tokens of the course's vocabulary; any other character becomes <unk>.
 TOKENS = set(string.ascii_lowercase + " ")
+
+
+# The pairs the notebook shows (section 8); the exercise asks for a pair of the student's own.
+SHOWN_PAIRS = frozenset({frozenset({"listen", "silent"}), frozenset({"dog bites man", "man bites dog"})})
 
 
 def same_bag_of_characters(first: str, second: str) -> bool:
@@ -89,15 +90,18 @@ def same_bag_of_characters(first: str, second: str) -> bool:
 @self_check
 def check_same_bag(answer, quiet: bool = False) -> Verdict:
     """Exercise 4: two different strings of vocabulary tokens that a bag of characters cannot tell apart."""
-    pair = isinstance(answer, tuple | list) and len(answer) == 2 and all(isinstance(s, str) for s in answer)
+    pair = isinstance(answer, tuple | list) and len(answer) == 2 and all(type(s) is str for s in answer)
     outside = sorted(set("".join(answer)) - TOKENS) if pair else []
+    shown_pair = pair and frozenset(answer) in SHOWN_PAIRS
     hint = ("Give a tuple of two *different* strings that use exactly the same characters, "
             "each the same number of times.")
-    if outside:
+    if shown_pair:
+        hint = "That pair is the notebook's own example: find a pair of your own."
+    elif outside:
         hint = (f"Use only lower-case letters and spaces: {''.join(outside)!r} is not in the vocabulary, "
                 "so the model reads it as <unk> and your two strings may look the same to it too.")
     return verdict(
-        pair and not outside and same_bag_of_characters(*answer),
+        pair and not outside and not shown_pair and same_bag_of_characters(*answer),
         "Same bag of characters, different order: a bag-of-words context cannot tell them apart, "
         "an RNN's hidden state can.",
         hint,
@@ -116,9 +120,46 @@ def rnn_step_cases(device: torch.device, seed: int = 1, sizes=((3, 4, 2), (8, 28
 
 
 def check_rnn_step(step_fn, quiet: bool = False) -> Verdict:
-    """Exercise 5: `step_fn(X_t, H, W_xh, W_hh, b_h)` must return tanh(X_t W_xh + H W_hh + b_h)."""
+    """`step_fn(X_t, H, W_xh, W_hh, b_h)` must return tanh(X_t W_xh + H W_hh + b_h).
+
+    Section 6 of notebook 01 writes this step out, so its exercise (`check_all_states`) asks
+    for the loop over time instead; this check stays for a step written on its own.
+    """
     return check_function(
         step_fn, rnn_step_cases,
         "Your step computes the next hidden state for any batch, input and hidden size: the same "
         "function, with the same weights, runs at every time step.",
         quiet=quiet, signature="rnn_step(X_t, H, W_xh, W_hh, b_h)")
+
+
+def all_states_reference(tokens, W_xh, W_hh, b_h) -> torch.Tensor:
+    """H_1 ... H_T for token indices `tokens` (batch, steps) from a zero H_0: (steps, batch, hiddens)."""
+    H = torch.zeros(tokens.shape[0], W_hh.shape[0], dtype=W_hh.dtype, device=W_hh.device)
+    states = []
+    for t in range(tokens.shape[1]):
+        H = rnn_step(F.one_hot(tokens[:, t], W_xh.shape[0]).to(W_xh.dtype), H, W_xh, W_hh, b_h)
+        states.append(H)
+    return torch.stack(states)
+
+
+def _all_states_cases(device: torch.device):
+    rand = sampler(11, device)
+    generator = torch.Generator().manual_seed(12)
+    for batch, steps, vocab, hiddens in ((2, 4, 5, 3), (3, 1, 28, 8), (1, 6, 4, 2)):
+        tokens = torch.randint(vocab, (batch, steps), generator=generator).to(device)
+        args = (tokens, rand(vocab, hiddens), rand(hiddens, hiddens), rand(hiddens))
+        yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", args,
+                   all_states_reference(*args), locate=_locate_state)
+
+
+def _locate_state(what: str, index: tuple) -> str:
+    return f" at time step {index[0] + 1} (H_{index[0] + 1}), sequence {index[1]}" if len(index) == 3 else ""
+
+
+def check_all_states(fn, quiet: bool = False) -> Verdict:
+    """Exercise 5: `fn(tokens, W_xh, W_hh, b_h)` returns H_1 ... H_T stacked, (steps, batch, hiddens)."""
+    return check_function(
+        fn, _all_states_cases,
+        "The same step, with the same weights, ran at every time step, each one starting from "
+        "the state the previous one left.",
+        quiet=quiet, signature="all_states(tokens, W_xh, W_hh, b_h)")

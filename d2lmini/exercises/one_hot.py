@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from d2lmini.batching import sequential_batches
-from d2lmini.exercises import Verdict, is_count, self_check, verdict
-from d2lmini.exercises.coding import Case, at_most_matmuls, check_function, never, sampler
+from d2lmini.exercises import Verdict, count_verdict, self_check, verdict
+from d2lmini.exercises.coding import Case, at_most_matmuls, check_function, never, sampler, take_pairs
 
 # Exercise 1 and 2: a one-hot minibatch of BATCH x STEPS characters, VOCAB entries, float32.
 BATCH, STEPS, VOCAB, HIDDENS = 64, 50, 28, 256
@@ -21,8 +21,8 @@ TEXT_TOKENS, SEQ_BATCH, SEQ_STEPS, SEQ_OFFSET, SEQ_ROW, SEQ_MINIBATCH = 1000, 4,
 def check_one_hot_bytes(answer, quiet: bool = False) -> Verdict:
     """Exercise 1: bytes of a float32 one-hot minibatch of shape (STEPS, BATCH, VOCAB)."""
     expected = STEPS * BATCH * VOCAB * 4
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"{STEPS} x {BATCH} x {VOCAB} numbers of 4 bytes each: {expected:,} bytes, "
         f"while the int64 indices take only {STEPS * BATCH * 8:,}.",
         "Count the numbers in the tensor (multiply the three sizes) and multiply by the bytes "
@@ -36,8 +36,8 @@ def check_multiply_adds(answer, quiet: bool = False) -> Verdict:
     """Exercise 2: multiply-adds of one_hot(X) @ W_xh, X as in exercise 1, W_xh of shape (VOCAB, HIDDENS)."""
     tokens = BATCH * STEPS
     expected = tokens * VOCAB * HIDDENS
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"({tokens}, {VOCAB}) @ ({VOCAB}, {HIDDENS}) does {tokens} x {VOCAB} x {HIDDENS} = {expected:,} "
         "multiply-adds, almost all of them multiplying by zero; W_xh[X] does none.",
         "An (n, k) @ (k, m) product does one multiply-add for every n, k and m: n * k * m. "
@@ -51,8 +51,8 @@ def check_sequential_start(answer, quiet: bool = False) -> Verdict:
     """Exercise 3: text position of the first input of row SEQ_ROW of minibatch SEQ_MINIBATCH."""
     stream = (TEXT_TOKENS - SEQ_OFFSET - 1) // SEQ_BATCH
     expected = SEQ_OFFSET + SEQ_ROW * stream + SEQ_MINIBATCH * SEQ_STEPS
-    return verdict(
-        is_count(answer, expected),
+    return count_verdict(
+        answer, expected,
         f"Each row is a stream of ({TEXT_TOKENS} - {SEQ_OFFSET} - 1) // {SEQ_BATCH} = {stream} tokens, "
         f"so the answer is {SEQ_OFFSET} + {SEQ_ROW} x {stream} + {SEQ_MINIBATCH} x {SEQ_STEPS} = {expected}.",
         "Row i is one stream of L = (num_tokens - offset - 1) // batch_size tokens that starts at "
@@ -64,7 +64,7 @@ def check_sequential_start(answer, quiet: bool = False) -> Verdict:
 @self_check
 def check_carry_state(answer, quiet: bool = False) -> Verdict:
     """Exercise 4: which scheme lets the hidden state be carried to the next minibatch ("sequential")."""
-    text = str(answer).strip().lower() if answer is not None else ""
+    text = answer.strip().lower() if isinstance(answer, str) else ""
     return verdict(
         text in {"sequential", "sequential partitioning"},
         "Under sequential partitioning row i of minibatch k+1 continues row i of minibatch k, so "
@@ -94,18 +94,25 @@ def check_lookup(lookup, quiet: bool = False) -> Verdict:
         lookup, _lookup_cases,
         "Indexing the rows of W with X gives one row per token, exactly the one-hot product, "
         "with no multiplications at all.",
-        rules=[never({"one_hot"}, "Your function builds one-hot vectors; the exercise asks you to do "
-                                  "without."),
-               at_most_matmuls(0, "Your function multiplies matrices; a lookup needs no products.")],
+        rules=[never({"one_hot", "eye"}, "Your function builds one-hot vectors (one_hot, or rows of "
+                                         "eye); the exercise asks you to do without."),
+               at_most_matmuls(0, "Your function multiplies matrices (a broadcast multiply followed by "
+                                  "a sum is a matrix product too); a lookup needs no products.")],
         quiet=quiet, signature="lookup(W, X)")
 
 
 def _one_hot_cases(device: torch.device):
     generator = torch.Generator().manual_seed(31)
     for shape, vocab in [((5,), 4), ((3, 6), 28), ((2, 1), 2)]:
-        X = torch.randint(vocab, shape, generator=generator).to(device)
+        X = torch.randint(vocab, shape, generator=generator)
         X.view(-1)[0], X.view(-1)[-1] = 0, vocab - 1  # the first and the last index both occur
-        yield Case(f"X of shape {shape} and vocab_size={vocab}", (X, vocab), F.one_hot(X, vocab).float())
+        yield Case(f"X of shape {shape} and vocab_size={vocab}", (X.to(device), vocab),
+                   F.one_hot(X, vocab).float().to(device))
+    # The width comes from vocab_size, not from the indices: here the largest index is below it.
+    for values, vocab in [([[2, 0, 1], [1, 1, 0]], 6), ([0, 0], 3)]:
+        X = torch.tensor(values)
+        yield Case(f"X = {values} (largest index {X.max().item()}) and vocab_size={vocab}",
+                   (X.to(device), vocab), F.one_hot(X, vocab).float().to(device))
 
 
 def check_one_hot(one_hot, quiet: bool = False) -> Verdict:
@@ -118,21 +125,17 @@ def check_one_hot(one_hot, quiet: bool = False) -> Verdict:
         quiet=quiet, signature="one_hot(X, vocab_size)")
 
 
-def _minibatches(batches) -> list[torch.Tensor]:
-    """The (X, Y) pairs of an iterator of minibatches as a flat list X0, Y0, X1, Y1, ..."""
-    return [tensor for pair in batches for tensor in pair]
-
-
 def _sequential_cases(device: torch.device):
     generator = torch.Generator().manual_seed(32)
     settings = [(1000, 4, 10, 7), (37, 2, 5, 3), (30, 3, 4, 0), (25, 2, 3, 2)]
     for num_tokens, batch_size, num_steps, offset in settings:
         text = torch.randint(28, (num_tokens,), generator=generator).to(device)
-        expected = _minibatches(sequential_batches(text, batch_size, num_steps, device=device, offset=offset))
+        pairs = list(sequential_batches(text, batch_size, num_steps, device=device, offset=offset))
+        expected = take_pairs(len(pairs))(pairs)
         names = [f"{'XY'[i % 2]} of minibatch {i // 2}" for i in range(len(expected))]
         yield Case(f"a text of {num_tokens} tokens, batch_size={batch_size}, num_steps={num_steps}, "
                    f"offset={offset}", (text, batch_size, num_steps, offset), expected,
-                   names=names, convert=_minibatches)
+                   names=names, convert=take_pairs(len(pairs) + 1))
 
 
 def check_sequential_batches(batches_fn, quiet: bool = False) -> Verdict:
