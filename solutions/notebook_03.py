@@ -20,11 +20,12 @@ def one_hot(X, vocab_size):
     return (X.unsqueeze(-1) == torch.arange(vocab_size, device=X.device)).float()
 
 
-def sequential_batches(indices, batch_size, num_steps, offset):
-    """Yield (X, Y) minibatches whose rows continue one another, starting at `offset`."""
+def batches_with_tail(indices, batch_size, num_steps, offset):
+    """Yield (X, Y) minibatches whose rows continue one another, starting at `offset`; the last
+    may have fewer steps (the steps sequential partitioning would drop)."""
     stream_length = (len(indices) - offset - 1) // batch_size
     used = stream_length * batch_size
     xs = indices[offset : offset + used].reshape(batch_size, stream_length)
     ys = indices[offset + 1 : offset + 1 + used].reshape(batch_size, stream_length)
-    for start in range(0, stream_length - num_steps + 1, num_steps):
+    for start in range(0, stream_length, num_steps):
         yield xs[:, start : start + num_steps], ys[:, start : start + num_steps]

@@ -59,7 +59,7 @@ def one_hot_shifted(X, vocab_size):
 
 
 def batches_with_unshifted_labels(indices, batch_size, num_steps, offset):
-    for X, _ in load_solution("03").sequential_batches(indices, batch_size, num_steps, offset):
+    for X, _ in load_solution("03").batches_with_tail(indices, batch_size, num_steps, offset):
         yield X, X
 
 
@@ -67,12 +67,21 @@ def batches_cut_across_rows(indices, batch_size, num_steps, offset):
     length = (len(indices) - offset - 1) // batch_size
     xs = indices[offset : offset + length * batch_size].reshape(length, batch_size).T
     ys = indices[offset + 1 : offset + 1 + length * batch_size].reshape(length, batch_size).T
+    for start in range(0, length, num_steps):
+        yield xs[:, start : start + num_steps], ys[:, start : start + num_steps]
+
+
+def batches_dropping_the_tail(indices, batch_size, num_steps, offset):
+    """Section 7's iterator as it stands: the leftover steps are dropped."""
+    length = (len(indices) - offset - 1) // batch_size
+    xs = indices[offset : offset + length * batch_size].reshape(batch_size, length)
+    ys = indices[offset + 1 : offset + 1 + length * batch_size].reshape(batch_size, length)
     for start in range(0, length - num_steps + 1, num_steps):
         yield xs[:, start : start + num_steps], ys[:, start : start + num_steps]
 
 
 def batches_one_short(indices, batch_size, num_steps, offset):
-    return list(load_solution("03").sequential_batches(indices, batch_size, num_steps, offset))[:-1]
+    return list(load_solution("03").batches_with_tail(indices, batch_size, num_steps, offset))[:-1]
 
 
 def forward_batch_major(X, state, W_xh, W_hh, b_h, W_hq, b_q):
@@ -229,9 +238,9 @@ CHECKERS = {
     "one_hot": (one_hot.check_one_hot, "03", [
         (one_hot_by_library, "calls one_hot"), (one_hot_as_integers, "dtype"),
         (one_hot_shifted, "is wrong at")]),
-    "sequential_batches": (one_hot.check_sequential_batches, "03", [
+    "batches_with_tail": (one_hot.check_sequential_batches, "03", [
         (batches_with_unshifted_labels, "Y of minibatch 0"), (batches_cut_across_rows, "X of minibatch 0"),
-        (batches_one_short, "sequence of")]),
+        (batches_one_short, "sequence of"), (batches_dropping_the_tail, "sequence of")]),
     "forward": (rnn_scratch.check_forward, "04", [
         (forward_batch_major, "(time step 0, sequence 1)"),
         (forward_returning_the_first_state, "final state")]),

@@ -320,7 +320,7 @@ ODD_RESULTS = [10**400, "0.5", b"x", np.zeros((3, 2)), np.float64("nan"), float(
 @pytest.mark.parametrize("value", ODD_RESULTS, ids=lambda v: type(v).__name__)
 @pytest.mark.parametrize("name, check", [
     ("rnn_step", hidden_state.check_rnn_step), ("perplexity", perplexity.check_perplexity_function),
-    ("kn_bigram", perplexity.check_kn_bigram), ("sequential_batches", one_hot.check_sequential_batches),
+    ("kn_bigram", perplexity.check_kn_bigram), ("batches_with_tail", one_hot.check_sequential_batches),
     ("bptt", bptt.check_bptt), ("train_loop", rnn_scratch.check_train_loop),
     ("my_clip", clipping.check_clip_function),
 ])

@@ -125,22 +125,38 @@ def check_one_hot(one_hot, quiet: bool = False) -> Verdict:
         quiet=quiet, signature="one_hot(X, vocab_size)")
 
 
+def _tail(text: torch.Tensor, batch_size: int, num_steps: int, offset: int) -> list[torch.Tensor]:
+    """Return [X, Y] of the shorter last minibatch that sequential partitioning drops, or []."""
+    stream_length = (len(text) - offset - 1) // batch_size
+    kept = stream_length // num_steps * num_steps
+    if kept == stream_length:
+        return []
+    streams = text[offset : offset + stream_length * batch_size + 1]
+    xs = streams[:-1].reshape(batch_size, stream_length)
+    ys = streams[1:].reshape(batch_size, stream_length)
+    return [xs[:, kept:], ys[:, kept:]]
+
+
 def _sequential_cases(device: torch.device):
     generator = torch.Generator().manual_seed(32)
-    settings = [(1000, 4, 10, 7), (37, 2, 5, 3), (30, 3, 4, 0), (25, 2, 3, 2)]
+    settings = [(1000, 4, 10, 7), (37, 2, 5, 3), (30, 3, 4, 0), (25, 2, 3, 2), (41, 2, 5, 0)]
     for num_tokens, batch_size, num_steps, offset in settings:
         text = torch.randint(28, (num_tokens,), generator=generator).to(device)
         pairs = list(sequential_batches(text, batch_size, num_steps, device=device, offset=offset))
-        expected = take_pairs(len(pairs))(pairs)
+        tail = _tail(text, batch_size, num_steps, offset)
+        count = len(pairs) + len(tail) // 2
+        expected = take_pairs(len(pairs))(pairs) + tail
         names = [f"{'XY'[i % 2]} of minibatch {i // 2}" for i in range(len(expected))]
         yield Case(f"a text of {num_tokens} tokens, batch_size={batch_size}, num_steps={num_steps}, "
                    f"offset={offset}", (text, batch_size, num_steps, offset), expected,
-                   names=names, convert=take_pairs(len(pairs) + 1))
+                   names=names, convert=take_pairs(count + 1))
 
 
 def check_sequential_batches(batches_fn, quiet: bool = False) -> Verdict:
-    """Exercise 7: `batches_fn(indices, batch_size, num_steps, offset)` yields sequential (X, Y) pairs."""
+    """Exercise 7: `batches_fn(indices, batch_size, num_steps, offset)` yields sequential (X, Y) pairs
+    and, where steps are left over, a last shorter pair instead of dropping them."""
     return check_function(
         batches_fn, _sequential_cases,
-        "Row i of every minibatch continues row i of the one before, and every label is the next token.",
-        quiet=quiet, signature="sequential_batches(indices, batch_size, num_steps, offset)")
+        "Row i of every minibatch continues row i of the one before, every label is the next token, "
+        "and no token is dropped at the end.",
+        quiet=quiet, signature="batches_with_tail(indices, batch_size, num_steps, offset)")

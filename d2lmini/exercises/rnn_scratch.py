@@ -121,7 +121,10 @@ def _locate_output(batch: int, what: str, index: tuple) -> str:
 
 
 def check_forward(forward, quiet: bool = False) -> Verdict:
-    """Exercise 6: `forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)` returns (outputs, final state)."""
+    """The capstone's `forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)`: (outputs, final state).
+
+    Notebook 04 writes the forward pass out on its page, so it is no longer an exercise there.
+    """
     return check_function(
         forward, _forward_cases,
         "Your loop runs the same step at every time step, keeps the outputs in step-major order "
@@ -179,7 +182,7 @@ def _loop_problem(train_loop, device: torch.device, output: CappedText) -> str |
 
 
 def check_train_loop(train_loop, quiet: bool = False) -> Verdict:
-    """Exercise 7: `train_loop(model, batches, optimizer)` trains one epoch, state carried and detached.
+    """Exercise 5: `train_loop(model, batches, optimizer)` trains one epoch, state carried and detached.
 
     It must return the mean minibatch loss and leave the parameters where the package's
     `train_epoch` (no clipping, state carried) leaves them.
