@@ -1,10 +1,16 @@
-"""Figures drawn in code for the notebooks: the unrolled RNN (01) and block matrices (02).
+"""Static figures drawn in code for the notebooks: the unrolled RNN (01), block matrices (02),
+shifted labels, the batch transpose and minibatch partitions (03), the backward pass and
+gradient reach (05).
 
 Each function draws on a matplotlib `Axes` that the caller owns and returns the
 artists it placed, keyed by name, so tests can check what was drawn.
 """
 
+import torch
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+
+from d2lmini.gradcheck import gradient_norms_back_in_time
+from d2lmini.text import Vocab
 
 NODE_COLORS = {"x": "#cfe2f3", "h": "#fde9c4", "o": "#d9ead3"}
 
@@ -151,3 +157,204 @@ def draw_block_matmul(ax, batch: int, num_inputs: int, num_hiddens: int, grid_li
                  f"[X, H] is {batch}×{num_inputs + num_hiddens}, "
                  f"[W_xh; W_hh] is {num_inputs + num_hiddens}×{num_hiddens} ({squares})", fontsize=10)
     return rects
+
+
+# --------------------------------------------------------------------------- notebook 03
+
+SPACE = "\u2423"  # the visible-space symbol, used wherever a space would be invisible
+PALETTE = ["#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+           "#b3de69", "#fccde5", "#bc80bd", "#ccebc5", "#ffed6f", "#d9d9d9"]
+UNUSED = "#f0f0f0"
+
+
+def show_char(token: str) -> str:
+    """Return `token` with a space replaced by a visible symbol (notebook 03's tables and figures)."""
+    return SPACE if token == " " else token
+
+
+def position_owner(num_tokens: int, positions: list[torch.Tensor]) -> list[tuple[int, int] | None]:
+    """Return, for every text position, (minibatch, row) of the input it becomes, or None (notebook 03)."""
+    owner: list[tuple[int, int] | None] = [None] * num_tokens
+    for k, X in enumerate(positions):
+        for i, row in enumerate(X.tolist()):
+            for p in row:
+                owner[p] = (k, i)
+    return owner
+
+
+def _box(ax, x: float, y: float, label: str, color: str = "white", size: float = 0.9,
+         fontsize: float = 12) -> None:
+    ax.add_patch(Rectangle((x - size / 2, y - size / 2), size, size, facecolor=color, edgecolor="black"))
+    ax.text(x, y, label, ha="center", va="center", fontsize=fontsize, family="monospace")
+
+
+def _plain_arrow(ax, start, end, color: str = "black", style: str = "-|>", linestyle: str = "-") -> None:
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=12, color=color,
+                                 linestyle=linestyle, shrinkA=0, shrinkB=0))
+
+
+def draw_shift(ax, word: str = "machine") -> list[tuple[str, str]]:
+    """Draw how shifting `word` by one gives inputs and labels; return the (input, label) pairs (notebook 03).
+
+    Top: the text. Middle: the inputs `word[:-1]`. Bottom: the labels `word[1:]`; a dashed
+    line shows where each label comes from in the text, an arrow what each input must predict.
+    """
+    if len(word) < 2:
+        raise ValueError("the word needs at least two characters")
+    n = len(word)
+    for j, c in enumerate(word):
+        _box(ax, j, 2.4, show_char(c), "#eeeeee")
+    for j in range(n - 1):
+        _box(ax, j, 1.0, show_char(word[j]), "#c6dbef")
+        _box(ax, j, -0.6, show_char(word[j + 1]), "#fdd0a2")
+        _plain_arrow(ax, (j, 1.9), (j, 1.5), "gray")
+        _plain_arrow(ax, (j, 0.5), (j, -0.1), "black")
+        ax.plot([j + 1, j + 0.2], [1.95, -0.15], linestyle=":", color="#e6550d", linewidth=1)
+    ax.text(-0.8, 2.4, "text", ha="right", va="center", fontsize=11)
+    ax.text(-0.8, 1.0, f"input  {word[:-1]!r}", ha="right", va="center", fontsize=11, color="#08519c")
+    ax.text(-0.8, -0.6, f"label  {word[1:]!r}", ha="right", va="center", fontsize=11, color="#a63603")
+    ax.text(n - 1.45, 0.2, "predict the\nnext character", ha="left", va="center", fontsize=9)
+    ax.set_xlim(-4.5, n + 2)
+    ax.set_ylim(-1.3, 3.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title("Labels are the inputs shifted one token to the left")
+    return [(word[j], word[j + 1]) for j in range(n - 1)]
+
+
+def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, int]:
+    """Draw character `rows` as (batch, steps) -> (steps, batch) -> (steps, batch, vocab) (notebook 03).
+
+    Every row of `rows` is one subsequence (all the same length). Right: for every time
+    step, a (batch, vocab) slab of one-hot vectors with the 1 coloured. Returns the
+    (steps, batch, vocab) shape drawn.
+    """
+    batch, steps, v = len(rows), len(rows[0]), len(vocab)
+    if any(len(r) != steps for r in rows):
+        raise ValueError("every row must have the same number of characters")
+    colors = [PALETTE[i % len(PALETTE)] for i in range(batch)]
+    top = 0.0
+    # (batch, steps): one row per subsequence
+    for i, row in enumerate(rows):
+        for t, c in enumerate(row):
+            _box(ax, t, top - i, show_char(c), colors[i])
+    ax.text((steps - 1) / 2, top + 1, f"X: (batch, steps) = ({batch}, {steps})", ha="center", fontsize=10)
+    # (steps, batch): one row per time step
+    x0 = steps + 2
+    for t in range(steps):
+        for i in range(batch):
+            _box(ax, x0 + i, top - t, show_char(rows[i][t]), colors[i])
+        ax.text(x0 - 0.7, top - t, f"t={t}", ha="right", va="center", fontsize=8)
+    ax.text(x0 + (batch - 1) / 2, top + 1, f"X.T: ({steps}, {batch})", ha="center", fontsize=10)
+    _plain_arrow(ax, (steps - 0.3, top - 0.5), (x0 - 1.3, top - 0.5))
+    ax.text((steps + x0) / 2 - 0.8, top - 1.0, ".T", ha="center", fontsize=10)
+    # (steps, batch, vocab): one (batch, vocab) slab per time step
+    x1, cell = x0 + batch + 2.5, 0.35
+    for t in range(steps):
+        for i in range(batch):
+            hot = vocab[rows[i][t]]
+            for j in range(v):
+                y = top - t - (i - (batch - 1) / 2) * cell * 1.1
+                ax.add_patch(Rectangle((x1 + j * cell, y - cell / 2), cell, cell,
+                                       facecolor=colors[i] if j == hot else "white",
+                                       edgecolor="#999999", linewidth=0.4))
+    ax.text(x1 + v * cell / 2, top + 1, f"one_hot(X.T): ({steps}, {batch}, {v})", ha="center", fontsize=10)
+    _plain_arrow(ax, (x0 + batch - 0.3, top - 0.5), (x1 - 0.3, top - 0.5))
+    ax.text(x1 + v * cell + 0.3, top - steps + 1, "one slab of (batch, vocab)\nper time step X_t",
+            ha="left", va="center", fontsize=8)
+    ax.set_xlim(-0.8, x1 + v * cell + 4.5)
+    ax.set_ylim(top - max(steps, batch) + 0.3, top + 1.6)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return (steps, batch, v)
+
+
+def draw_partition(ax, text: str, positions: list[torch.Tensor], title: str = "", width: int = 30) -> None:
+    """Draw `text` as a grid of characters coloured by the minibatch each one is an input of (notebook 03).
+
+    A small number in every cell is the row of the minibatch; grey cells are not inputs.
+    `positions` is the result of `minibatch_positions(len(text), ...)`.
+    """
+    owner = position_owner(len(text), positions)
+    for p, c in enumerate(text):
+        x, y = p % width, -(p // width)
+        where = owner[p]
+        color = UNUSED if where is None else PALETTE[where[0] % len(PALETTE)]
+        ax.add_patch(Rectangle((x, y), 1, 1, facecolor=color, edgecolor="white"))
+        ax.text(x + 0.5, y + 0.55, show_char(c), ha="center", va="center", fontsize=9, family="monospace")
+        if where is not None:
+            ax.text(x + 0.92, y + 0.08, str(where[1]), ha="right", va="bottom", fontsize=5, color="#555555")
+    lines = (len(text) + width - 1) // width
+    ax.set_xlim(0, width)
+    ax.set_ylim(-lines + 1, 1)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(title, fontsize=10)
+
+
+# --------------------------------------------------------------------------- notebook 05
+
+BACKWARD_COLOR = "#cc0000"
+
+
+def _center(patch) -> tuple[float, float]:
+    return patch.get_x() + patch.get_width() / 2, patch.get_y() + patch.get_height() / 2
+
+
+def draw_bptt_graph(ax, num_steps: int = 3) -> dict:
+    """Draw the unrolled RNN with a loss L_t on every output and the backward pass in red (notebook 05).
+
+    Builds on `draw_unrolled_rnn` (forward arrows in black), adds the loss
+    nodes and, in dashed red, the paths the gradient takes: from each L_t down to O_t and
+    H_t, and from every H_t back to H_{t-1}. Returns {"nodes": {label: patch},
+    "forward": [arrows], "backward": [arrows]}.
+    """
+    drawn = draw_unrolled_rnn(ax, num_steps)
+    nodes = dict(drawn["nodes"])
+    backward = []
+
+    def red_arrow(start, end, bend=0.0):
+        arrow = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, linewidth=1.4,
+                                color=BACKWARD_COLOR, linestyle="--", connectionstyle=f"arc3,rad={bend}")
+        ax.add_patch(arrow)
+        backward.append(arrow)
+
+    for t in range(1, num_steps + 1):
+        ox, oy = _center(nodes[f"$O_{t}$"])
+        hx, hy = _center(nodes[f"$H_{t}$"])
+        box = FancyBboxPatch((ox - 0.45, oy + 1.0 - 0.27), 0.9, 0.54,
+                             boxstyle="round,pad=0.02,rounding_size=0.1",
+                             facecolor="#f4cccc", edgecolor="black", linewidth=1.2)
+        ax.add_patch(box)
+        ax.text(ox, oy + 1.0, f"$L_{t}$", ha="center", va="center", fontsize=12)
+        nodes[f"$L_{t}$"] = box
+        ax.add_patch(FancyArrowPatch((ox, oy + 0.3), (ox, oy + 0.73), arrowstyle="-|>", mutation_scale=14,
+                                     linewidth=1.2, color="black"))
+        red_arrow((ox - 0.25, oy + 0.73), (ox - 0.25, oy + 0.3))
+        red_arrow((hx - 0.25, oy - 0.3), (hx - 0.25, hy + 0.3))
+        px, py = _center(nodes[f"$H_{t - 1}$"])
+        red_arrow((hx - 0.3, hy - 0.3), (px + 0.3, py - 0.3), bend=-0.35)
+    ax.text(num_steps * 1.8 / 2, -1.05, "gradients flow back along the red arrows; where two arrive "
+            "at one $H_t$ they are added", ha="center", va="center", fontsize=9, color=BACKWARD_COLOR)
+    ax.set_ylim(-1.3, 4.6)
+    ax.set_title(f"Backpropagation through time over {num_steps} steps: forward in black, backward in red")
+    return {"nodes": nodes, "forward": drawn["arrows"], "backward": backward}
+
+
+def draw_reach_curves(ax, radii, max_k: int = 50, input_scale: float = 1.0,
+                      **kwargs) -> dict[float, list[float]]:
+    """Plot ||dL/dH_{T-k}|| against k on a log scale, one curve per spectral radius in `radii` (notebook 05).
+
+    Returns {radius: norms} as computed by `d2lmini.gradcheck.gradient_norms_back_in_time`
+    (extra keyword arguments are passed on to it).
+    """
+    curves = {}
+    for radius in radii:
+        curves[radius] = gradient_norms_back_in_time(radius, max_k, input_scale=input_scale, **kwargs)
+        ax.semilogy(range(max_k + 1), curves[radius], label=f"ρ = {radius:g}")
+    ax.axhline(1.0, color="gray", linewidth=0.8)
+    ax.set_xlabel("k: steps back in time")
+    ax.set_ylabel(r"$\|\partial L / \partial H_{T-k}\|$")
+    ax.set_title("no inputs (H stays 0, tanh' = 1)" if input_scale == 0 else "random token inputs")
+    ax.legend(fontsize=8)
+    return curves

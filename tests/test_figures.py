@@ -1,13 +1,29 @@
-"""Tests for the drawn figures of notebooks 01 and 02."""
+"""Tests for the drawn figures of notebooks 01, 02, 03 and 05."""
 
 import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
 
-from d2lmini.figures import block_layout, draw_block_matmul, draw_unrolled_rnn, grid_step_for  # noqa: E402
+from d2lmini.figures import (  # noqa: E402
+    UNUSED,
+    block_layout,
+    draw_batch_transpose,
+    draw_block_matmul,
+    draw_bptt_graph,
+    draw_partition,
+    draw_reach_curves,
+    draw_shift,
+    draw_unrolled_rnn,
+    grid_step_for,
+    position_owner,
+)
 from d2lmini.plot import figure_png, png_size  # noqa: E402
+from d2lmini.widgets.one_hot import minibatch_positions  # noqa: E402
 
 
 @pytest.mark.parametrize("num_steps", [1, 3, 5])
@@ -80,3 +96,70 @@ def test_png_size_reads_the_header(ax):
     assert png_size(figure_png(figure, dpi=80)) == (400, 160)
     with pytest.raises(ValueError, match="PNG"):
         png_size(b"GIF89a" + bytes(30))
+
+
+def test_position_owner():
+    positions = [torch.tensor([[1, 2], [5, 6]]), torch.tensor([[3, 4], [7, 8]])]
+    owner = position_owner(10, positions)
+    assert owner[0] is None and owner[9] is None
+    assert owner[2] == (0, 0) and owner[6] == (0, 1) and owner[3] == (1, 0) and owner[8] == (1, 1)
+
+
+def _rectangles(ax):
+    return [p for p in ax.patches if isinstance(p, Rectangle)]
+
+
+def test_draw_shift_pairs_and_boxes():
+    fig, ax = plt.subplots()
+    pairs = draw_shift(ax, "machine")
+    assert "".join(a for a, _ in pairs) == "machin"
+    assert "".join(b for _, b in pairs) == "achine"
+    assert len(_rectangles(ax)) == 7 + 6 + 6
+    with pytest.raises(ValueError):
+        draw_shift(ax, "m")
+    plt.close(fig)
+
+
+def test_draw_batch_transpose_counts_cells(bundled):
+    fig, ax = plt.subplots()
+    shape = draw_batch_transpose(ax, ["abc", "def"], bundled.vocab)
+    v = len(bundled.vocab)
+    assert shape == (3, 2, v)
+    rects = _rectangles(ax)
+    assert len(rects) == 2 * 6 + 3 * 2 * v
+    hot = [r for r in rects[12:] if r.get_facecolor()[:3] != (1.0, 1.0, 1.0)]
+    assert len(hot) == 6  # one coloured cell per (step, row)
+    with pytest.raises(ValueError):
+        draw_batch_transpose(ax, ["abc", "de"], bundled.vocab)
+    plt.close(fig)
+
+
+def test_draw_partition_colours_only_inputs():
+    text = "abcdefghijklmnopqrstuvwxyz" * 2
+    positions = minibatch_positions(len(text), "sequential", 2, 4, seed=2)
+    fig, ax = plt.subplots()
+    draw_partition(ax, text, positions, "sequential", width=13)
+    rects = _rectangles(ax)
+    assert len(rects) == len(text)
+    grey = matplotlib.colors.to_rgba(UNUSED)
+    used = {p for X in positions for p in X.flatten().tolist()}
+    for p, rect in enumerate(rects):
+        assert (rect.get_facecolor() == grey) == (p not in used)
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("num_steps", [1, 3, 4])
+def test_bptt_graph_has_a_loss_per_step_and_three_backward_arrows_per_step(ax, num_steps):
+    drawn = draw_bptt_graph(ax, num_steps)
+    assert {f"$L_{t}$" for t in range(1, num_steps + 1)} <= set(drawn["nodes"])
+    assert "$H_0$" in drawn["nodes"]
+    # L_t -> O_t, O_t -> H_t and H_t -> H_{t-1} for every step
+    assert len(drawn["backward"]) == 3 * num_steps
+    assert len(drawn["forward"]) == 3 * num_steps
+    assert all(patch in ax.patches for patch in drawn["backward"])
+
+
+def test_reach_curves_draw_one_line_per_radius(ax):
+    curves = draw_reach_curves(ax, [0.5, 1.5], max_k=10, input_scale=0.0)
+    assert set(curves) == {0.5, 1.5} and len(ax.get_lines()) == 3  # two curves and the line at 1
+    assert curves[0.5][10] < 1e-2 < 1e2 < curves[1.5][10] * 1e2

@@ -10,6 +10,7 @@ from d2lmini.corpus import corpus_from_text
 from d2lmini.train import make_model
 from d2lmini.widgets.clipping import (
     ClippingPanel,
+    ClippingResult,
     clipping_config,
     describe_result,
     draw_result,
@@ -39,49 +40,49 @@ def test_clipped_run_records_every_minibatch(small):
     result = run_clipping_experiment("0.5", lr=1.0, num_epochs=1, corpus=small)
     train, _ = small.split()
     expected_steps = sum(1 for _ in sequential_batches(train, 32, 35, torch.Generator().manual_seed(0)))
-    assert result["steps"] == expected_steps
-    assert len(result["step_grad_norm"]) == len(result["step_loss"]) == expected_steps
-    assert result["clipped_steps"] == sum(norm > 0.5 for norm in result["step_grad_norm"])
-    assert result["theta"] == 0.5 and result["method"] == "norm"
-    assert result["status"] == "ok"
-    assert result["train_perplexity"] < len(small.vocab)
-    assert f"of {expected_steps} steps clipped" in result["message"]
+    assert result.steps == expected_steps
+    assert len(result.step_grad_norm) == len(result.step_loss) == expected_steps
+    assert result.clipped_steps == sum(norm > 0.5 for norm in result.step_grad_norm)
+    assert result.theta == 0.5 and result.method == "norm"
+    assert result.status == "ok"
+    assert result.train_perplexity < len(small.vocab)
+    assert f"of {expected_steps} steps clipped" in result.message
 
 
 def test_off_never_clips(small):
     result = run_clipping_experiment("off", lr=1.0, num_epochs=1, corpus=small)
-    assert result["theta"] is None
-    assert result["clipped_steps"] == 0
-    assert result["steps"] > 0 and all(math.isfinite(n) for n in result["step_grad_norm"])
+    assert result.theta is None
+    assert result.clipped_steps == 0
+    assert result.steps > 0 and all(math.isfinite(n) for n in result.step_grad_norm)
 
 
 def test_same_seed_same_run_other_seed_other_run(small):
     first = run_clipping_experiment(1.0, lr=1.0, num_epochs=1, seed=3, corpus=small)
     again = run_clipping_experiment(1.0, lr=1.0, num_epochs=1, seed=3, corpus=small)
     other = run_clipping_experiment(1.0, lr=1.0, num_epochs=1, seed=4, corpus=small)
-    assert first["step_loss"] == again["step_loss"]
-    assert first["step_loss"] != other["step_loss"]
+    assert first.step_loss == again.step_loss
+    assert first.step_loss != other.step_loss
 
 
 def test_divergence_is_reported_not_raised(bundled):
     result = run_clipping_experiment("off", lr=100.0, num_epochs=1, corpus=bundled)
-    assert result["status"] == "diverged"
-    assert "diverged" in result["message"].lower()
-    assert result["train_perplexity"] is None and result["valid_perplexity"] is None
+    assert result.status == "diverged"
+    assert "diverged" in result.message.lower()
+    assert result.train_perplexity is None and result.valid_perplexity is None
 
 
 def test_large_learning_rate_without_clipping_explodes_and_clipping_saves_it(bundled):
     unclipped = run_clipping_experiment(None, lr=2.5, num_epochs=1, corpus=bundled)
     clipped = run_clipping_experiment(1.0, lr=2.5, num_epochs=1, corpus=bundled)
-    assert unclipped["status"] in ("exploded", "diverged")
-    assert clipped["status"] == "ok"
-    assert clipped["train_perplexity"] < len(bundled.vocab)
+    assert unclipped.status in ("exploded", "diverged")
+    assert clipped.status == "ok"
+    assert clipped.train_perplexity < len(bundled.vocab)
 
 
 def test_describe_result_explains_an_explosion():
-    result = {"method": "norm", "theta": None, "lr": 3.0, "steps": 10, "clipped_steps": 0,
-              "step_grad_norm": [1.0, 500.0], "train_perplexity": 1e6, "valid_perplexity": 2e6,
-              "vocab_size": 28, "status": "exploded"}
+    result = ClippingResult("norm", None, 3.0, seed=0, vocab_size=28, steps=10, step_grad_norm=[1.0, 500.0],
+                            step_loss=[], clipped_steps=0, step_cosine=[], status="exploded",
+                            train_perplexity=1e6, valid_perplexity=2e6)
     message = describe_result(result)
     assert "no clipping" in message and "500" in message
     assert "worse than guessing uniformly" in message and "28" in message
@@ -123,10 +124,10 @@ def test_value_clipping_bounds_every_entry_of_every_step(small):
 
 def test_value_method_through_the_experiment(small):
     result = run_clipping_experiment(0.01, lr=1.0, num_epochs=1, method="value", corpus=small)
-    bent = sum(x < 1 - 1e-6 for x in result["step_cosine"])
-    assert len(result["step_cosine"]) == result["steps"] > 0
-    assert result["clipped_steps"] >= bent > 0
-    assert result["method"] == "value" and "per element, c = 0.01" in result["message"]
+    bent = sum(x < 1 - 1e-6 for x in result.step_cosine)
+    assert len(result.step_cosine) == result.steps > 0
+    assert result.clipped_steps >= bent > 0
+    assert result.method == "value" and "per element, c = 0.01" in result.message
     with pytest.raises(ValueError):
         run_clipping_experiment(None, method="value", corpus=small)
     with pytest.raises(ValueError):
@@ -134,38 +135,38 @@ def test_value_method_through_the_experiment(small):
 
 
 def test_draw_result_handles_a_run_without_steps():
-    result = {"method": "norm", "theta": None, "lr": 100.0, "steps": 0, "step_grad_norm": [],
-              "step_loss": [], "vocab_size": 28}
+    result = ClippingResult("norm", None, 100.0, seed=0, vocab_size=28, steps=0, step_grad_norm=[],
+                            step_loss=[], clipped_steps=0, step_cosine=[], status="diverged")
     figure = draw_result(result)
     assert len(figure.axes) == 2
 
 
 def test_panel_retrains_when_sliders_move(small):
     panel = make_clipping_panel(small, num_epochs=1)
-    assert panel.result["theta"] == 1.0 and panel.result["lr"] == 2.5
+    assert panel.result.theta == 1.0 and panel.result.lr == 2.5
     assert bytes(panel.image.value).startswith(b"\x89PNG")
 
     panel.theta.value = "off"
-    assert panel.result["theta"] is None and panel.result["clipped_steps"] == 0
+    assert panel.result.theta is None and panel.result.clipped_steps == 0
 
     panel.theta.value = "0.5"
     panel.lr.value = 1.0
-    assert panel.result["theta"] == 0.5 and panel.result["lr"] == 1.0
-    assert panel.result["status"] == "ok" and "ok" in panel.status.value
-    assert panel.result["clipped_steps"] == sum(n > 0.5 for n in panel.result["step_grad_norm"])
+    assert panel.result.theta == 0.5 and panel.result.lr == 1.0
+    assert panel.result.status == "ok" and "ok" in panel.status.value
+    assert panel.result.clipped_steps == sum(n > 0.5 for n in panel.result.step_grad_norm)
 
     panel.seed.value = 2
-    assert panel.result["seed"] == 2
+    assert panel.result.seed == 2
 
 
 def test_panel_shows_a_message_when_training_diverges(bundled):
     panel = ClippingPanel(bundled, num_epochs=1)
     assert panel.result is None  # nothing trained until a slider moves
     panel.lr.value = 100.0  # clipped at theta = 1, steps of length 100 still blow the loss up
-    assert panel.result["status"] == "diverged"
+    assert panel.result.status == "diverged"
     assert "learning rate 100" in panel.status.value and "turn on gradient clipping" not in panel.status.value
     panel.theta.value = "off"
-    assert panel.result["status"] == "diverged"
+    assert panel.result.status == "diverged"
     assert "diverged" in panel.status.value and "turn on gradient clipping" in panel.status.value
     assert "Traceback" not in panel.status.value
     assert bytes(panel.image.value).startswith(b"\x89PNG")

@@ -5,10 +5,10 @@ import torch
 
 from d2lmini.plot import png_size
 from d2lmini.widgets.concat_matmul import (
-    ConcatMatmulPanel,
     check_concat_equality,
     describe_check,
     fused_matmul,
+    make_concat_matmul_panel,
     two_matmuls,
 )
 
@@ -17,24 +17,24 @@ from d2lmini.widgets.concat_matmul import (
                          [(3, 1, 4), (1, 4, 4), (3, 4, 4), (4, 4, 4), (7, 28, 5)])
 def test_check_reports_shapes_and_equality(batch, num_inputs, num_hiddens):
     check = check_concat_equality(batch, num_inputs, num_hiddens, seed=1)
-    assert check["shapes"]["[X, H]"] == (batch, num_inputs + num_hiddens)
-    assert check["shapes"]["[W_xh; W_hh]"] == (num_inputs + num_hiddens, num_hiddens)
-    assert check["shapes"]["result"] == (batch, num_hiddens) == check["shapes"]["H"]
-    assert check["equal"] and 0 <= check["max_abs_diff"] < 1e-4
+    assert check.shapes["[X, H]"] == (batch, num_inputs + num_hiddens)
+    assert check.shapes["[W_xh; W_hh]"] == (num_inputs + num_hiddens, num_hiddens)
+    assert check.shapes["result"] == (batch, num_hiddens) == check.shapes["H"]
+    assert check.equal and 0 <= check.max_abs_diff < 1e-4
 
 
 def test_large_sums_are_equal_within_a_tight_rounding_bound():
     # 284-term dot products of N(0, 1) numbers: plain rtol/atol 1e-5 is too strict here
     check = check_concat_equality(32, 28, 256, seed=0)
-    assert check["equal"] and check["max_abs_diff"] <= check["tolerance"]
-    assert check["tolerance"] < 1e-3 * float(check["result"].abs().max()), "the bound must stay small"
+    assert check.equal and check.max_abs_diff <= check.tolerance
+    assert check.tolerance < 1e-3 * float(check.result.abs().max()), "the bound must stay small"
 
 
 def test_float64_gives_a_much_smaller_difference():
     single = check_concat_equality(16, 20, 30, seed=3)
     double = check_concat_equality(16, 20, 30, seed=3, dtype=torch.float64)
-    assert double["equal"] and double["tolerance"] < 1e-6 * single["tolerance"]
-    assert double["max_abs_diff"] < 1e-12
+    assert double.equal and double.tolerance < 1e-6 * single.tolerance
+    assert double.max_abs_diff < 1e-12
 
 
 def test_result_matches_an_elementwise_sum():
@@ -45,13 +45,13 @@ def test_result_matches_an_elementwise_sum():
     for i in range(2):
         for j in range(2):
             entry = sum(X[i, k] * W_xh[k, j] for k in range(3)) + sum(H[i, k] * W_hh[k, j] for k in range(2))
-            assert float(check["result"][i, j]) == pytest.approx(float(entry), abs=1e-5)
+            assert float(check.result[i, j]) == pytest.approx(float(entry), abs=1e-5)
 
 
 def test_seed_changes_the_numbers_but_not_the_verdict():
     a, b = check_concat_equality(3, 2, 4, seed=0), check_concat_equality(3, 2, 4, seed=1)
-    assert not torch.equal(a["result"], b["result"]) and a["equal"] and b["equal"]
-    torch.testing.assert_close(a["result"], check_concat_equality(3, 2, 4, seed=0)["result"])
+    assert not torch.equal(a.result, b.result) and a.equal and b.equal
+    torch.testing.assert_close(a.result, check_concat_equality(3, 2, 4, seed=0).result)
 
 
 def test_fused_detects_a_wrong_stacking_order():
@@ -74,23 +74,23 @@ def test_describe_check_mentions_shapes_and_verdict():
 
 
 def test_panel_sliders_redraw_and_recheck():
-    panel = ConcatMatmulPanel()
-    assert panel.check["shapes"]["X"] == (3, 1)
+    panel = make_concat_matmul_panel()
+    assert panel.check.shapes["X"] == (3, 1)
     first_image = panel.image.value
     panel.num_inputs.value = 6
     panel.num_hiddens.value = 2
     panel.batch.value = 5
-    assert panel.check["shapes"]["[X, H]"] == (5, 8)
-    assert panel.check["shapes"]["[W_xh; W_hh]"] == (8, 2)
-    assert panel.check["equal"] and "(5, 8)" in panel.status.value
+    assert panel.check.shapes["[X, H]"] == (5, 8)
+    assert panel.check.shapes["[W_xh; W_hh]"] == (8, 2)
+    assert panel.check.equal and "(5, 8)" in panel.status.value
     assert panel.image.value != first_image and panel.image.value[:4] == b"\x89PNG"
-    before = panel.check["result"]
+    before = panel.check.result
     panel.seed.value = 7
-    assert not torch.equal(before, panel.check["result"])
+    assert not torch.equal(before, panel.check.result)
 
 
 def test_panel_shows_the_picture_at_its_own_pixel_width():
-    panel = ConcatMatmulPanel()
+    panel = make_concat_matmul_panel()
     width, _ = png_size(panel.image.value)
     assert panel.image.layout.width == f"{width}px" and panel.image.layout.max_width == "100%"
     panel.num_hiddens.value = 32

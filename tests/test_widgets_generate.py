@@ -83,6 +83,7 @@ def test_panel_follows_its_widgets(small_model, bundled):
     panel = make_generate_panel(small_model, bundled.vocab, prefix="the ", num_chars=30, seed=0)
     assert isinstance(panel, GeneratePanel)
     assert panel.text == generate_text(small_model, bundled.vocab, "the ", 30, 1.0, seed=0)
+    assert panel.update() == panel.text  # update() returns what it shows
     panel.greedy.value = True
     assert panel.temperature.disabled
     assert panel.text == greedy_by_hand(small_model, bundled.vocab, "the ", 30)

@@ -1,4 +1,4 @@
-"""Tests for the gradient figures and the gradient-reach panel of notebook 05."""
+"""Tests for the gradient-reach panel of notebook 05 (its static figures: test_figures.py)."""
 
 import matplotlib
 
@@ -11,39 +11,20 @@ from d2lmini.plot import png_size  # noqa: E402
 from d2lmini.widgets.gradients import (  # noqa: E402
     GradientReachPanel,
     describe_change,
-    draw_bptt_graph,
     draw_reach,
-    draw_reach_curves,
     reach_view,
 )
 
 
-@pytest.mark.parametrize("num_steps", [1, 3, 4])
-def test_bptt_graph_has_a_loss_per_step_and_three_backward_arrows_per_step(ax, num_steps):
-    drawn = draw_bptt_graph(ax, num_steps)
-    assert {f"$L_{t}$" for t in range(1, num_steps + 1)} <= set(drawn["nodes"])
-    assert "$H_0$" in drawn["nodes"]
-    # L_t -> O_t, O_t -> H_t and H_t -> H_{t-1} for every step
-    assert len(drawn["backward"]) == 3 * num_steps
-    assert len(drawn["forward"]) == 3 * num_steps
-    assert all(patch in ax.patches for patch in drawn["backward"])
-
-
-def test_reach_curves_draw_one_line_per_radius(ax):
-    curves = draw_reach_curves(ax, [0.5, 1.5], max_k=10, input_scale=0.0)
-    assert set(curves) == {0.5, 1.5} and len(ax.get_lines()) == 3  # two curves and the line at 1
-    assert curves[0.5][10] < 1e-2 < 1e2 < curves[1.5][10] * 1e2
-
-
 def test_reach_view_keeps_exactly_the_steps_inside_the_window():
     view = reach_view(0.9, truncation=5, max_k=20)
-    assert view["k"] == list(range(21))
-    assert view["kept"] == [k < 5 for k in range(21)]
-    assert view["reference"][3] == pytest.approx(0.9**3)
-    assert view["norms"] == gradient_norms_back_in_time(0.9, 20)
-    dropped = sum(view["norms"][5:]) / sum(view["norms"])
-    assert view["dropped_share"] == pytest.approx(dropped)
-    assert reach_view(0.9, truncation=21, max_k=20)["dropped_share"] == 0.0
+    assert view.k == list(range(21))
+    assert view.kept == [k < 5 for k in range(21)]
+    assert view.reference[3] == pytest.approx(0.9**3)
+    assert view.norms == gradient_norms_back_in_time(0.9, 20)
+    dropped = sum(view.norms[5:]) / sum(view.norms)
+    assert view.dropped_share == pytest.approx(dropped)
+    assert reach_view(0.9, truncation=21, max_k=20).dropped_share == 0.0
     with pytest.raises(ValueError, match="between 1 and 21"):
         reach_view(0.9, truncation=0, max_k=20)
     with pytest.raises(ValueError, match="positive"):
@@ -51,9 +32,9 @@ def test_reach_view_keeps_exactly_the_steps_inside_the_window():
 
 
 def test_reach_view_summary_names_the_regime():
-    assert "vanishes" in reach_view(0.4, 10)["summary"]
-    assert "explodes" in reach_view(2.0, 10, inputs=False)["summary"]
-    assert "drops 0.0% of" in reach_view(1.0, 51, inputs=False)["summary"]  # nothing truncated
+    assert "vanishes" in reach_view(0.4, 10).summary
+    assert "explodes" in reach_view(2.0, 10, inputs=False).summary
+    assert "drops 0.0% of" in reach_view(1.0, 51, inputs=False).summary  # nothing truncated
 
 
 def test_draw_reach_greys_out_the_truncated_part(ax):
@@ -67,24 +48,24 @@ def test_draw_reach_greys_out_the_truncated_part(ax):
 def test_panel_follows_its_sliders():
     panel = GradientReachPanel(radius=0.9, truncation=20, max_k=30)
     first = panel.image.value
-    assert panel.view["kept"].count(True) == 20 and first
+    assert panel.view.kept.count(True) == 20 and first
     panel.truncation.value = 4
-    assert panel.view["kept"].count(True) == 4
+    assert panel.view.kept.count(True) == 4
     assert "truncating after 4 steps" in panel.status.value
     panel.radius.value = 1.5
-    assert panel.view["reference"][2] == pytest.approx(1.5**2)
-    with_inputs = panel.view["norms"]
+    assert panel.view.reference[2] == pytest.approx(1.5**2)
+    with_inputs = panel.view.norms
     panel.inputs.value = False
-    assert panel.view["norms"] == gradient_norms_back_in_time(1.5, 30, input_scale=0.0)
-    assert panel.view["norms"] != with_inputs
+    assert panel.view.norms == gradient_norms_back_in_time(1.5, 30, input_scale=0.0)
+    assert panel.view.norms != with_inputs
     assert panel.image.value != first
 
 
 def test_summary_states_the_measured_change_not_a_fixed_claim():
     view = reach_view(1.0, 20)  # spectral radius 1 with inputs: tanh saturates and the norm falls
-    factor = view["norms"][0] / view["norms"][-1]
-    assert factor > 10 and f"falls {factor:.3g}-fold" in view["summary"]
-    assert "moderate" not in view["summary"]
+    factor = view.norms[0] / view.norms[-1]
+    assert factor > 10 and f"falls {factor:.3g}-fold" in view.summary
+    assert "moderate" not in view.summary
     assert describe_change([1.0, 0.9, 0.8]).startswith("going 2 steps back, ‖dL/dH‖ stays within a factor")
     assert "grows 4-fold" in describe_change([1.0, 2.0, 4.0]) and "explodes" not in describe_change([1, 2, 4])
     assert "(it explodes)" in describe_change([1.0, 1e4]) and "(it vanishes)" in describe_change([1.0, 1e-4])

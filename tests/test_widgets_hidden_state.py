@@ -8,9 +8,9 @@ from d2lmini.rnn import RNNScratch, TorchRNN, copy_scratch_to_torch
 from d2lmini.text import Vocab
 from d2lmini.widgets.hidden_state import (
     MAX_SHOWN_HEIGHT,
-    HiddenStateExplorer,
     explorer_view,
     hidden_states_for,
+    make_hidden_state_explorer,
     next_char_probabilities,
 )
 
@@ -78,8 +78,8 @@ def test_next_char_probabilities_are_sorted_probabilities(model, vocab):
 
 def test_explorer_view_rows_follow_the_step(model, vocab):
     view = explorer_view(model, vocab, "the fox", 3)
-    assert view["prefix"] == "the" and view["states"].shape == (3, 6)
-    assert view["labels"] == ["1: 't'", "2: 'h'", "3: 'e'"]
+    assert view.prefix == "the" and view.states.shape == (3, 6)
+    assert view.labels == ["1: 't'", "2: 'h'", "3: 'e'"]
     with pytest.raises(ValueError):
         explorer_view(model, vocab, "the fox", 0)
     with pytest.raises(ValueError):
@@ -87,23 +87,23 @@ def test_explorer_view_rows_follow_the_step(model, vocab):
 
 
 def test_explorer_widget_reacts_to_slider_and_text(model, vocab):
-    explorer = HiddenStateExplorer(model, vocab, "the lazy dog")
-    assert explorer.view["states"].shape[0] == 1
+    explorer = make_hidden_state_explorer(model, vocab, "the lazy dog")
+    assert explorer.view.states.shape[0] == 1
     assert explorer.step.max == len("the lazy dog")
     first_image = explorer.image.value
     explorer.step.value = 5
-    assert explorer.view["prefix"] == "the l"
-    torch.testing.assert_close(explorer.view["states"], by_hand(model, vocab, "the l"))
+    assert explorer.view.prefix == "the l"
+    torch.testing.assert_close(explorer.view.states, by_hand(model, vocab, "the l"))
     assert explorer.image.value != first_image and explorer.image.value[:4] == b"\x89PNG"
     explorer.text.value = "fox"
     assert explorer.step.max == 3
-    assert explorer.view["prefix"] == explorer.text.value[: explorer.step.value]
+    assert explorer.view.prefix == explorer.text.value[: explorer.step.value]
     explorer.text.value = "Fox!"
     assert explorer.view is None and "never seen" in explorer.status.value
 
 
 def test_errors_name_the_sentence_and_hide_the_stale_heatmap(model, vocab):
-    explorer = HiddenStateExplorer(model, vocab, "the lazy dog")
+    explorer = make_hidden_state_explorer(model, vocab, "the lazy dog")
     assert explorer.plot.layout.display is None  # the heatmap is shown
     explorer.text.value = "Fox!"
     assert "sentence" in explorer.status.value and "prefix" not in explorer.status.value
@@ -113,7 +113,7 @@ def test_errors_name_the_sentence_and_hide_the_stale_heatmap(model, vocab):
     assert explorer.view is None and "sentence is empty" in explorer.status.value
     assert "between 1 and 0" not in explorer.status.value
     explorer.text.value = "the dog"
-    assert explorer.view["prefix"] == "the dog"[: explorer.step.value]
+    assert explorer.view.prefix == "the dog"[: explorer.step.value]
     assert explorer.plot.layout.display is None and "Cannot read" not in explorer.status.value
 
 
@@ -126,7 +126,7 @@ def test_step_error_names_the_step(model, vocab):
 
 def test_a_long_sentence_scrolls_inside_a_capped_box_at_natural_size(model, vocab):
     sentence = "the quick brown fox jumps over the lazy dog " * 3
-    explorer = HiddenStateExplorer(model, vocab, sentence)
+    explorer = make_hidden_state_explorer(model, vocab, sentence)
     explorer.step.value = len(sentence)
     width, height = png_size(explorer.image.value)
     assert height > 1500  # one row per character: far taller than the page ...

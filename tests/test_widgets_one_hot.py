@@ -1,25 +1,19 @@
-"""Tests of notebook 03's panel, its plain functions and its figures."""
+"""Tests of notebook 03's panel and its plain functions (its figures: test_figures.py)."""
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
 
 from d2lmini.text import Vocab, tokenize  # noqa: E402
 from d2lmini.widgets.one_hot import (  # noqa: E402
-    UNUSED,
-    draw_batch_transpose,
-    draw_partition,
-    draw_shift,
+    OneHotView,
     encode_text,
     make_one_hot_panel,
     minibatch_layout,
     minibatch_positions,
-    position_owner,
     transpose_batch,
 )
 
@@ -32,44 +26,44 @@ def small_vocab():
 
 def test_encode_text_indices_unknown_and_one_hot(small_vocab):
     enc = encode_text("cab?", small_vocab)
-    assert enc["tokens"] == ["c", "a", "b", "?"]
-    assert enc["indices"] == [3, 2, 1, 0]
-    assert enc["unknown"] == ["?"]
+    assert enc.tokens == ["c", "a", "b", "?"]
+    assert enc.indices == [3, 2, 1, 0]
+    assert enc.unknown == ["?"]
     expected = torch.tensor([[0, 0, 0, 1], [0, 0, 1, 0], [0, 1, 0, 0], [1, 0, 0, 0]])
-    assert torch.equal(enc["one_hot"], expected)
+    assert torch.equal(enc.one_hot, expected)
 
 
 def test_encode_text_preprocesses_on_request(bundled):
     raw = encode_text("Hi, You!", bundled.vocab)
-    assert raw["text"] == "Hi, You!" and set(raw["unknown"]) == {"H", ",", "Y", "!"}
+    assert raw.text == "Hi, You!" and set(raw.unknown) == {"H", ",", "Y", "!"}
     clean = encode_text("Hi, You!", bundled.vocab, preprocess_text=True)
-    assert clean["text"] == "hi you " and clean["unknown"] == []
-    assert clean["one_hot"].shape == (7, len(bundled.vocab))
-    assert 0 not in clean["indices"]
+    assert clean.text == "hi you " and clean.unknown == []
+    assert clean.one_hot.shape == (7, len(bundled.vocab))
+    assert 0 not in clean.indices
 
 
 def test_encode_empty_text(small_vocab):
     enc = encode_text("", small_vocab)
-    assert enc["tokens"] == [] and enc["one_hot"].shape == (0, len(small_vocab))
+    assert enc.tokens == [] and enc.one_hot.shape == (0, len(small_vocab))
 
 
 def test_transpose_batch_rows_and_steps(bundled):
     batch = transpose_batch("abcdefgh", bundled.vocab, 2, 4)
-    assert batch["rows"] == ["abcd", "efgh"]
-    assert batch["steps"] == ["ae", "bf", "cg", "dh"]
-    assert batch["X"].shape == (2, 4) and batch["X_T"].shape == (4, 2)
-    assert batch["one_hot"].shape == (4, 2, len(bundled.vocab))
+    assert batch.rows == ["abcd", "efgh"]
+    assert batch.steps == ["ae", "bf", "cg", "dh"]
+    assert batch.X.shape == (2, 4) and batch.X_T.shape == (4, 2)
+    assert batch.one_hot.shape == (4, 2, len(bundled.vocab))
     # the 1 of step t, row i sits at the index of character i*steps + t
-    assert batch["one_hot"][2, 1, bundled.vocab["g"]] == 1
-    assert batch["one_hot"].sum() == 8
+    assert batch.one_hot[2, 1, bundled.vocab["g"]] == 1
+    assert batch.one_hot.sum() == 8
 
 
 def test_transpose_batch_keeps_unknown_characters_as_typed(bundled):
     batch = transpose_batch("Ab,dEfgh", bundled.vocab, 2, 4)
-    assert batch["rows"] == ["Ab,d", "Efgh"]
-    assert batch["steps"] == ["AE", "bf", ",g", "dh"]
-    assert batch["X"][0].tolist() == [0, bundled.vocab["b"], 0, bundled.vocab["d"]]
-    assert batch["one_hot"][2, 0, 0] == 1
+    assert batch.rows == ["Ab,d", "Efgh"]
+    assert batch.steps == ["AE", "bf", ",g", "dh"]
+    assert batch.X[0].tolist() == [0, bundled.vocab["b"], 0, bundled.vocab["d"]]
+    assert batch.one_hot[2, 0, 0] == 1
 
 
 def test_transpose_batch_too_short(small_vocab):
@@ -118,27 +112,20 @@ def test_layout_too_short_raises():
         minibatch_layout("a long enough text for this", "shuffled", 1, 2)
 
 
-def test_position_owner():
-    positions = [torch.tensor([[1, 2], [5, 6]]), torch.tensor([[3, 4], [7, 8]])]
-    owner = position_owner(10, positions)
-    assert owner[0] is None and owner[9] is None
-    assert owner[2] == (0, 0) and owner[6] == (0, 1) and owner[3] == (1, 0) and owner[8] == (1, 1)
-
-
 def test_panel_computes_from_widget_values(bundled, capsys):
     panel = make_one_hot_panel(bundled.vocab, text="Hello there, general reader")
-    assert panel.state["encoding"]["text"] == "hello there general reader"
+    assert panel.state.encoding.text == "hello there general reader"
     panel.batch_size.value, panel.num_steps.value = 3, 4
-    assert panel.state["batch"]["X"].shape == (3, 4)
-    assert panel.state["batch"]["rows"] == ["hell", "o th", "ere "]
-    assert all(X.shape == (3, 4) for X in panel.state["positions"])
+    assert panel.state.batch.X.shape == (3, 4)
+    assert panel.state.batch.rows == ["hell", "o th", "ere "]
+    assert all(X.shape == (3, 4) for X in panel.state.positions)
     panel.sampling.value = "sequential"
-    seq = panel.state["positions"]
+    seq = panel.state.positions
     assert all(torch.equal(b[:, 0], a[:, -1] + 1) for a, b in zip(seq, seq[1:], strict=False))
     panel.sampling.value = "random"
-    text = panel.state["encoding"]["text"]
+    text = panel.state.encoding.text
     expected = minibatch_layout(text, "random", 3, 4, panel.seed.value)
-    assert panel.state["layout"] == expected
+    assert panel.state.layout == expected
     assert panel.message.value == ""
     assert "minibatch 0" in panel.layout_view.value
     assert "(3, 4)" in panel.batch_view.value
@@ -148,67 +135,24 @@ def test_panel_computes_from_widget_values(bundled, capsys):
 def test_panel_preprocess_toggle_shows_unknown(bundled):
     panel = make_one_hot_panel(bundled.vocab, text="Big Cat")
     panel.preprocess.value = False
-    assert panel.state["encoding"]["unknown"] == ["B", "C"]
-    assert panel.state["encoding"]["indices"][0] == 0
+    assert panel.state.encoding.unknown == ["B", "C"]
+    assert panel.state.encoding.indices[0] == 0
     assert "&lt;unk&gt;" in panel.encoding_view.value
 
 
 def test_panel_handles_empty_and_short_text(bundled, capsys):
     panel = make_one_hot_panel(bundled.vocab)
     panel.text.value = ""
-    assert panel.state == {"encoding": None, "batch": None, "positions": None, "layout": None}
+    assert panel.state == OneHotView()
     assert "Type some text" in panel.message.value
     panel.text.value = "!!!?"  # preprocesses to a single space
-    assert panel.state["encoding"]["text"] == " "
-    assert panel.state["batch"] is None and panel.state["layout"] is None
+    assert panel.state.encoding.text == " "
+    assert panel.state.batch is None and panel.state.layout is None
     assert "at least 10 characters" in panel.message.value
     assert "does not fit" in panel.message.value
     panel.text.value = "a text that is long enough"
-    assert panel.message.value == "" and panel.state["layout"] is not None
+    assert panel.message.value == "" and panel.state.layout is not None
     assert capsys.readouterr().out == ""
-
-
-def _rectangles(ax):
-    return [p for p in ax.patches if isinstance(p, Rectangle)]
-
-
-def test_draw_shift_pairs_and_boxes():
-    fig, ax = plt.subplots()
-    pairs = draw_shift(ax, "machine")
-    assert "".join(a for a, _ in pairs) == "machin"
-    assert "".join(b for _, b in pairs) == "achine"
-    assert len(_rectangles(ax)) == 7 + 6 + 6
-    with pytest.raises(ValueError):
-        draw_shift(ax, "m")
-    plt.close(fig)
-
-
-def test_draw_batch_transpose_counts_cells(bundled):
-    fig, ax = plt.subplots()
-    shape = draw_batch_transpose(ax, ["abc", "def"], bundled.vocab)
-    v = len(bundled.vocab)
-    assert shape == (3, 2, v)
-    rects = _rectangles(ax)
-    assert len(rects) == 2 * 6 + 3 * 2 * v
-    hot = [r for r in rects[12:] if r.get_facecolor()[:3] != (1.0, 1.0, 1.0)]
-    assert len(hot) == 6  # one coloured cell per (step, row)
-    with pytest.raises(ValueError):
-        draw_batch_transpose(ax, ["abc", "de"], bundled.vocab)
-    plt.close(fig)
-
-
-def test_draw_partition_colours_only_inputs():
-    text = "abcdefghijklmnopqrstuvwxyz" * 2
-    positions = minibatch_positions(len(text), "sequential", 2, 4, seed=2)
-    fig, ax = plt.subplots()
-    draw_partition(ax, text, positions, "sequential", width=13)
-    rects = _rectangles(ax)
-    assert len(rects) == len(text)
-    grey = matplotlib.colors.to_rgba(UNUSED)
-    used = {p for X in positions for p in X.flatten().tolist()}
-    for p, rect in enumerate(rects):
-        assert (rect.get_facecolor() == grey) == (p not in used)
-    plt.close(fig)
 
 
 def test_panel_layout_shows_labels_in_full_and_opens_with_the_table_closed(bundled):
@@ -221,3 +165,13 @@ def test_panel_layout_shows_labels_in_full_and_opens_with_the_table_closed(bundl
         assert slider.style.description_width == "initial"
     children = panel.widget.children
     assert children.index(panel.encoding_box) < children.index(panel.batch_view)
+
+
+def test_update_disables_the_controls_while_it_runs_and_returns_the_view(bundled):
+    panel = make_one_hot_panel(bundled.vocab, text="a text long enough for two rows of five")
+    seen = []
+    panel.layout_view.observe(lambda change: seen.append([c.disabled for c in panel.controls]), names="value")
+    panel.num_steps.value = 4
+    assert seen == [[True] * 6] and not any(c.disabled for c in panel.controls)
+    assert panel.update() is panel.state and isinstance(panel.state, OneHotView)
+    assert all(len(row) == 4 for batch in panel.state.layout for row in batch)

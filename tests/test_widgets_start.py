@@ -26,8 +26,12 @@ def test_low_temperature_sharpens_and_high_temperature_flattens():
 def test_moving_the_slider_redraws():
     panel = make_temperature_panel()
     assert panel.shown == softmax_with_temperature(EXAMPLE_SCORES, 1.0)
+    seen = []
+    panel.slider.observe(lambda change: seen.append(panel.slider.disabled), names="disabled")
     panel.slider.value = 0.2
     assert panel.shown == softmax_with_temperature(EXAMPLE_SCORES, 0.2)
+    assert seen == [True, False] and not panel.slider.disabled  # disabled while redrawing
+    assert panel.update() is panel.shown and panel.slider in panel.widget.children
 
 
 def test_the_temperature_label_is_shown_in_full():

@@ -1,7 +1,7 @@
 """The gradient-clipping panel of notebook 06: train with and without clipping, compare.
 
 `run_clipping_experiment(theta, lr, ...)` trains a small seeded scratch RNN on the
-bundled corpus and returns a plain dict (gradient norms and losses per minibatch, how
+bundled corpus and returns a `ClippingResult` (gradient norms and losses per minibatch, how
 many steps were clipped, final perplexities, and a status with a message).
 `make_clipping_panel()` wires it to a threshold slider (with "off") and a learning-rate
 slider that retrain and redraw; tests set the slider values from Python.
@@ -10,6 +10,7 @@ slider that retrain and redraw; tests set the slider values from Python.
 import functools
 import html
 import math
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -60,21 +61,42 @@ def clipping_config(theta: float | None, lr: float, num_epochs: int = NUM_EPOCHS
                        lr_schedule="constant", seed=seed)
 
 
+@dataclass
+class ClippingResult:
+    """One notebook-06 training run, as `run_clipping_experiment` returns it.
+
+    `step_grad_norm` is measured before clipping; `step_cosine` is filled by value clipping
+    only; the perplexities are those of the last epoch, None when training diverged.
+    `status` is "ok"; "exploded" (finished, but training perplexity no better than a uniform
+    guess); or "diverged" (`d2lmini.train` judged the run blown up); `message` says it in plain text.
+    """
+
+    method: str
+    theta: float | None
+    lr: float
+    seed: int
+    vocab_size: int
+    steps: int
+    step_grad_norm: list[float]
+    step_loss: list[float]
+    clipped_steps: int
+    step_cosine: list[float]
+    status: str = "ok"
+    message: str = ""
+    train_perplexity: float | None = None
+    valid_perplexity: float | None = None
+
+
 def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM_EPOCHS, seed: int = 0,
                             method: str = "norm", corpus: Corpus | None = None,
-                            device: torch.device | str = "cpu") -> dict:
-    """Train the notebook-06 model once and return what happened as a dict.
+                            device: torch.device | str = "cpu") -> ClippingResult:
+    """Train the notebook-06 model once and return what happened as a `ClippingResult`.
 
     `method="norm"` clips the global gradient norm at `theta` with `d2lmini.train.train`
     (`theta` None or "off": no clipping); `method="value"` clips every gradient entry
-    to [-theta, theta]. Keys: method, theta, lr, seed, steps, step_grad_norm (before
-    clipping), step_loss, clipped_steps, step_cosine (value clipping only),
-    train_perplexity and valid_perplexity (last epoch, None if training diverged),
-    vocab_size, status ("ok"; "exploded": finished, but training perplexity no better than
-    a uniform guess; "diverged": `d2lmini.train` judged the run blown up, the same verdict
-    on every CPU path: a loss above `divergence_limit`, a non-finite gradient or optimizer
-    state, or a final model that is non-finite or past the limit) and message (plain text).
-    Never raises because training went wrong.
+    to [-theta, theta]. A run is "diverged" on the same verdict on every CPU path: a loss
+    above `divergence_limit`, a non-finite gradient or optimizer state, or a final model
+    that is non-finite or past the limit. Never raises because training went wrong.
     """
     theta = parse_theta(theta)
     check_value(TRAIN_SETTINGS["clip_mode"], method)
@@ -84,56 +106,56 @@ def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM
     train_indices, valid_indices = corpus.split()
     config = clipping_config(theta, lr, num_epochs, seed, clip_mode=method)
     model = make_model("scratch", len(corpus.vocab), config, device)
-    result = {"method": method, "theta": theta, "lr": lr, "seed": seed, "vocab_size": len(corpus.vocab),
-              "train_perplexity": None, "valid_perplexity": None}
+    diverged = None
     try:
         history = train(model, train_indices, valid_indices, config)
     except TrainingDiverged as error:
-        history = error.history
-        result.update(status="diverged", message=str(error))
-    result.update(steps=len(history.step_loss), step_grad_norm=list(history.step_grad_norm),
-                  step_loss=list(history.step_loss), clipped_steps=history.clipped_steps,
-                  step_cosine=list(history.step_clip_cosine))
-    if "status" not in result:
-        result["train_perplexity"] = history.train_perplexity[-1]
-        result["valid_perplexity"] = history.valid_perplexity[-1]
-        worse = not result["train_perplexity"] < result["vocab_size"]
-        result["status"] = "exploded" if worse else "ok"
-        result["message"] = describe_result(result)
+        history, diverged = error.history, error
+    result = ClippingResult(method, theta, lr, seed, len(corpus.vocab), steps=len(history.step_loss),
+                            step_grad_norm=list(history.step_grad_norm), step_loss=list(history.step_loss),
+                            clipped_steps=history.clipped_steps, step_cosine=list(history.step_clip_cosine))
+    if diverged is not None:
+        result.status, result.message = "diverged", str(diverged)
+        return result
+    result.train_perplexity = history.train_perplexity[-1]
+    result.valid_perplexity = history.valid_perplexity[-1]
+    result.status = "ok" if result.train_perplexity < result.vocab_size else "exploded"
+    result.message = describe_result(result)
     return result
 
 
-def result_label(result: dict) -> str:
+def result_label(result: ClippingResult) -> str:
     """Return a short legend label such as "θ = 1", "no clipping" or "per element, c = 0.01"."""
-    if result["theta"] is None:
+    if result.theta is None:
         return "no clipping"
-    if result["method"] == "value":
-        return f"per element, c = {result['theta']:g}"
-    return f"θ = {result['theta']:g}"
+    if result.method == "value":
+        return f"per element, c = {result.theta:g}"
+    return f"θ = {result.theta:g}"
 
 
-def describe_result(result: dict) -> str:
+def describe_result(result: ClippingResult) -> str:
     """Return a one-paragraph plain-text summary of a finished (not diverged) run."""
-    steps, clipped = result["steps"], result["clipped_steps"]
-    what = (f"{result_label(result)}, learning rate {result['lr']:g}: "
+    steps, clipped = result.steps, result.clipped_steps
+    what = (f"{result_label(result)}, learning rate {result.lr:g}: "
             f"{clipped} of {steps} steps clipped ({100 * clipped / max(steps, 1):.1f} %), "
-            f"largest gradient norm {max(result['step_grad_norm'], default=0):.3g}. ")
-    ppl = (f"Final perplexity: training {result['train_perplexity']:.3g}, "
-           f"validation {result['valid_perplexity']:.3g}.")
-    if result["status"] == "exploded":
+            f"largest gradient norm {max(result.step_grad_norm, default=0):.3g}. ")
+    ppl = (f"Final perplexity: training {result.train_perplexity:.3g}, "
+           f"validation {result.valid_perplexity:.3g}.")
+    if result.status == "exploded":
         return (what + ppl + f" The loss exploded: that is worse than guessing uniformly among "
-                f"{result['vocab_size']} characters (perplexity {result['vocab_size']}). "
+                f"{result.vocab_size} characters (perplexity {result.vocab_size}). "
                 "Clip the gradients or lower the learning rate.")
     return what + ppl
 
 
-def plot_grad_norms(ax, results: list[dict], title: str = "Gradient norm per minibatch (before clipping)"):
+def plot_grad_norms(ax, results: list[ClippingResult],
+                    title: str = "Gradient norm per minibatch (before clipping)"):
     """Draw each run's gradient-norm trace (log scale), its threshold, and its clipped steps."""
     for result in results:
-        norms = result["step_grad_norm"]
+        norms = result.step_grad_norm
         (line,) = ax.plot(range(1, len(norms) + 1), norms, linewidth=1, label=result_label(result))
-        theta = result["theta"]
-        if theta is not None and result["method"] == "norm":
+        theta = result.theta
+        if theta is not None and result.method == "norm":
             ax.axhline(theta, color=line.get_color(), linestyle="--", linewidth=1)
             clipped = [(i, n) for i, n in enumerate(norms, 1) if n > theta]
             if clipped:
@@ -145,12 +167,12 @@ def plot_grad_norms(ax, results: list[dict], title: str = "Gradient norm per min
     ax.legend(loc="upper right", fontsize=8)
 
 
-def plot_losses(ax, results: list[dict], title: str = "Training loss per minibatch"):
+def plot_losses(ax, results: list[ClippingResult], title: str = "Training loss per minibatch"):
     """Draw each run's loss per minibatch, with the loss of a uniform guess as a dotted line."""
     for result in results:
-        ax.plot(range(1, len(result["step_loss"]) + 1), result["step_loss"], linewidth=1,
+        ax.plot(range(1, len(result.step_loss) + 1), result.step_loss, linewidth=1,
                 label=result_label(result))
-    uniform = math.log(results[0]["vocab_size"])
+    uniform = math.log(results[0].vocab_size)
     ax.axhline(uniform, color="gray", linestyle=":", linewidth=1)
     ax.annotate("uniform guess", (1, uniform), xycoords=("axes fraction", "data"), ha="right",
                 va="bottom", fontsize=8, color="gray")
@@ -161,10 +183,10 @@ def plot_losses(ax, results: list[dict], title: str = "Training loss per minibat
     ax.legend(loc="upper right", fontsize=8)
 
 
-def draw_result(result: dict):
+def draw_result(result: ClippingResult):
     """Return a figure with the gradient-norm trace and the loss curve of one run."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.4))
-    if result["steps"]:
+    if result.steps:
         plot_grad_norms(left, [result])
         plot_losses(right, [result])
     else:
@@ -180,7 +202,7 @@ class ClippingPanel:
     """Sliders for θ (with "off"), the learning rate and the seed; each change retrains and redraws.
 
     `panel.widget` is what the notebook shows; `panel.result` is the latest
-    `run_clipping_experiment` dict and `panel.status.value` the message shown above the plot.
+    `run_clipping_experiment` result and `panel.status.value` the message shown above the plot.
     """
 
     def __init__(self, corpus: Corpus | None = None, device: torch.device | str = "cpu",
@@ -195,20 +217,20 @@ class ClippingPanel:
                                      layout=widgets.Layout(width="140px"))
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
-        self.result: dict | None = None
+        self.result: ClippingResult | None = None
         for control in (self.theta, self.lr, self.seed):
-            control.observe(self.update, names="value")
+            control.observe(lambda change: self.update(), names="value")
         self.widget = widgets.VBox([widgets.HBox([self.theta, self.lr, self.seed]), self.status, self.image])
 
-    def update(self, change=None) -> dict:
-        """Retrain with the current slider values, redraw, and return the result dict."""
+    def update(self) -> ClippingResult:
+        """Retrain with the current slider values, redraw, and return the result."""
         self.status.value = "<i>training…</i>"
         with controls_disabled((self.theta, self.lr, self.seed)):
             self.result = run_clipping_experiment(self.theta.value, self.lr.value, self.num_epochs,
                                                   self.seed.value, corpus=self.corpus, device=self.device)
-        colour = {"ok": "green", "exploded": "darkorange", "diverged": "crimson"}[self.result["status"]]
-        self.status.value = (f"<span style='color:{colour}'><b>{self.result['status']}</b></span>: "
-                             f"{html.escape(self.result['message'])}")
+        colour = {"ok": "green", "exploded": "darkorange", "diverged": "crimson"}[self.result.status]
+        self.status.value = (f"<span style='color:{colour}'><b>{self.result.status}</b></span>: "
+                             f"{html.escape(self.result.message)}")
         show_png(self.image, figure_png(draw_result(self.result)))
         return self.result
 

@@ -2,9 +2,12 @@
 
 `check_concat_equality` draws random matrices of the chosen sizes and compares the two
 ways of computing the pre-activation; `ConcatMatmulPanel` puts sliders for the sizes
-and the seed over the block picture (`d2lmini.figures.draw_block_matmul`) and the check.
+and the seed over the block picture (`d2lmini.figures.draw_block_matmul`) and the check;
+`make_concat_matmul_panel` builds it.
 """
 
+
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -25,17 +28,30 @@ def fused_matmul(X: torch.Tensor, H: torch.Tensor, W_xh: torch.Tensor, W_hh: tor
     return torch.cat((X, H), dim=1) @ torch.cat((W_xh, W_hh), dim=0)
 
 
+@dataclass
+class ConcatCheck:
+    """What `check_concat_equality` finds (notebook 02): the `shapes` of every matrix by name
+    ("X", "H", "W_xh", "W_hh", "[X, H]", "[W_xh; W_hh]", "result"), the largest difference of
+    the two ways, the largest difference allowed, whether every entry is within its bound, and
+    the fused product (on the CPU)."""
+
+    shapes: dict[str, tuple[int, ...]]
+    max_abs_diff: float
+    tolerance: float
+    equal: bool
+    result: torch.Tensor
+
+
 def check_concat_equality(batch: int, num_inputs: int, num_hiddens: int, seed: int = 0,
-                          device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> dict:
+                          device: torch.device | str = "cpu",
+                          dtype: torch.dtype = torch.float32) -> ConcatCheck:
     """Draw X, H, W_xh, W_hh from N(0, 1) with `seed` and compare `two_matmuls` with `fused_matmul`.
 
     Random numbers are drawn on the CPU and moved to `device`. "Equal" means equal up to
     rounding: each entry is a sum of k = inputs + hiddens products, and two summation
     orders of such a sum differ by at most about k * eps * sum(|x_i w_i|) (eps: the
     machine epsilon of `dtype`), so entry (i, j) may differ by k * eps * (|X| |W_xh| + |H| |W_hh|)_ij.
-    Returns a dict with the "shapes" of every matrix (tuples), "max_abs_diff" (a float),
-    "tolerance" (the largest allowed difference, a float), "equal" (every entry within its
-    bound) and "result" (the fused product, on the CPU).
+    Returns a `ConcatCheck`.
     """
     for name, value in (("batch", batch), ("num_inputs", num_inputs), ("num_hiddens", num_hiddens)):
         if value < 1:
@@ -51,24 +67,20 @@ def check_concat_equality(batch: int, num_inputs: int, num_hiddens: int, seed: i
     eps = torch.finfo(dtype).eps
     bound = (num_inputs + num_hiddens) * eps * two_matmuls(X.abs(), H.abs(), W_xh.abs(), W_hh.abs())
     difference = (separate - fused).abs()
-    return {
-        "shapes": {"X": tuple(X.shape), "H": tuple(H.shape), "W_xh": tuple(W_xh.shape),
-                   "W_hh": tuple(W_hh.shape), "[X, H]": (batch, num_inputs + num_hiddens),
-                   "[W_xh; W_hh]": (num_inputs + num_hiddens, num_hiddens), "result": tuple(fused.shape)},
-        "max_abs_diff": float(difference.max()),
-        "tolerance": float(bound.max()),
-        "equal": bool((difference <= bound).all()),
-        "result": fused.cpu(),
-    }
+    shapes = {"X": tuple(X.shape), "H": tuple(H.shape), "W_xh": tuple(W_xh.shape),
+              "W_hh": tuple(W_hh.shape), "[X, H]": (batch, num_inputs + num_hiddens),
+              "[W_xh; W_hh]": (num_inputs + num_hiddens, num_hiddens), "result": tuple(fused.shape)}
+    return ConcatCheck(shapes, float(difference.max()), float(bound.max()),
+                       bool((difference <= bound).all()), fused.cpu())
 
 
-def describe_check(check: dict) -> str:
+def describe_check(check: ConcatCheck) -> str:
     """Return a short HTML sentence describing the result of `check_concat_equality`."""
-    s = check["shapes"]
-    verdict = "equal (up to rounding)" if check["equal"] else "DIFFERENT"
+    s = check.shapes
+    verdict = "equal (up to rounding)" if check.equal else "DIFFERENT"
     return (f"X {s['X']} · W_xh {s['W_xh']} + H {s['H']} · W_hh {s['W_hh']} and "
             f"[X, H] {s['[X, H]']} · [W_xh; W_hh] {s['[W_xh; W_hh]']} are <b>{verdict}</b>; "
-            f"largest difference {check['max_abs_diff']:.1e}, result {s['result']}.")
+            f"largest difference {check.max_abs_diff:.1e}, result {s['result']}.")
 
 
 class ConcatMatmulPanel:
@@ -89,7 +101,7 @@ class ConcatMatmulPanel:
         self.seed = widgets.IntSlider(value=seed, min=0, max=99, description="seed")
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
-        self.check: dict | None = None
+        self.check: ConcatCheck | None = None
         controls = widgets.HBox([widgets.VBox([self.batch, self.num_inputs]),
                                  widgets.VBox([self.num_hiddens, self.seed])])
         self.widget = widgets.VBox([controls, self.status, self.image])
@@ -98,7 +110,7 @@ class ConcatMatmulPanel:
             control.observe(lambda change: self.update(), names="value")
         self.update()
 
-    def update(self, change=None) -> dict:
+    def update(self) -> ConcatCheck:
         """Re-run the check for the current sliders, redraw the block picture, return the check."""
         with controls_disabled(self.controls):
             self.check = check_concat_equality(self.batch.value, self.num_inputs.value,

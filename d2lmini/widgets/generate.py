@@ -92,7 +92,7 @@ class GeneratePanel:
         self.text: str | None = None
         self.controls = (self.prefix, self.num_chars, self.greedy, self.temperature, self.seed)
         for control in self.controls:
-            control.observe(self.update, names="value")
+            control.observe(lambda change: self.update(), names="value")
         self.widget = widgets.VBox([
             self.prefix, self.num_chars,
             widgets.HBox([self.greedy, self.temperature, self.seed]),
@@ -100,8 +100,8 @@ class GeneratePanel:
         ])
         self.update()
 
-    def update(self, change=None) -> None:
-        """Generate again from the current widget values and refresh the view.
+    def update(self) -> str | None:
+        """Generate again from the current values, refresh the view, return the text (None on bad input).
 
         The controls are disabled while the model generates, so the text always belongs
         to the settings on screen.
@@ -111,6 +111,7 @@ class GeneratePanel:
         with controls_disabled(self.controls):
             self.text, self.view.value = generation_html(self.model, self.vocab, self.prefix.value,
                                                          self.num_chars.value, temperature, self.seed.value)
+        return self.text
 
 
 def make_generate_panel(model, vocab: Vocab, prefix: str = DEFAULT_PREFIX, num_chars: int = 100,

@@ -1,94 +1,39 @@
-"""Gradients flowing back through time: the figures and the panel of notebook 05.
+"""Gradients flowing back through time: the panel of notebook 05.
 
-`draw_bptt_graph` draws the unrolled RNN with its losses and the backward arrows;
-`draw_reach_curves` plots ||dL/dH_{T-k}|| against k for several spectral radii;
-`reach_view` computes what the gradient-reach panel shows for one spectral radius and
+The notebook's static figures (`draw_bptt_graph`, `draw_reach_curves`) are in
+`d2lmini.figures`; `reach_view` computes what the gradient-reach panel shows for one spectral radius and
 one truncation length, and `GradientReachPanel` wires it to two sliders.
 """
 
 
+from dataclasses import dataclass
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from d2lmini.figures import draw_unrolled_rnn
 from d2lmini.gradcheck import gradient_norms_back_in_time
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
 
-BACKWARD_COLOR = "#cc0000"
+
+@dataclass
+class ReachView:
+    """What the gradient-reach panel of notebook 05 shows: for every k = 0..max_k, the norm
+    ||dL/dH_{T-k}||, the reference radius^k and whether truncation keeps it; the share of the
+    summed norms truncation drops, and one sentence saying so."""
+
+    k: list[int]
+    norms: list[float]
+    reference: list[float]
+    kept: list[bool]
+    dropped_share: float
+    summary: str
 
 
-def _center(patch) -> tuple[float, float]:
-    return patch.get_x() + patch.get_width() / 2, patch.get_y() + patch.get_height() / 2
-
-
-def draw_bptt_graph(ax, num_steps: int = 3) -> dict:
-    """Draw the unrolled RNN with a loss L_t on every output and the backward pass in red.
-
-    Builds on `d2lmini.figures.draw_unrolled_rnn` (forward arrows in black), adds the loss
-    nodes and, in dashed red, the paths the gradient takes: from each L_t down to O_t and
-    H_t, and from every H_t back to H_{t-1}. Returns {"nodes": {label: patch},
-    "forward": [arrows], "backward": [arrows]}.
-    """
-    drawn = draw_unrolled_rnn(ax, num_steps)
-    nodes = dict(drawn["nodes"])
-    backward = []
-
-    def red_arrow(start, end, bend=0.0):
-        arrow = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, linewidth=1.4,
-                                color=BACKWARD_COLOR, linestyle="--", connectionstyle=f"arc3,rad={bend}")
-        ax.add_patch(arrow)
-        backward.append(arrow)
-
-    for t in range(1, num_steps + 1):
-        ox, oy = _center(nodes[f"$O_{t}$"])
-        hx, hy = _center(nodes[f"$H_{t}$"])
-        box = FancyBboxPatch((ox - 0.45, oy + 1.0 - 0.27), 0.9, 0.54,
-                             boxstyle="round,pad=0.02,rounding_size=0.1",
-                             facecolor="#f4cccc", edgecolor="black", linewidth=1.2)
-        ax.add_patch(box)
-        ax.text(ox, oy + 1.0, f"$L_{t}$", ha="center", va="center", fontsize=12)
-        nodes[f"$L_{t}$"] = box
-        ax.add_patch(FancyArrowPatch((ox, oy + 0.3), (ox, oy + 0.73), arrowstyle="-|>", mutation_scale=14,
-                                     linewidth=1.2, color="black"))
-        red_arrow((ox - 0.25, oy + 0.73), (ox - 0.25, oy + 0.3))
-        red_arrow((hx - 0.25, oy - 0.3), (hx - 0.25, hy + 0.3))
-        px, py = _center(nodes[f"$H_{t - 1}$"])
-        red_arrow((hx - 0.3, hy - 0.3), (px + 0.3, py - 0.3), bend=-0.35)
-    ax.text(num_steps * 1.8 / 2, -1.05, "gradients flow back along the red arrows; where two arrive "
-            "at one $H_t$ they are added", ha="center", va="center", fontsize=9, color=BACKWARD_COLOR)
-    ax.set_ylim(-1.3, 4.6)
-    ax.set_title(f"Backpropagation through time over {num_steps} steps: forward in black, backward in red")
-    return {"nodes": nodes, "forward": drawn["arrows"], "backward": backward}
-
-
-def draw_reach_curves(ax, radii, max_k: int = 50, input_scale: float = 1.0,
-                      **kwargs) -> dict[float, list[float]]:
-    """Plot ||dL/dH_{T-k}|| against k on a log scale, one curve per spectral radius in `radii`.
-
-    Returns {radius: norms} as computed by `d2lmini.bptt.gradient_norms_back_in_time`
-    (extra keyword arguments are passed on to it).
-    """
-    curves = {}
-    for radius in radii:
-        curves[radius] = gradient_norms_back_in_time(radius, max_k, input_scale=input_scale, **kwargs)
-        ax.semilogy(range(max_k + 1), curves[radius], label=f"ρ = {radius:g}")
-    ax.axhline(1.0, color="gray", linewidth=0.8)
-    ax.set_xlabel("k: steps back in time")
-    ax.set_ylabel(r"$\|\partial L / \partial H_{T-k}\|$")
-    ax.set_title("no inputs (H stays 0, tanh' = 1)" if input_scale == 0 else "random token inputs")
-    ax.legend(fontsize=8)
-    return curves
-
-
-def reach_view(radius: float, truncation: int, max_k: int = 50, inputs: bool = True) -> dict:
-    """Return what the gradient-reach panel shows for spectral radius `radius` of W_hh.
+def reach_view(radius: float, truncation: int, max_k: int = 50, inputs: bool = True) -> ReachView:
+    """Return the `ReachView` of the gradient-reach panel for spectral radius `radius` of W_hh (notebook 05).
 
     Truncated BPTT over `truncation` steps keeps dL/dH_{T-k} only for k < truncation.
-    Keys: "k", "norms" (||dL/dH_{T-k}||, k = 0..max_k), "reference" (radius^k),
-    "kept" (k < truncation), "dropped_share" (the share of the summed norms that
-    truncation drops) and "summary" (one sentence for the panel).
     """
     if not radius > 0:
         raise ValueError(f"the spectral radius must be positive, not {radius}")
@@ -103,8 +48,7 @@ def reach_view(radius: float, truncation: int, max_k: int = 50, inputs: bool = T
     summary = (f"ρ = {radius:.2f}{' with token inputs' if inputs else ', no inputs'}: "
                f"{describe_change(norms)}; truncating after {truncation} steps drops {share:.1%} "
                "of the summed gradient norms.")
-    return {"k": ks, "norms": norms, "reference": [radius**k for k in ks], "kept": kept,
-            "dropped_share": share, "summary": summary}
+    return ReachView(ks, norms, [radius**k for k in ks], kept, share, summary)
 
 
 def describe_change(norms: list[float]) -> str:
@@ -127,16 +71,16 @@ def describe_change(norms: list[float]) -> str:
             f"(×{ratio ** (1 / steps):.3f} per step on average)")
 
 
-def draw_reach(ax, view: dict) -> None:
+def draw_reach(ax, view: ReachView) -> None:
     """Draw `view` (from `reach_view`): kept part solid, truncated part grey, radius^k dotted."""
     ax.clear()
-    ks, norms, kept = view["k"], view["norms"], view["kept"]
+    ks, norms, kept = view.k, view.norms, view.kept
     cut = sum(kept)
     ax.semilogy(ks[:cut], norms[:cut], "o-", markersize=3, color="C0", label="kept by truncated BPTT")
     if cut < len(ks):
         ax.semilogy(ks[cut - 1 :], norms[cut - 1 :], "o--", markersize=3, color="gray", label="dropped")
         ax.axvspan(cut - 0.5, ks[-1] + 0.5, color="gray", alpha=0.12)
-    ax.semilogy(ks, view["reference"], ":", color="C3", label=r"$\rho^k$")
+    ax.semilogy(ks, view.reference, ":", color="C3", label=r"$\rho^k$")
     ax.axhline(1.0, color="gray", linewidth=0.8)
     ax.set_ylim(1e-12, 1e12)
     ax.set_xlim(-0.5, ks[-1] + 0.5)
@@ -163,7 +107,7 @@ class GradientReachPanel:
                                        indent=False, layout=widgets.Layout(width="auto"))
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
-        self.view: dict | None = None
+        self.view: ReachView | None = None
         self.controls = (self.radius, self.truncation, self.inputs)
         self.widget = widgets.VBox([widgets.HBox([self.radius, self.truncation]), self.inputs,
                                     self.status, self.image])
@@ -171,11 +115,11 @@ class GradientReachPanel:
             control.observe(lambda change: self.update(), names="value")
         self.update()
 
-    def update(self, change=None) -> dict:
+    def update(self) -> ReachView:
         """Recompute the view for the current controls, redraw (controls disabled meanwhile), return it."""
         with controls_disabled(self.controls):
             self.view = reach_view(self.radius.value, self.truncation.value, self.max_k, self.inputs.value)
-            self.status.value = self.view["summary"]
+            self.status.value = self.view.summary
             figure, ax = plt.subplots(figsize=(7, 3.2))
             draw_reach(ax, self.view)
             show_png(self.image, figure_png(figure))

@@ -7,6 +7,7 @@ row per character read so far.
 """
 
 import html
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -58,12 +59,23 @@ def check_sentence(text: str, vocab: Vocab) -> None:
                          f"{', '.join(repr(c) for c in unknown)}. Use only these characters: {known!r}.")
 
 
-def explorer_view(model, vocab: Vocab, text: str, step: int, k: int = 3) -> dict:
-    """Return what the explorer shows after reading the first `step` characters of `text`.
+@dataclass
+class ExplorerView:
+    """What the hidden-state explorer of notebook 01 shows: the characters read (`prefix`), the
+    hidden state after each one (`states`, a (step, hiddens) CPU tensor), one printable label per
+    row (`labels`) and the most likely next characters with their probabilities (`next`)."""
 
-    Keys: "prefix" (the characters read), "states" (step, hiddens) CPU tensor, "labels"
-    (one printable label per row) and "next" (the top-`k` next characters). Raises
-    ValueError naming the sentence or the step when either is not usable.
+    prefix: str
+    states: torch.Tensor
+    labels: list[str]
+    next: list[tuple[str, float]]
+
+
+def explorer_view(model, vocab: Vocab, text: str, step: int, k: int = 3) -> ExplorerView:
+    """Return the `ExplorerView` after reading the first `step` characters of `text` (notebook 01).
+
+    `next` holds the top-`k` next characters. Raises ValueError naming the sentence or the
+    step when either is not usable.
     """
     check_sentence(text, vocab)
     if not 1 <= step <= len(text):
@@ -71,25 +83,24 @@ def explorer_view(model, vocab: Vocab, text: str, step: int, k: int = 3) -> dict
     prefix = text[:step]
     states = hidden_states_for(model, vocab, prefix)
     labels = [f"{t + 1}: '{c}'" for t, c in enumerate(prefix)]
-    return {"prefix": prefix, "states": states, "labels": labels,
-            "next": next_char_probabilities(model, vocab, prefix, k)}
+    return ExplorerView(prefix, states, labels, next_char_probabilities(model, vocab, prefix, k))
 
 
 ROW_INCHES = 0.2  # height of one heatmap row: 16 px at figure_png's 80 dpi
 MAX_SHOWN_HEIGHT = "440px"  # taller heatmaps scroll inside the panel instead of pushing everything down
 
 
-def draw_view(ax, view: dict) -> None:
-    """Draw the heatmap of `view["states"]` (one row per character read) on `ax`."""
+def draw_view(ax, view: ExplorerView) -> None:
+    """Draw the heatmap of `view.states` (one row per character read) on `ax`."""
     ax.clear()
-    heatmap(ax, view["states"], row_labels=view["labels"], title="hidden state after each character read")
+    heatmap(ax, view.states, row_labels=view.labels, title="hidden state after each character read")
     ax.set_xlabel("hidden unit")
     ax.set_ylabel("step: character read")
 
 
-def view_png(view: dict) -> bytes:
+def view_png(view: ExplorerView) -> bytes:
     """Return the heatmap of `view` as PNG bytes: 7 inches wide, one `ROW_INCHES` row per character."""
-    figure, ax = plt.subplots(figsize=(7, 1.3 + ROW_INCHES * len(view["prefix"])))
+    figure, ax = plt.subplots(figsize=(7, 1.3 + ROW_INCHES * len(view.prefix)))
     draw_view(ax, view)
     return figure_png(figure)
 
@@ -115,7 +126,7 @@ class HiddenStateExplorer:
         self.image = widgets.Image(format="png")
         scroll = widgets.Layout(max_height=MAX_SHOWN_HEIGHT, overflow="auto")
         self.plot = widgets.Box([self.image], layout=scroll)
-        self.view: dict | None = None
+        self.view: ExplorerView | None = None
         self.widget = widgets.VBox([self.text, self.step, self.status, self.plot])
         self.text.observe(self._on_text, names="value")
         self.step.observe(lambda change: self.update(), names="value")
@@ -125,7 +136,7 @@ class HiddenStateExplorer:
         self.step.max = max(1, len(change["new"]))
         self.update()
 
-    def update(self, change=None) -> dict | None:
+    def update(self) -> ExplorerView | None:
         """Recompute the view for the current controls and redraw (or show what is wrong, and no plot).
 
         Returns the view (None for a sentence the model cannot read); the controls are
@@ -134,7 +145,7 @@ class HiddenStateExplorer:
         with controls_disabled((self.text, self.step)):
             return self._redraw()
 
-    def _redraw(self) -> dict | None:
+    def _redraw(self) -> ExplorerView | None:
         try:
             self.view = explorer_view(self.model, self.vocab, self.text.value, self.step.value)
         except ValueError as error:
@@ -143,9 +154,9 @@ class HiddenStateExplorer:
                                 f'{html.escape(str(error))}</span>'
             self.plot.layout.display = "none"
             return None
-        guesses = ", ".join(f"'{html.escape(c)}' {p:.0%}" for c, p in self.view["next"])
-        self.status.value = (f"read <code>{html.escape(repr(self.view['prefix']))}</code> "
-                             f"({len(self.view['prefix'])} characters); the model guesses next: {guesses}")
+        guesses = ", ".join(f"'{html.escape(c)}' {p:.0%}" for c, p in self.view.next)
+        self.status.value = (f"read <code>{html.escape(repr(self.view.prefix))}</code> "
+                             f"({len(self.view.prefix)} characters); the model guesses next: {guesses}")
         show_png(self.image, view_png(self.view))
         self.plot.layout.display = None
         return self.view

@@ -1,4 +1,4 @@
-"""Notebook 03's panel and figures: text -> tokens -> indices -> one-hot -> minibatches.
+"""Notebook 03's panel: text -> tokens -> indices -> one-hot -> minibatches.
 
 Plain functions compute everything the panel shows, so tests can call them directly:
 
@@ -8,60 +8,86 @@ Plain functions compute everything the panel shows, so tests can call them direc
 - `minibatch_positions` / `minibatch_layout`: which text positions (characters) land in
   which minibatch under random sampling or sequential partitioning.
 
-`OneHotPanel` (built by `make_one_hot_panel`) wires them to ipywidgets; the drawing
-functions `draw_shift`, `draw_batch_transpose` and `draw_partition` draw the notebook's
-figures on a matplotlib Axes.
+`OneHotPanel` (built by `make_one_hot_panel`) wires them to ipywidgets. The notebook's
+static figures (`draw_shift`, `draw_batch_transpose`, `draw_partition`) are in `d2lmini.figures`.
 """
 
 import html
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import torch
 import torch.nn.functional as F
-from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from d2lmini.batching import make_batches
+from d2lmini.figures import PALETTE, UNUSED, position_owner, show_char
 from d2lmini.text import Vocab, preprocess, tokenize
+from d2lmini.widgets import controls_disabled
 
 DEFAULT_TEXT = "a hidden state carries the past into the present"
-SPACE = "\u2423"  # the visible-space symbol, used wherever a space would be invisible
-PALETTE = ["#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
-           "#b3de69", "#fccde5", "#bc80bd", "#ccebc5", "#ffed6f", "#d9d9d9"]
-UNUSED = "#f0f0f0"
-
-
-def show_char(token: str) -> str:
-    """Return `token` with a space replaced by a visible symbol (for tables and figures)."""
-    return SPACE if token == " " else token
 
 
 # --------------------------------------------------------------------------- plain functions
 
 
-def encode_text(text: str, vocab: Vocab, preprocess_text: bool = False) -> dict:
-    """Return the character encoding of `text` under `vocab` (notebook 03).
+@dataclass
+class Encoding:
+    """What `encode_text` computes: the text encoded, its tokens, their indices, the characters
+    mapped to `<unk>` and the (tokens, vocab) one-hot matrix (notebook 03)."""
 
-    The dict holds "text" (the text encoded, after `preprocess` if `preprocess_text`),
-    "tokens" (its characters), "indices" (one int per token; unknown ones give 0),
-    "unknown" (the distinct characters mapped to `<unk>`) and "one_hot" (a long tensor
-    of shape (len(tokens), len(vocab)) with a single 1 per row).
+    text: str
+    tokens: list[str]
+    indices: list[int]
+    unknown: list[str]
+    one_hot: torch.Tensor
+
+
+@dataclass
+class TransposedBatch:
+    """What `transpose_batch` computes: X (batch, steps), X_T (steps, batch), one_hot (steps, batch,
+    vocab), and the characters as strings, one per batch row (`rows`) and one per time step (`steps`)."""
+
+    X: torch.Tensor
+    X_T: torch.Tensor
+    one_hot: torch.Tensor
+    rows: list[str]
+    steps: list[str]
+
+
+@dataclass
+class OneHotView:
+    """What the notebook 03 panel shows; a field is None when it could not be computed."""
+
+    encoding: Encoding | None = None
+    batch: TransposedBatch | None = None
+    positions: list[torch.Tensor] | None = None
+    layout: list[list[str]] | None = None
+
+
+
+def encode_text(text: str, vocab: Vocab, preprocess_text: bool = False) -> Encoding:
+    """Return the character `Encoding` of `text` under `vocab` (notebook 03).
+
+    Its `text` is the text encoded (after `preprocess` if `preprocess_text`), `tokens` its
+    characters, `indices` one int per token (unknown ones give 0), `unknown` the distinct
+    characters mapped to `<unk>` and `one_hot` a long tensor of shape (len(tokens), len(vocab))
+    with a single 1 per row.
     """
     if preprocess_text:
         text = preprocess(text)
     tokens = tokenize(text, "char")
     indices = vocab.indices(tokens)
     one_hot = F.one_hot(torch.tensor(indices, dtype=torch.long), len(vocab))
-    return {"text": text, "tokens": tokens, "indices": indices,
-            "unknown": vocab.unknown_characters(text), "one_hot": one_hot}
+    return Encoding(text, tokens, indices, vocab.unknown_characters(text), one_hot)
 
 
-def transpose_batch(text: str, vocab: Vocab, batch_size: int, num_steps: int) -> dict:
-    """Cut the start of `text` into one (batch_size, num_steps) minibatch and transpose it.
+def transpose_batch(text: str, vocab: Vocab, batch_size: int, num_steps: int) -> TransposedBatch:
+    """Cut the start of `text` into one (batch_size, num_steps) minibatch and transpose it (notebook 03).
 
-    Row i of the minibatch holds characters i*num_steps ... (i+1)*num_steps - 1. Returns
-    "X" (batch, steps) indices, "X_T" (steps, batch), "one_hot" (steps, batch, vocab), and
-    the characters of both as lists of strings (as typed, even where the index is `<unk>`):
-    "rows" (one per batch row) and "steps" (one per time step). Raises ValueError when the
+    Row i of the minibatch holds characters i*num_steps ... (i+1)*num_steps - 1. Returns a
+    `TransposedBatch`: X (batch, steps) indices, X_T (steps, batch), one_hot (steps, batch,
+    vocab), and the characters of both as strings (as typed, even where the index is `<unk>`):
+    `rows` (one per batch row) and `steps` (one per time step). Raises ValueError when the
     text is too short.
     """
     if batch_size < 1 or num_steps < 1:
@@ -74,7 +100,7 @@ def transpose_batch(text: str, vocab: Vocab, batch_size: int, num_steps: int) ->
     X_T = X.T
     rows = [text[i * num_steps: (i + 1) * num_steps] for i in range(batch_size)]
     steps = ["".join(row[t] for row in rows) for t in range(num_steps)]
-    return {"X": X, "X_T": X_T, "one_hot": F.one_hot(X_T, len(vocab)), "rows": rows, "steps": steps}
+    return TransposedBatch(X, X_T, F.one_hot(X_T, len(vocab)), rows, steps)
 
 
 def minibatch_positions(num_tokens: int, sampling: str, batch_size: int, num_steps: int,
@@ -97,16 +123,6 @@ def minibatch_layout(text: str, sampling: str, batch_size: int, num_steps: int,
     return [["".join(text[p] for p in row) for row in X.tolist()] for X in positions]
 
 
-def position_owner(num_tokens: int, positions: list[torch.Tensor]) -> list[tuple[int, int] | None]:
-    """Return, for every text position, (minibatch, row) of the input it becomes, or None if unused."""
-    owner: list[tuple[int, int] | None] = [None] * num_tokens
-    for k, X in enumerate(positions):
-        for i, row in enumerate(X.tolist()):
-            for p in row:
-                owner[p] = (k, i)
-    return owner
-
-
 # --------------------------------------------------------------------------- HTML views
 
 
@@ -124,9 +140,9 @@ def _table(rows: list[list[str]], caption: str = "") -> str:
             f'<table style="border-collapse:collapse">{body}</table></div>')
 
 
-def encoding_html(encoding: dict, vocab: Vocab, max_tokens: int = 24) -> str:
+def encoding_html(encoding: Encoding, vocab: Vocab, max_tokens: int = 24) -> str:
     """Return an HTML view of `encode_text`'s result: tokens, indices and the one-hot matrix."""
-    tokens, indices = encoding["tokens"][:max_tokens], encoding["indices"][:max_tokens]
+    tokens, indices = encoding.tokens[:max_tokens], encoding.indices[:max_tokens]
     header = [_cell("token", "#eee", True), _cell("index", "#eee", True)]
     header += [_cell(html.escape(show_char(t)), "#eee", True) for t in vocab.idx_to_token]
     rows = [header]
@@ -135,23 +151,23 @@ def encoding_html(encoding: dict, vocab: Vocab, max_tokens: int = 24) -> str:
         row += [_cell("1", "#3182bd", True, color="white") if j == index else _cell("0", color="#bbbbbb")
                 for j in range(len(vocab))]
         rows.append(row)
-    shown = len(encoding["tokens"])
+    shown = len(encoding.tokens)
     more = f" (first {max_tokens} of {shown} shown)" if shown > max_tokens else ""
     caption = (f"one-hot matrix: {shown} tokens x {len(vocab)} vocabulary entries{more}; "
                "columns are the vocabulary in index order")
-    unknown = encoding["unknown"]
+    unknown = encoding.unknown
     note = ("" if not unknown else
             "<p>Mapped to &lt;unk&gt; (index 0): "
             + ", ".join(f"<code>{html.escape(repr(c))}</code>" for c in unknown) + "</p>")
     return note + _table(rows, caption)
 
 
-def batch_html(batch: dict) -> str:
+def batch_html(batch: TransposedBatch) -> str:
     """Return an HTML view of `transpose_batch`'s result: the minibatch before and after `.T`."""
-    before = [[_cell(html.escape(show_char(c))) for c in row] for row in batch["rows"]]
-    after = [[_cell(html.escape(show_char(c))) for c in step] for step in batch["steps"]]
-    b, s = batch["X"].shape
-    v = batch["one_hot"].shape[-1]
+    before = [[_cell(html.escape(show_char(c))) for c in row] for row in batch.rows]
+    after = [[_cell(html.escape(show_char(c))) for c in step] for step in batch.steps]
+    b, s = batch.X.shape
+    v = batch.one_hot.shape[-1]
     return ('<div style="display:flex;flex-wrap:wrap;align-items:flex-start">'
             + _table(before, f"X: (batch, steps) = ({b}, {s}); row = one subsequence")
             + _table(after, f"X.T: (steps, batch) = ({s}, {b}); row = one time step")
@@ -192,9 +208,9 @@ class OneHotPanel:
     and which characters land in which minibatch.
 
     The widgets are attributes (`text`, `preprocess`, `sampling`, `batch_size`, `num_steps`,
-    `seed`); after every change `state` holds what was computed ("encoding", "batch",
-    "positions", "layout", each None when it could not be computed) and `message` says why
-    not. `widget` is the box to display.
+    `seed`); after every change `state` holds what was computed (a `OneHotView`, whose
+    fields are None when they could not be computed) and `message` says why not.
+    `widget` is the box to display.
     """
 
     def __init__(self, vocab: Vocab, text: str = DEFAULT_TEXT):
@@ -216,11 +232,13 @@ class OneHotPanel:
         self.encoding_view = widgets.HTML()
         self.batch_view = widgets.HTML()
         self.layout_view = widgets.HTML()
-        self.state: dict = {}
+        self.state = OneHotView()
         controls = [self.text, self.preprocess, self.sampling,
                     widgets.HBox([self.batch_size, self.num_steps, self.seed])]
-        for control in controls[:3] + [self.batch_size, self.num_steps, self.seed]:
-            control.observe(self.update, names="value")
+        self.controls = (self.text, self.preprocess, self.sampling,
+                         self.batch_size, self.num_steps, self.seed)
+        for control in self.controls:
+            control.observe(lambda change: self.update(), names="value")
         # Closed at first, so the minibatch views below stay on screen; a click opens it.
         # set_title (not the titles= argument) works with ipywidgets 7 as well as 8.
         self.encoding_box = widgets.Accordion(children=[self.encoding_view], selected_index=None)
@@ -232,11 +250,19 @@ class OneHotPanel:
         ])
         self.update()
 
-    def update(self, change=None) -> None:
-        """Recompute everything from the current widget values and refresh the views."""
+    def update(self) -> OneHotView:
+        """Recompute everything from the current widget values, refresh the views, return the view.
+
+        The controls are disabled meanwhile.
+        """
+        with controls_disabled(self.controls):
+            self.state = self._redraw()
+        return self.state
+
+    def _redraw(self) -> OneHotView:
         problems = []
         encoding = encode_text(self.text.value, self.vocab, self.preprocess.value)
-        text = encoding["text"]
+        text = encoding.text
         batch = positions = layout = None
         if not text:
             problems.append("Type some text above to see its tokens, indices and one-hot vectors.")
@@ -251,128 +277,14 @@ class OneHotPanel:
                 layout = [["".join(text[p] for p in row) for row in X.tolist()] for X in positions]
             except ValueError as error:
                 problems.append(f"Minibatches: {error} Type a longer text.")
-        self.state = {"encoding": encoding if text else None, "batch": batch,
-                      "positions": positions, "layout": layout}
         self.message.value = "".join(f'<p style="color:#b30000">{html.escape(p)}</p>' for p in problems)
         self.encoding_view.value = encoding_html(encoding, self.vocab) if text else ""
         self.batch_view.value = batch_html(batch) if batch is not None else "<p>(no minibatch)</p>"
         self.layout_view.value = (layout_html(text, positions) if positions is not None
                                   else "<p>(no minibatches)</p>")
+        return OneHotView(encoding if text else None, batch, positions, layout)
 
 
 def make_one_hot_panel(vocab: Vocab, text: str = DEFAULT_TEXT) -> OneHotPanel:
     """Return notebook 03's panel for `vocab`; display its `.widget`."""
     return OneHotPanel(vocab, text)
-
-
-# --------------------------------------------------------------------------- figures
-
-
-def _box(ax, x: float, y: float, label: str, color: str = "white", size: float = 0.9,
-         fontsize: float = 12) -> None:
-    ax.add_patch(Rectangle((x - size / 2, y - size / 2), size, size, facecolor=color, edgecolor="black"))
-    ax.text(x, y, label, ha="center", va="center", fontsize=fontsize, family="monospace")
-
-
-def _arrow(ax, start, end, color: str = "black", style: str = "-|>", linestyle: str = "-") -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=12, color=color,
-                                 linestyle=linestyle, shrinkA=0, shrinkB=0))
-
-
-def draw_shift(ax, word: str = "machine") -> list[tuple[str, str]]:
-    """Draw how shifting `word` by one gives inputs and labels; return the (input, label) pairs.
-
-    Top: the text. Middle: the inputs `word[:-1]`. Bottom: the labels `word[1:]`; a dashed
-    line shows where each label comes from in the text, an arrow what each input must predict.
-    """
-    if len(word) < 2:
-        raise ValueError("the word needs at least two characters")
-    n = len(word)
-    for j, c in enumerate(word):
-        _box(ax, j, 2.4, show_char(c), "#eeeeee")
-    for j in range(n - 1):
-        _box(ax, j, 1.0, show_char(word[j]), "#c6dbef")
-        _box(ax, j, -0.6, show_char(word[j + 1]), "#fdd0a2")
-        _arrow(ax, (j, 1.9), (j, 1.5), "gray")
-        _arrow(ax, (j, 0.5), (j, -0.1), "black")
-        ax.plot([j + 1, j + 0.2], [1.95, -0.15], linestyle=":", color="#e6550d", linewidth=1)
-    ax.text(-0.8, 2.4, "text", ha="right", va="center", fontsize=11)
-    ax.text(-0.8, 1.0, f"input  {word[:-1]!r}", ha="right", va="center", fontsize=11, color="#08519c")
-    ax.text(-0.8, -0.6, f"label  {word[1:]!r}", ha="right", va="center", fontsize=11, color="#a63603")
-    ax.text(n - 1.45, 0.2, "predict the\nnext character", ha="left", va="center", fontsize=9)
-    ax.set_xlim(-4.5, n + 2)
-    ax.set_ylim(-1.3, 3.1)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_title("Labels are the inputs shifted one token to the left")
-    return [(word[j], word[j + 1]) for j in range(n - 1)]
-
-
-def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, int]:
-    """Draw a minibatch of character `rows` as (batch, steps) -> (steps, batch) -> (steps, batch, vocab).
-
-    Every row of `rows` is one subsequence (all the same length). Right: for every time
-    step, a (batch, vocab) slab of one-hot vectors with the 1 coloured. Returns the
-    (steps, batch, vocab) shape drawn.
-    """
-    batch, steps, v = len(rows), len(rows[0]), len(vocab)
-    if any(len(r) != steps for r in rows):
-        raise ValueError("every row must have the same number of characters")
-    colors = [PALETTE[i % len(PALETTE)] for i in range(batch)]
-    top = 0.0
-    # (batch, steps): one row per subsequence
-    for i, row in enumerate(rows):
-        for t, c in enumerate(row):
-            _box(ax, t, top - i, show_char(c), colors[i])
-    ax.text((steps - 1) / 2, top + 1, f"X: (batch, steps) = ({batch}, {steps})", ha="center", fontsize=10)
-    # (steps, batch): one row per time step
-    x0 = steps + 2
-    for t in range(steps):
-        for i in range(batch):
-            _box(ax, x0 + i, top - t, show_char(rows[i][t]), colors[i])
-        ax.text(x0 - 0.7, top - t, f"t={t}", ha="right", va="center", fontsize=8)
-    ax.text(x0 + (batch - 1) / 2, top + 1, f"X.T: ({steps}, {batch})", ha="center", fontsize=10)
-    _arrow(ax, (steps - 0.3, top - 0.5), (x0 - 1.3, top - 0.5))
-    ax.text((steps + x0) / 2 - 0.8, top - 1.0, ".T", ha="center", fontsize=10)
-    # (steps, batch, vocab): one (batch, vocab) slab per time step
-    x1, cell = x0 + batch + 2.5, 0.35
-    for t in range(steps):
-        for i in range(batch):
-            hot = vocab[rows[i][t]]
-            for j in range(v):
-                y = top - t - (i - (batch - 1) / 2) * cell * 1.1
-                ax.add_patch(Rectangle((x1 + j * cell, y - cell / 2), cell, cell,
-                                       facecolor=colors[i] if j == hot else "white",
-                                       edgecolor="#999999", linewidth=0.4))
-    ax.text(x1 + v * cell / 2, top + 1, f"one_hot(X.T): ({steps}, {batch}, {v})", ha="center", fontsize=10)
-    _arrow(ax, (x0 + batch - 0.3, top - 0.5), (x1 - 0.3, top - 0.5))
-    ax.text(x1 + v * cell + 0.3, top - steps + 1, "one slab of (batch, vocab)\nper time step X_t",
-            ha="left", va="center", fontsize=8)
-    ax.set_xlim(-0.8, x1 + v * cell + 4.5)
-    ax.set_ylim(top - max(steps, batch) + 0.3, top + 1.6)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    return (steps, batch, v)
-
-
-def draw_partition(ax, text: str, positions: list[torch.Tensor], title: str = "", width: int = 30) -> None:
-    """Draw `text` as a grid of characters coloured by the minibatch each one is an input of.
-
-    A small number in every cell is the row of the minibatch; grey cells are not inputs.
-    `positions` is the result of `minibatch_positions(len(text), ...)`.
-    """
-    owner = position_owner(len(text), positions)
-    for p, c in enumerate(text):
-        x, y = p % width, -(p // width)
-        where = owner[p]
-        color = UNUSED if where is None else PALETTE[where[0] % len(PALETTE)]
-        ax.add_patch(Rectangle((x, y), 1, 1, facecolor=color, edgecolor="white"))
-        ax.text(x + 0.5, y + 0.55, show_char(c), ha="center", va="center", fontsize=9, family="monospace")
-        if where is not None:
-            ax.text(x + 0.92, y + 0.08, str(where[1]), ha="right", va="bottom", fontsize=5, color="#555555")
-    lines = (len(text) + width - 1) // width
-    ax.set_xlim(0, width)
-    ax.set_ylim(-lines + 1, 1)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_title(title, fontsize=10)

@@ -4,6 +4,8 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
 
+from d2lmini.widgets import controls_disabled
+
 EXAMPLE_SCORES = {"e": 2.0, "a": 1.0, "o": 0.5, "z": -1.0}
 
 
@@ -15,31 +17,43 @@ def softmax_with_temperature(scores: dict[str, float], temperature: float) -> di
     return dict(zip(scores, probs.tolist(), strict=True))
 
 
-def make_temperature_panel(scores: dict[str, float] = EXAMPLE_SCORES) -> widgets.VBox:
-    """Return a slider for the temperature and a bar chart of the probabilities it gives.
+class TemperaturePanel:
+    """A temperature slider over a bar chart of the probabilities it gives (notebook 00).
 
-    `panel.shown` holds the probabilities currently drawn (for tests).
+    `panel.widget` is what the notebook displays, `panel.slider` the control and
+    `panel.shown` the probabilities currently drawn (tests set the slider and read it).
     """
-    slider = widgets.FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.05,
-                                    description="temperature", continuous_update=False,
-                                    style={"description_width": "initial"},  # the label in full
-                                    layout=widgets.Layout(width="420px"))
-    output = widgets.Output()
 
-    def redraw(_=None):
-        probs = softmax_with_temperature(scores, slider.value)
-        panel.shown = probs
-        with output:
-            output.clear_output(wait=True)
-            fig, ax = plt.subplots(figsize=(4, 2.2))
-            ax.bar(list(probs), list(probs.values()), color="tab:blue")
-            ax.set_ylim(0, 1)
-            ax.set_ylabel("probability")
-            ax.set_title(f"temperature {slider.value:.2f}")
-            plt.show()
+    def __init__(self, scores: dict[str, float] = EXAMPLE_SCORES):
+        self.scores = scores
+        self.slider = widgets.FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.05,
+                                             description="temperature", continuous_update=False,
+                                             style={"description_width": "initial"},  # the label in full
+                                             layout=widgets.Layout(width="420px"))
+        self.output = widgets.Output()
+        self.shown: dict[str, float] = {}
+        self.widget = widgets.VBox([self.slider, self.output])
+        self.slider.observe(lambda change: self.update(), names="value")
+        self.update()
 
-    panel = widgets.VBox([slider, output])
-    panel.slider, panel.shown = slider, {}
-    slider.observe(redraw, names="value")
-    redraw()
-    return panel
+    def update(self) -> dict[str, float]:
+        """Recompute the probabilities for the slider's temperature, redraw the bars, return them.
+
+        The slider is disabled meanwhile.
+        """
+        with controls_disabled((self.slider,)):
+            self.shown = softmax_with_temperature(self.scores, self.slider.value)
+            with self.output:
+                self.output.clear_output(wait=True)
+                fig, ax = plt.subplots(figsize=(4, 2.2))
+                ax.bar(list(self.shown), list(self.shown.values()), color="tab:blue")
+                ax.set_ylim(0, 1)
+                ax.set_ylabel("probability")
+                ax.set_title(f"temperature {self.slider.value:.2f}")
+                plt.show()
+        return self.shown
+
+
+def make_temperature_panel(scores: dict[str, float] = EXAMPLE_SCORES) -> TemperaturePanel:
+    """Return notebook 00's temperature panel, already drawn; display its `.widget`."""
+    return TemperaturePanel(scores)
