@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from d2lmini.batching import sequential_batches
-from d2lmini.corpus import corpus_from_text
+from d2lmini.corpus import corpus_from_text, load_corpus
 from d2lmini.train import make_model
+from d2lmini.verdicts import text_baselines
 from d2lmini.widgets.clipping import (
     ClippingPanel,
     ClippingResult,
@@ -170,3 +171,13 @@ def test_panel_shows_a_message_when_training_diverges(bundled):
     assert "diverged" in panel.status.value and "turn on gradient clipping" in panel.status.value
     assert "Traceback" not in panel.status.value
     assert bytes(panel.image.value).startswith(b"\x89PNG")
+
+
+def test_a_run_worse_than_the_unigram_is_weak_not_ok():
+    """The verdict comes from the baselines: a validation perplexity above the unigram's is "weak"."""
+    corpus = load_corpus("bundled")
+    baselines = text_baselines(*corpus.split_text())
+    result = run_clipping_experiment(1.0, lr=0.01, num_epochs=1, seed=0, corpus=corpus)
+    assert result.valid_perplexity > baselines["unigram"], "a barely trained model, for this test"
+    assert result.status == "weak"
+    assert "unigram" in result.message and "less than the text's letter counts" in result.message

@@ -25,6 +25,7 @@ from d2lmini.train import (
     make_model,
     train,
 )
+from d2lmini.verdicts import VERDICT_COLOURS, judge_perplexity, text_baselines
 from d2lmini.widgets import controls_disabled, menu_options, parse_menu_choice
 
 NUM_HIDDENS = 32
@@ -67,8 +68,9 @@ class ClippingResult:
 
     `step_grad_norm` is measured before clipping; `step_cosine` is filled by value clipping
     only; the perplexities are those of the last epoch, None when training diverged.
-    `status` is "ok"; "exploded" (finished, but training perplexity no better than a uniform
-    guess); or "diverged" (`d2lmini.train` judged the run blown up); `message` says it in plain text.
+    `status` is the verdict of `d2lmini.verdicts.judge_perplexity` on the validation perplexity
+    beside the uniform and unigram baselines ("ok", "weak" or "exploded"), or "diverged"
+    (`d2lmini.train` judged the run blown up); `message` says it in plain text.
     """
 
     method: str
@@ -119,8 +121,9 @@ def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM
         return result
     result.train_perplexity = history.train_perplexity[-1]
     result.valid_perplexity = history.valid_perplexity[-1]
-    result.status = "ok" if result.train_perplexity < result.vocab_size else "exploded"
-    result.message = describe_result(result)
+    verdict = judge_perplexity(result.valid_perplexity, text_baselines(*corpus.split_text()))
+    result.status = verdict.status
+    result.message = describe_result(result, verdict.text)
     return result
 
 
@@ -133,8 +136,8 @@ def result_label(result: ClippingResult) -> str:
     return f"θ = {result.theta:g}"
 
 
-def describe_result(result: ClippingResult) -> str:
-    """Return a one-paragraph plain-text summary of a finished (not diverged) run."""
+def describe_result(result: ClippingResult, verdict: str = "") -> str:
+    """Return a one-paragraph plain-text summary of a finished (not diverged) run and its `verdict`."""
     steps, clipped = result.steps, result.clipped_steps
     what = (f"{result_label(result)}, learning rate {result.lr:g}: "
             f"{clipped} of {steps} steps clipped ({100 * clipped / max(steps, 1):.1f} %), "
@@ -145,6 +148,8 @@ def describe_result(result: ClippingResult) -> str:
         return (what + ppl + f" The loss exploded: that is worse than guessing uniformly among "
                 f"{result.vocab_size} characters (perplexity {result.vocab_size}). "
                 "Clip the gradients or lower the learning rate.")
+    if result.status == "weak":
+        return what + ppl + f" Validation {verdict}: the model learned less than the text's letter counts."
     return what + ppl
 
 
@@ -228,7 +233,7 @@ class ClippingPanel:
         with controls_disabled((self.theta, self.lr, self.seed)):
             self.result = run_clipping_experiment(self.theta.value, self.lr.value, self.num_epochs,
                                                   self.seed.value, corpus=self.corpus, device=self.device)
-        colour = {"ok": "green", "exploded": "darkorange", "diverged": "crimson"}[self.result.status]
+        colour = VERDICT_COLOURS[self.result.status]
         self.status.value = (f"<span style='color:{colour}'><b>{self.result.status}</b></span>: "
                              f"{html.escape(self.result.message)}")
         show_png(self.image, figure_png(draw_result(self.result)))

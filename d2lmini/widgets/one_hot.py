@@ -245,7 +245,9 @@ class OneHotPanel:
         self.encoding_box.set_title(0, "tokens, indices and one-hot vectors (click to open)")
         self.widget = widgets.VBox(controls + [
             self.message, self.encoding_box,
-            widgets.HTML("<b>The first minibatch before and after the transpose</b>"), self.batch_view,
+            widgets.HTML("<b>The start of the text as one (batch, steps) block, before and after the "
+                         "transpose</b>"),
+            self.batch_view,
             widgets.HTML("<b>Which characters land in which minibatch</b>"), self.layout_view,
         ])
         self.update()
