@@ -265,8 +265,9 @@ def outcome_problem(outcome: Outcome, label: str) -> str | None:
         return (f"Your function replaced {', '.join(outcome.replaced)} (now put back). Compute with "
                 "torch's functions; do not assign to them.")
     if outcome.refused:
-        return (f"Your function calls {outcome.refused}, the package's own code. The exercise asks "
-                "you to write it yourself, so that call is refused here.")
+        whose = "" if outcome.refused.startswith("torch") else ", the package's own code"
+        return (f"Your function calls {outcome.refused}{whose}. The exercise asks you to write it "
+                "yourself, so that call is refused here.")
     if outcome.timed_out:
         return (f"For {label} your function was still running after {TIME_LIMIT_WORDS}: look for "
                 "a loop that never ends (a `while` whose condition stays true, an endless generator).")
