@@ -24,10 +24,11 @@ from d2lmini.corpus import (
 )
 from d2lmini.cost import RunCost, estimate_cost, planned_minibatches
 from d2lmini.device import try_gpu
-from d2lmini.metrics import perplexity_from_bits, uniform_bits, unigram_bits
+from d2lmini.metrics import perplexity_from_bits
 from d2lmini.rnn import check_prefix, predict
 from d2lmini.settings import CORPORA, LAB_SETTINGS, check_device_name, check_settings
 from d2lmini.train import History, TrainConfig, TrainingDiverged, divergence_limit, make_model, train
+from d2lmini.verdicts import text_baselines
 
 # The default budget: about two seconds of training on an idle 2-core laptop CPU at the
 # default settings (README, "Performance"). Counted in minibatches, so the same settings
@@ -137,9 +138,7 @@ def corpus_data(settings: LabSettings) -> CorpusData:
         corpus = load_corpus(settings.corpus, settings.data_dir, url=settings.timemachine_url,
                              timeout=settings.download_timeout)
         train_text, valid_text = corpus.split_text()
-        symbols = "".join(sorted(set(corpus.text)))
-        baselines = {"uniform": perplexity_from_bits(uniform_bits(len(symbols))),
-                     "unigram": perplexity_from_bits(unigram_bits(train_text, valid_text, symbols))}
+        baselines = text_baselines(train_text, valid_text)
         floor = None if corpus.entropy_rate_bits is None else perplexity_from_bits(corpus.entropy_rate_bits)
         _CACHE[key] = CorpusData(corpus, *corpus.split(), baselines, floor)
     return _CACHE[key]
