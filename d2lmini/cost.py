@@ -2,20 +2,24 @@
 
 `estimate_cost` adds up, for any budget (epochs, minibatches or seconds), the minibatches
 trained, every evaluation of the validation text at the checkpoints, and the sample that
-`predict` generates. The perplexity lab refuses settings whose estimate is far above its
-default run's, so that no accepted setting runs much past what the lab announces.
+`predict` generates, in seconds on a reference machine (one thread of a 2-core laptop CPU).
+`MachineSpeed` learns how much faster or slower this machine is from the runs it finishes, so
+the lab can announce how long a run will take here before it starts.
 """
 
 import math
 from dataclasses import dataclass
 
-# Seconds per unit of work, fitted to timings of `run_lab` on one thread of a busy 2-core CPU
-# (rounded towards caution for large hidden sizes); only ratios to the default run's estimate are used.
-MACS_PER_SECOND = 7e9
-SECONDS_PER_MINIBATCH = 2e-3
-SECONDS_PER_TOKEN_TRAINED = 18e-6
-SECONDS_PER_CALL = 250e-6
-SECONDS_PER_STEP = 8e-6
+# Seconds per unit of work on the reference machine: one thread of a 2-core laptop CPU, fitted by
+# least squares (relative error) to timings of 33 minibatch shapes (hidden 8-512, batch 1-512,
+# steps 1-256; `benchmarks/lab_click_times.py` checks the whole runs). A minibatch costs a fixed
+# overhead, a per-time-step cost (the sequential loop, whose h x h matmul does not shrink with the
+# batch) and a per-token cost; "mac" terms scale with the multiply-adds of one step.
+TRAIN_SECONDS = {"minibatch": 1.0e-3, "step": 1.3e-5, "step_mac": 1.3e-10, "token": 4.5e-7,
+                 "token_mac": 8.9e-11}
+EVAL_SECONDS = {"call": 2.0e-4, "step": 3.6e-6, "step_mac": 4.1e-11, "token_mac": 3.2e-11}
+# Generating a sample: one call per generated character, one step per character read or written.
+PREDICT_SECONDS = {"call": 2.5e-4, "step": 8e-6, "step_mac": 1.4e-10}
 
 
 @dataclass
@@ -70,21 +74,55 @@ def estimate_cost(config, vocab_size: int, train_tokens: int, valid_tokens: int,
     tokens = config.batch_size * config.num_steps
     steps_per_epoch = max(1, (train_tokens - 1) // tokens)
     minibatches = planned_minibatches(config, steps_per_epoch)
-    one_minibatch = (SECONDS_PER_MINIBATCH + tokens * SECONDS_PER_TOKEN_TRAINED
-                     + 3 * tokens * step_macs / MACS_PER_SECOND)
+    t = TRAIN_SECONDS
+    one_minibatch = (t["minibatch"] + config.num_steps * (t["step"] + t["step_mac"] * step_macs)
+                     + tokens * (t["token"] + t["token_mac"] * step_macs))
     # A budget in minibatches or epochs is estimated as asked, even past the time limit that would
     # stop it: a run cut short by the clock is not the run asked for.
     train_seconds = config.max_seconds if minibatches is None else minibatches * one_minibatch
     eval_batch = max(1, min(config.eval_batch_size or config.batch_size, valid_tokens - 1))
     eval_steps = config.eval_num_steps or config.num_steps
     length = max(0, valid_tokens - 1) // eval_batch
-    one_evaluation = (math.ceil(length / eval_steps) * SECONDS_PER_CALL + length * SECONDS_PER_STEP
-                      + valid_tokens * step_macs / MACS_PER_SECOND)
+    e = EVAL_SECONDS
+    one_evaluation = (math.ceil(length / eval_steps) * e["call"]
+                      + length * (e["step"] + e["step_mac"] * step_macs)
+                      + valid_tokens * e["token_mac"] * step_macs)
     evaluations = planned_evaluations(config, steps_per_epoch)
-    predict_seconds = ((num_chars + 1) * SECONDS_PER_CALL + (prefix_length + num_chars) * SECONDS_PER_STEP
-                       + (prefix_length + num_chars) * step_macs / MACS_PER_SECOND)
+    p = PREDICT_SECONDS
+    predict_seconds = ((num_chars + 1) * p["call"]
+                       + (prefix_length + num_chars) * (p["step"] + p["step_mac"] * step_macs))
     parameters = h * h + 2 * h * v + h + v
     floats = (4 * parameters + 3 * tokens * (h + v)
               + 2 * eval_batch * eval_steps * (h + v) + 2 * prefix_length * (h + v))
     return RunCost(minibatches, evaluations, train_seconds, evaluations * one_evaluation, predict_seconds,
                    4 * floats)
+
+
+class MachineSpeed:
+    """How this machine's speed compares with the reference machine's, learned from finished runs.
+
+    `record(estimated, measured)` keeps the ratio of a run's measured seconds to its reference
+    estimate; `factor` is the median of the last `keep` ratios (1.0 before any run), and
+    `seconds(estimated)` turns a reference estimate into an estimate for this machine.
+    """
+
+    def __init__(self, keep: int = 5):
+        self.keep, self.ratios = keep, []
+
+    @property
+    def factor(self) -> float:
+        """The median ratio of measured to estimated seconds (1.0 while nothing was measured)."""
+        if not self.ratios:
+            return 1.0
+        ordered = sorted(self.ratios)
+        middle = len(ordered) // 2
+        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+    def record(self, estimated: float, measured: float) -> None:
+        """Remember one finished run: its reference estimate and the seconds it really took here."""
+        if estimated > 0 and measured > 0 and math.isfinite(estimated) and math.isfinite(measured):
+            self.ratios = [*self.ratios, measured / estimated][-self.keep:]
+
+    def seconds(self, estimated: float) -> float:
+        """Return the seconds a run estimated at `estimated` reference seconds should take here."""
+        return estimated * self.factor

@@ -9,6 +9,7 @@ try instead. The panel that shows it is `d2lmini.widgets.lab`.
 
 import math
 import os
+import time
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,9 +23,9 @@ from d2lmini.corpus import (
     DataUnavailableError,
     load_corpus,
 )
-from d2lmini.cost import RunCost, estimate_cost, planned_minibatches
+from d2lmini.cost import MachineSpeed, RunCost, estimate_cost, planned_minibatches
 from d2lmini.device import try_gpu
-from d2lmini.metrics import perplexity_from_bits
+from d2lmini.metrics import ladder_bits, perplexity_from_bits
 from d2lmini.rnn import check_prefix, predict
 from d2lmini.settings import CORPORA, LAB_SETTINGS, check_device_name, check_settings
 from d2lmini.train import History, TrainConfig, TrainingDiverged, divergence_limit, make_model, train
@@ -43,6 +44,11 @@ MAX_WORK_FACTOR = 10
 MAX_BYTES = 2 * 1024**3
 # The longest time limit the lab accepts, in seconds.
 MAX_LAB_SECONDS = 600.0
+# One click of the lab's panel (and each run of a sweep) is refused when estimated above this many
+# seconds on the reference machine (one thread of a 2-core laptop): see `check_click`.
+MAX_CLICK_SECONDS = 15.0
+# How this machine compares with the reference, learned from every run the lab finishes.
+MACHINE_SPEED = MachineSpeed()
 DEFAULT_PREFIXES = {"bundled": "the ", "timemachine": "the time ", "markov": "a"}
 
 
@@ -85,7 +91,9 @@ class LabResult:
 
     On success `error` is None and the perplexities and `sample` are set; `worse_than_uniform`
     says the model ended worse than guessing. On a bad setting `error` explains it;
-    `history` then holds whatever was measured before training stopped. `baselines` maps a
+    `history` then holds whatever was measured before training stopped; `interrupted` says an
+    interrupt (■, Ctrl-C) stopped it. `seconds` is the training clock, `wall_seconds` the
+    whole call's, `estimated_seconds` the reference estimate (`d2lmini.cost`). `baselines` maps a
     name to a perplexity (uniform, unigram) and `floor` is the synthetic source's entropy
     floor as a perplexity (None for real text): a limit, not a model to beat.
     """
@@ -99,10 +107,13 @@ class LabResult:
     sample: str | None = None
     error: str | None = None
     diverged: bool = False
+    interrupted: bool = False
     worse_than_uniform: bool = False
     stopped_at_time_limit: bool = False
     minibatches: int = 0
     seconds: float = 0.0
+    wall_seconds: float = 0.0
+    estimated_seconds: float | None = None
     vocab_size: int | None = None
     model: torch.nn.Module | None = field(default=None, repr=False)
 
@@ -142,6 +153,25 @@ def corpus_data(settings: LabSettings) -> CorpusData:
         floor = None if corpus.entropy_rate_bits is None else perplexity_from_bits(corpus.entropy_rate_bits)
         _CACHE[key] = CorpusData(corpus, *corpus.split(), baselines, floor)
     return _CACHE[key]
+
+
+_STRONG: dict[tuple, dict[str, float]] = {}
+
+
+def strong_baselines(settings: LabSettings) -> dict[str, float]:
+    """Return the perplexities of the best Kneser-Ney n-gram and of PPMd on the corpus of `settings`.
+
+    These are the baselines an expert would pick (notebook 07, section 6); a sweep's plot
+    draws them. Computed once per corpus (about a second) and cached.
+    """
+    key = (settings.corpus, str(settings.data_dir), settings.timemachine_url)
+    if key not in _STRONG:
+        train_text, valid_text = corpus_data(settings).corpus.split_text()
+        ladder = ladder_bits(train_text, valid_text)
+        kn_bits = ladder[f"best n-gram (KN n={ladder.best_order})"]
+        _STRONG[key] = {f"Kneser-Ney {ladder.best_order}-gram": perplexity_from_bits(kn_bits),
+                        "PPMd": perplexity_from_bits(ladder["ppmd"])}
+    return _STRONG[key]
 
 
 def label(name: str) -> str:
@@ -208,6 +238,40 @@ def check_size(settings: LabSettings, data: "CorpusData") -> None:
                          "steps per minibatch, the number of minibatches or of checkpoints smaller.")
 
 
+def reference_seconds(settings: LabSettings) -> float:
+    """Return the estimated seconds of a run of `settings` on the reference machine (a 2-core laptop).
+
+    Raises like `run_lab` would (TypeError/ValueError, DataUnavailableError) for settings it refuses.
+    """
+    check_lab_settings(settings)
+    return lab_cost(settings, corpus_data(settings)).seconds
+
+
+def expected_seconds(settings: LabSettings) -> float:
+    """Return how long a run of `settings` should take on this machine (`MACHINE_SPEED`'s estimate)."""
+    return MACHINE_SPEED.seconds(reference_seconds(settings))
+
+
+class RunTooLong(ValueError):
+    """A run estimated to take longer than one click of the lab may (`check_click`)."""
+
+
+def check_click(settings: LabSettings, limit: float = MAX_CLICK_SECONDS) -> float:
+    """Return the run's reference estimate in seconds; raise `RunTooLong` if it is above `limit`.
+
+    The panel of notebook 07 calls this before every run, so that no click it allows runs
+    much past `limit` seconds on a 2-core laptop; the message says what to make smaller.
+    """
+    seconds = reference_seconds(settings)
+    if seconds > limit:
+        here = MACHINE_SPEED.seconds(seconds)
+        raise RunTooLong(f"These settings would take about {seconds:.0f} s on a 2-core laptop (about "
+                         f"{here:.0f} s on this machine); one click of the lab is kept under {limit:g} s. "
+                         "Make the hidden size, the batch size, the steps per minibatch or the number of "
+                         "minibatches smaller.")
+    return seconds
+
+
 def describe_settings(settings: LabSettings) -> str:
     """Return a one-line summary of the training settings, for the panel's messages."""
     clipping = "off" if settings.theta is None else f"θ = {settings.theta:g}"
@@ -256,7 +320,7 @@ def run_lab(settings: LabSettings, on_checkpoint=None) -> LabResult:
     error) keeps its history and model but reports no perplexity: only a finished run's
     numbers are measurements.
     """
-    result = LabResult(settings)
+    result, start = LabResult(settings), time.perf_counter()
     try:
         data = _prepare(settings)
     except (ValueError, TypeError, DataUnavailableError) as error:
@@ -264,12 +328,14 @@ def run_lab(settings: LabSettings, on_checkpoint=None) -> LabResult:
         return result
     except KeyboardInterrupt:
         result.error = "Stopped by an interrupt before training started; nothing was trained."
+        result.interrupted = True
         return result
     except Exception as error:  # anything else from loading data: reported, never a traceback
         result.error = f"The corpus could not be loaded ({type(error).__name__}: {error})."
         return result
     result.baselines, result.floor = dict(data.baselines), data.floor
     result.vocab_size = len(data.corpus.vocab)
+    result.estimated_seconds = lab_cost(settings, data).seconds
     threads = torch.get_num_threads()
     try:
         if settings.num_threads:
@@ -279,8 +345,9 @@ def run_lab(settings: LabSettings, on_checkpoint=None) -> LabResult:
         result.history = error.history or result.history
         result.error, result.diverged = divergence_message(error, settings, result.vocab_size), True
     except KeyboardInterrupt:
-        result.error = ("Stopped by an interrupt while generating the sample; the trained model and its "
-                        "history are kept.")
+        result.error = (f"Stopped by an interrupt after {len(result.history.step_loss)} minibatches; the "
+                        "model and its history so far are kept.")
+        result.interrupted = True
     except ValueError as error:  # e.g. the budget ended before a single minibatch
         result.error = str(error)
     except Exception as error:  # a bug or an exhausted machine: say so instead of a traceback
@@ -288,7 +355,39 @@ def run_lab(settings: LabSettings, on_checkpoint=None) -> LabResult:
                         "If it happens at the default settings, please report it.")
     finally:
         torch.set_num_threads(threads)
+    result.wall_seconds = time.perf_counter() - start
+    if result.error is None:
+        MACHINE_SPEED.record(result.estimated_seconds, result.wall_seconds)
     return result
+
+
+# Only the sample depends on these settings: changing them needs no retraining (`resample`).
+SAMPLE_SETTINGS = ("prefix", "temperature", "num_chars")
+
+
+def only_the_sample_differs(before: LabSettings, after: LabSettings) -> bool:
+    """Return True when `after` differs from `before` in nothing but `SAMPLE_SETTINGS`."""
+    return replace(after, **{name: getattr(before, name) for name in SAMPLE_SETTINGS}) == before
+
+
+def resample(result: LabResult, settings: LabSettings) -> LabResult:
+    """Return `result` with a new sample from its trained model for `settings`' prefix and temperature.
+
+    No retraining: `settings` may differ from the run's only in `SAMPLE_SETTINGS`. The sample
+    is drawn as `run_lab` draws it (same seed), so resampling with the run's own settings
+    gives its sample again. Raises ValueError (naming the setting) for a bad prefix or
+    temperature, or when there is no trained model or a training setting differs.
+    """
+    if result.model is None or result.error is not None:
+        raise ValueError("There is no trained model to sample from: train first.")
+    if not only_the_sample_differs(result.settings, settings):
+        raise ValueError("Only the prefix, the temperature and the length of the sample can change "
+                         "without training again.")
+    check_lab_settings(settings)
+    vocab = corpus_data(settings).corpus.vocab
+    sample = predict(result.model, vocab, settings.prefix, settings.num_chars, settings.temperature,
+                     torch.Generator().manual_seed(settings.seed))
+    return replace(result, settings=settings, sample=sample)
 
 
 def _train(settings: LabSettings, data: CorpusData, result: LabResult, on_checkpoint) -> None:
@@ -302,7 +401,7 @@ def _train(settings: LabSettings, data: CorpusData, result: LabResult, on_checkp
     result.minibatches = len(history.step_loss)
     result.seconds = history.seconds[-1] if history.seconds else 0.0
     if history.stopped is not None:
-        result.error = history.stopped
+        result.error, result.interrupted = history.stopped, history.interrupted
         return
     sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
                      settings.temperature, torch.Generator().manual_seed(settings.seed))

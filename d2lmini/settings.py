@@ -175,16 +175,16 @@ def _whole(name, label, help, low=1, high=None, **more) -> Setting:
 
 # Training (`d2lmini.train.TrainConfig`).
 TRAIN_SETTINGS = _declare(
-    _whole("num_hiddens", "hidden size", "units in the hidden state", 1, 100_000, slider=(8, 512, 8)),
+    _whole("num_hiddens", "hidden size", "units in the hidden state", 1, 100_000, slider=(8, 384, 8)),
     Setting("lr", "learning rate", "size of each update (at the start of the schedule)", float, 0,
             low_open=True, menu=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0,
                                  6.0, 10.0, 30.0, 100.0, 1000.0), log_slider=True, slider=(-3, 3, 0.1)),
     Setting("optimizer", "optimizer", "how gradients become updates", str,
             choices={k: label for k, (label, _) in OPTIMIZERS.items()}),
     _whole("batch_size", "batch size", "rows (streams of text) per minibatch", 1, 100_000,
-           slider=(1, 512, 1)),
-    _whole("num_steps", "steps per minibatch", "time steps backpropagated through", 1, 100_000,
            slider=(1, 256, 1)),
+    _whole("num_steps", "steps per minibatch", "time steps backpropagated through", 1, 100_000,
+           slider=(1, 240, 1)),
     Setting("theta", "clipping θ", "gradient clipping threshold", float, 0, low_open=True,
             optional=True, none_means="no clipping", menu=(0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0)),
     Setting("clip_mode", "clipping mode", "what is clipped at θ", str, choices=CLIP_MODES),
@@ -193,7 +193,7 @@ TRAIN_SETTINGS = _declare(
     _whole("num_epochs", "epochs", "passes over the training text", 1, 100_000, optional=True,
            none_means="no limit"),
     _whole("max_minibatches", "minibatches", "minibatches to train", 1, 10_000_000, optional=True,
-           none_means="no limit", slider=(20, 5000, 20)),
+           none_means="no limit", slider=(20, 3000, 20)),
     Setting("max_seconds", "time limit", "seconds of training", float, 0.01, 86_400.0, optional=True,
             none_means="no limit"),
     Setting("count_eval_time", "count evaluation time", "whether evaluation counts against the time limit",

@@ -67,16 +67,19 @@ class History:
     """What `train` measured: one entry per checkpoint, and one per minibatch (`step_*`).
 
     `epoch` is the position of each checkpoint in passes over the training text (whole
-    numbers for end-of-epoch checkpoints); `train_perplexity` is that of the minibatches
-    since the previous checkpoint; `seconds` is the budget's clock at the checkpoint.
+    numbers for end-of-epoch checkpoints), `minibatches` the minibatches trained by then;
+    `train_perplexity` is that of the minibatches since the previous checkpoint; `seconds` is the
+    budget's clock at the checkpoint.
 
     `step_grad_norm` is measured before clipping. `step_clip_cosine` (per-element
     clipping only) is the cosine between the gradient before and after clipping.
     `stopped` is None for a run that used its budget, else why it stopped early (an
-    interrupt, a callback or an error that raised), in words.
+    interrupt, a callback or an error that raised), in words; `interrupted` is True when an
+    interrupt (KeyboardInterrupt) stopped it.
     """
 
     epoch: list[float] = field(default_factory=list)
+    minibatches: list[int] = field(default_factory=list)
     train_perplexity: list[float] = field(default_factory=list)
     valid_perplexity: list[float] = field(default_factory=list)
     tokens_per_second: list[float] = field(default_factory=list)
@@ -87,6 +90,7 @@ class History:
     step_lr: list[float] = field(default_factory=list)
     clipped_steps: int = 0
     stopped: str | None = None
+    interrupted: bool = False
 
 
 # A loss above this many nats per token means a perplexity beyond e**700, which a float
@@ -441,6 +445,7 @@ class TrainingRun:
                                         config.eval_batch_size or config.batch_size,
                                         config.eval_num_steps or config.num_steps)
             history.epoch.append(steps / self.steps_per_epoch)
+            history.minibatches.append(steps)
             history.train_perplexity.append(safe_exp(math.fsum(losses) / len(losses)))
             history.valid_perplexity.append(valid)
             history.tokens_per_second.append(tokens / max(trained - self.last_train_seconds, 1e-9))
@@ -531,6 +536,9 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
         raise
     except (Exception, KeyboardInterrupt) as error:
         run.history.stopped = stopped_message(error, run.history)
+        run.history.interrupted = isinstance(error, KeyboardInterrupt)
+        if run.history.interrupted:
+            measure_at_stop(run)
         warnings.warn(run.history.stopped, RuntimeWarning, stacklevel=2)
         return run.history
     if not run.history.step_loss:
@@ -538,6 +546,15 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
                          f"{config.max_seconds!r}): nothing was measured. Give a larger budget.")
     check_final_model(model, run.history, config.lr)
     return run.history
+
+
+def measure_at_stop(run: TrainingRun) -> None:
+    """Checkpoint an interrupted run where it stopped, so what was trained is measured; a second
+    interrupt (or any error) while measuring leaves the history as it was."""
+    try:
+        run.checkpoint()
+    except (Exception, KeyboardInterrupt):
+        pass
 
 
 def check_final_model(model: nn.Module, history: History, lr: float) -> None:

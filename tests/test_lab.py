@@ -12,7 +12,8 @@ import torch
 from d2lmini.lab import LAB_MINIBATCHES, LabResult, LabSettings, corpus_data, run_lab
 from d2lmini.markov import make_markov_source
 from d2lmini.train import evaluate_perplexity
-from d2lmini.widgets.lab import LabPanel, make_lab, numbers_html, plot_png, verdict_html
+from d2lmini.widgets.lab import LabPanel, make_lab
+from d2lmini.widgets.lab_views import curves_png, numbers_html, verdict_html
 
 # Fewer minibatches than the default run, to keep the tests quick.
 FIXED = LabSettings(max_minibatches=120)
@@ -176,17 +177,24 @@ def test_a_run_worse_than_guessing_is_never_shown_in_green():
 
 
 def test_an_empty_plot_has_its_perplexity_axis_the_right_way_up():
-    png = plot_png(LabResult(LabSettings()).history, {})
+    png = curves_png([("run", LabResult(LabSettings()).history)], {})
     assert png.startswith(b"\x89PNG")
 
 
-def test_a_minibatch_longer_than_the_corpus_gives_a_message(panel):
+def test_a_minibatch_longer_than_the_corpus_gives_a_message():
+    result = run_lab(replace(FIXED, batch_size=512, num_steps=256, max_minibatches=20))
+    assert result.error is not None and "does not fit" in result.error and "smaller" in result.error
+
+
+def test_a_click_estimated_over_15_seconds_is_refused_before_training(panel):
+    panel.hidden_size.value = panel.hidden_size.max
     panel.batch_size.value = panel.batch_size.max
-    panel.num_steps.value = panel.num_steps.max
+    panel.budget.value = panel.budget.max
     result = panel.update()
-    assert result.error is not None and "does not fit" in panel.message.value
+    assert result.error is not None and result.minibatches == 0 and not panel.runs.results
+    assert "one click of the lab is kept under 15 s" in panel.message.value
     assert "smaller" in panel.message.value
-    panel.batch_size.value, panel.num_steps.value = 16, 16  # the panel still works afterwards
+    panel.hidden_size.value, panel.batch_size.value, panel.budget.value = 16, 16, 20  # still usable
     assert panel.update().error is None
 
 
@@ -287,7 +295,7 @@ def test_numbers_and_plot_show_every_baseline():
     for name, value in result.baselines.items():
         assert name in table and f"{value:.2f}" in table and f"{math.log2(value):.3f}" in table
     assert f"{result.valid_perplexity:.2f}" in table
-    assert plot_png(result.history, result.baselines).startswith(b"\x89PNG")
+    assert curves_png([("run", result.history)], result.baselines).startswith(b"\x89PNG")
 
 
 # Issue 20: results that are not measurements, runs that never end, and messages that name the control.

@@ -1,92 +1,56 @@
-"""Notebook 07's perplexity lab panel: sliders for `LabSettings`, a Train button, curves and a sample.
+"""Notebook 07's perplexity lab panel: controls for `LabSettings`, Train, the runs so far, a sweep.
 
-The work is `d2lmini.lab.run_lab`; this module only shows it. `LabPanel.update()` does
-what the button does, so tests set the widget values from Python and call it. Works with
+The work is `d2lmini.lab.run_lab` (one run), `d2lmini.lab.resample` (a new sample from the
+trained model) and `d2lmini.sweep.run_sweep` (one run per value of a setting); the session's
+runs are kept in a `d2lmini.runs.RunLog`, and `d2lmini.widgets.lab_views` draws them. This
+module only lays them out and wires the buttons: `LabPanel.update()` does what Train does and
+`LabPanel.sweep()` what Sweep does, so tests set the widget values from Python and call them.
+The kernel's interrupt button (■) stops a run or a sweep and keeps what was trained. Works with
 ipywidgets 7.7 (Google Colab) and 8.x.
 """
 
 import html
-import math
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import ipywidgets as widgets
-from matplotlib.figure import Figure
 
-from d2lmini.corpus import timemachine_is_cached
+from d2lmini.corpus import DataUnavailableError, timemachine_is_cached
+from d2lmini.interrupt import interruptible
 from d2lmini.lab import (
     DEFAULT_PREFIXES,
+    MACHINE_SPEED,
     LabResult,
     LabSettings,
+    RunTooLong,
+    check_click,
     check_lab_settings,
     corpus_data,
-    describe_settings,
+    only_the_sample_differs,
+    resample,
     run_lab,
+    strong_baselines,
 )
-from d2lmini.plot import figure_png, plot_perplexity
+from d2lmini.runs import RunLog
 from d2lmini.settings import CORPORA, LAB_SETTINGS
-from d2lmini.train import History
+from d2lmini.sweep import SUGGESTED_VALUES, SWEEPABLE, check_sweep_time, parse_values, run_sweep
 from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice
+from d2lmini.widgets.lab_views import (
+    ERROR_COLOUR,
+    OK_COLOUR,
+    PLOT_HEIGHT_PX,
+    PLOT_WIDTH_PX,
+    WARN_COLOUR,
+    curves_png,
+    numbers_html,
+    overlay,
+    runs_html,
+    sweep_png,
+    verdict_html,
+)
 
-PLOT_WIDTH_PX, PLOT_HEIGHT_PX, PLOT_DPI = 576, 306, 90
-OK_COLOUR, WARN_COLOUR, ERROR_COLOUR = "#225522", "#a35200", "#b30000"
-
-
-def plot_png(history: History, baselines: dict[str, float], floor: float | None = None,
-             title: str = "Perplexity in the lab") -> bytes:
-    """Return a PNG (576 x 306 px) of the train/validation curves with baselines and the floor."""
-    figure = Figure(figsize=(PLOT_WIDTH_PX / PLOT_DPI, PLOT_HEIGHT_PX / PLOT_DPI), dpi=PLOT_DPI)
-    ax = figure.subplots()
-    lines = dict(baselines)
-    if floor is not None:
-        lines["entropy floor (a limit)"] = floor
-    plot_perplexity(ax, history, lines, title)
-    shown = list(lines.values()) + history.valid_perplexity + history.train_perplexity
-    finite = [v for v in shown if math.isfinite(v)]
-    # Perplexity is at least 1; points far above the uniform guess are off the chart.
-    ax.set_ylim(1, 1.25 * max(baselines.values()) if baselines else max(finite, default=10.0) * 1.25)
-    ax.set_xlim(0, None if history.epoch else 1)
-    ax.set_xlabel("epochs (passes over the training text)")
-    return figure_png(figure, dpi=PLOT_DPI)
-
-
-def numbers_html(result: LabResult) -> str:
-    """Return the HTML table of a run's numbers (perplexity and bits per character)."""
-    rows = []
-    if result.train_perplexity is not None:
-        rows += [("RNN, training text", result.train_perplexity),
-                 ("RNN, validation text", result.valid_perplexity)]
-    rows += [(f"{name} baseline", value) for name, value in result.baselines.items()]
-    if result.floor is not None:
-        rows.append(("entropy floor (no model can beat it)", result.floor))
-    cells = "".join(f"<tr><td>{html.escape(name)}</td><td style='text-align:right'>{ppl:.2f}</td>"
-                    f"<td style='text-align:right'>{math.log2(ppl):.3f}</td></tr>"
-                    for name, ppl in rows if ppl is not None and math.isfinite(ppl))
-    footer = (f"<p style='color:#555;margin:2px 0'>{result.minibatches} minibatches, "
-              f"{result.seconds:.1f} s of training</p>" if result.minibatches else "")
-    return "<table><tr><th></th><th>perplexity</th><th>bits/char</th></tr>" + cells + "</table>" + footer
-
-
-def verdict_html(result: LabResult) -> str:
-    """Return the coloured message for a finished run: green only when it beats a uniform guess."""
-    settings = result.settings
-    text = (f"Trained {result.minibatches} minibatches in {result.seconds:.1f} s "
-            f"({describe_settings(settings)}). Validation perplexity {result.valid_perplexity:.2f} "
-            f"= {result.valid_bits:.3f} bits per character")
-    below = [name for name, value in result.baselines.items() if result.valid_perplexity < value]
-    if result.worse_than_uniform:
-        colour = WARN_COLOUR
-        text += (f": worse than guessing uniformly among the characters (perplexity "
-                 f"{result.baselines['uniform']:.2f}). This model has not learned yet: try more minibatches, "
-                 "a larger batch or a different learning rate.")
-    else:
-        colour = OK_COLOUR
-        text += (f", below the {' and the '.join(below)} baseline{'s' if len(below) > 1 else ''}."
-                 if below else ", not yet below the unigram baseline.")
-    if result.stopped_at_time_limit:
-        text += (f" Stopped at the {settings.max_seconds:g} s safety limit before the "
-                 f"{settings.max_minibatches} minibatches asked for.")
-    return f"<p style='color:{colour}'>{html.escape(text)}</p>"
+STOP_HINT = "■ (interrupt the kernel) stops it and keeps what was trained"
 
 
 def _corpus_options(data_dir) -> list[tuple[str, str]]:
@@ -105,16 +69,22 @@ def _known_baselines(settings: LabSettings) -> dict[str, float]:
 
 
 class LabPanel:
-    """The perplexity lab of notebook 07: settings, a Train button, curves, numbers and a sample.
+    """The perplexity lab of notebook 07: settings, Train, the session's runs side by side, a sweep.
 
     `controls` maps a `LabSettings` field name to the widget that sets it; each is also an
     attribute (`corpus`, `hidden_size`, `learning_rate`, `num_steps`, `batch_size`, `theta`
     ("off" or a number as text), `optimizer`, `budget` (minibatches), `prefix`,
-    `temperature`). `update()` runs `run_lab` on the base settings with the controls' values,
-    as the button does. `valid_ppl` (CSS class `lab-valid-ppl`) shows the validation
-    perplexity, `message` (class `lab-message`) how the run went, `plot` the curves,
-    `sample` the generated text. A bad setting is reported without discarding the last
-    trained result; the controls are disabled while a run is in progress.
+    `temperature`). `update()` trains a run as the Train button does (or, when only the prefix
+    or temperature changed since the last run, resamples from its model); `sweep()` runs the
+    sweep that `sweep_setting` and `sweep_values` describe. Every run is kept in `runs` (a
+    `RunLog`: `runs.to_csv()`, `runs.to_dataframe()`); `clear()` forgets them.
+
+    Shown: `valid_ppl` (CSS class `lab-valid-ppl`), `progress_text` (`lab-progress`: the
+    estimate before, progress during and the time after a run), `plot` (the newest runs'
+    validation curves), `numbers`, `message` (`lab-message`), `sample` (`lab-sample`),
+    `runs_table` (`lab-runs`), `sweep_estimate` and `sweep_plot` (`lab-sweep-plot`). A refused
+    setting is reported without discarding what is shown; the controls are disabled while a
+    run is in progress, and ■ stops it within a second, keeping what was trained.
     """
 
     # The settings the panel shows, in order, and the attribute that holds each control.
@@ -124,7 +94,17 @@ class LabPanel:
 
     def __init__(self, settings: LabSettings | None = None):
         self.base = settings or LabSettings()
-        style, wide = {"description_width": "160px"}, widgets.Layout(width="460px")
+        self.runs = RunLog()
+        self.result: LabResult | None = None
+        self.sweep_result = None
+        self._make_controls()
+        self._make_outputs()
+        self._make_sweep()
+        self.widget = self._layout()
+        self.plot.value = curves_png([], _known_baselines(self.base))
+
+    def _make_controls(self) -> None:
+        style, wide = {"description_width": "130px"}, widgets.Layout(width="400px")
         self.controls = {name: make_control(LAB_SETTINGS[name], getattr(self.base, name))
                          for name in self.SHOWN}
         self.controls["corpus"].options = _corpus_options(self.base.data_dir)
@@ -132,27 +112,75 @@ class LabPanel:
         for name, control in self.controls.items():
             setattr(self, self.SHOWN[name], control)
             control.style, control.layout = style, wide
-        self.train_button = widgets.Button(description="Train", button_style="primary", icon="play")
-        self.train_button.add_class("lab-train")
-        self.message = widgets.HTML()
-        self.message.add_class("lab-message")
-        self.valid_ppl = widgets.HTML("validation perplexity: <b>–</b>")
-        self.valid_ppl.add_class("lab-valid-ppl")
-        self.numbers = widgets.HTML()
-        self.plot = widgets.Image(format="png", width=PLOT_WIDTH_PX, height=PLOT_HEIGHT_PX,
-                                  layout=widgets.Layout(width=f"{PLOT_WIDTH_PX}px",
-                                                        height=f"{PLOT_HEIGHT_PX}px"))
-        self.sample = widgets.HTML()
-        self.sample.add_class("lab-sample")
-        self.result: LabResult | None = None
-        self._last_draw, self._baselines = 0.0, {}
+            if hasattr(control, "continuous_update"):
+                control.continuous_update = False  # act on release or Enter, not on every step or key
         self.corpus.observe(self._corpus_changed, names="value")
+        for control in (self.prefix, self.temperature):
+            control.observe(lambda change: self._sample_settings_changed(), names="value")
+        self.train_button = widgets.Button(description="Train", button_style="primary", icon="play",
+                                           layout=widgets.Layout(width="120px"))
+        self.train_button.add_class("lab-train")
         self.train_button.on_click(lambda _: self.update())
-        controls = widgets.VBox([*self.controls.values(), self.train_button],
-                                layout=widgets.Layout(min_width="470px"))
-        results = widgets.VBox([self.plot, self.valid_ppl, self.numbers])
-        self.widget = widgets.VBox([widgets.HBox([controls, results]), self.message, self.sample])
-        self.widget.add_class("perplexity-lab")
+        self.clear_button = widgets.Button(description="Clear runs", layout=widgets.Layout(width="120px"))
+        self.clear_button.add_class("lab-clear")
+        self.clear_button.on_click(lambda _: self.clear())
+        self.export_button = widgets.Button(description="Save as CSV", icon="download",
+                                            layout=widgets.Layout(width="140px"))
+        self.export_button.add_class("lab-export")
+        self.export_button.on_click(lambda _: self.export())
+
+    def _make_outputs(self) -> None:
+        self.valid_ppl = _html("validation perplexity: <b>–</b>", "lab-valid-ppl")
+        self.progress = widgets.FloatProgress(value=0.0, min=0.0, max=1.0,
+                                              layout=widgets.Layout(width="160px"))
+        self.progress_text = _html("", "lab-progress")
+        size = widgets.Layout(width=f"{PLOT_WIDTH_PX}px", height=f"{PLOT_HEIGHT_PX}px")
+        self.plot = widgets.Image(format="png", width=PLOT_WIDTH_PX, height=PLOT_HEIGHT_PX, layout=size)
+        self.plot.add_class("lab-plot")
+        self.numbers = _html("", "lab-numbers")
+        self.message = _html("", "lab-message")
+        self.sample = _html("", "lab-sample")
+        self.runs_table = _html(runs_html(self.runs), "lab-runs")
+
+    def _make_sweep(self) -> None:
+        style = {"description_width": "130px"}
+        self.sweep_setting = widgets.Dropdown(options=[(LAB_SETTINGS[n].label, n) for n in SWEEPABLE],
+                                              value="num_hiddens", description="sweep", style=style,
+                                              layout=widgets.Layout(width="400px"))
+        self.sweep_values = widgets.Text(value=SUGGESTED_VALUES["num_hiddens"], description="values",
+                                         placeholder="e.g. 32, 128, 384", continuous_update=False,
+                                         style=style, layout=widgets.Layout(width="400px"))
+        self.sweep_button = widgets.Button(description="Sweep", icon="line-chart",
+                                           layout=widgets.Layout(width="120px"))
+        self.sweep_button.add_class("lab-sweep")
+        self.sweep_button.on_click(lambda _: self.sweep())
+        self.sweep_estimate = _html("", "lab-sweep-estimate")
+        self.sweep_plot = widgets.Image(format="png", layout=widgets.Layout(width=f"{PLOT_WIDTH_PX}px"))
+        self.sweep_plot.add_class("lab-sweep-plot")
+        self.sweep_setting.observe(self._sweep_setting_changed, names="value")
+        self.sweep_values.observe(lambda change: self.show_sweep_estimate(), names="value")
+
+    def _layout(self) -> widgets.VBox:
+        buttons = widgets.HBox([self.train_button, self.clear_button, self.export_button])
+        controls = widgets.VBox([*self.controls.values(), buttons], layout=widgets.Layout(min_width="410px"))
+        status = widgets.HBox([self.progress, self.progress_text])
+        results = widgets.VBox([self.valid_ppl, status, self.plot])
+        main = widgets.HBox([controls, results])
+        main.add_class("lab-main")
+        sweep_controls = widgets.VBox([self.sweep_setting, self.sweep_values,
+                                       widgets.HBox([self.sweep_button]), self.sweep_estimate],
+                                      layout=widgets.Layout(min_width="410px"))
+        sweep = widgets.HBox([sweep_controls, self.sweep_plot])
+        panel = widgets.VBox([main, self.message, self.numbers, self.sample,
+                              _html("<b>Your runs</b>"), self.runs_table,
+                              _html("<b>Sweep</b>: one run per value of one setting, the rest as above"),
+                              sweep])
+        panel.add_class("perplexity-lab")
+        return panel
+
+    def _all_controls(self) -> list:
+        return [*self.controls.values(), self.train_button, self.clear_button, self.export_button,
+                self.sweep_setting, self.sweep_values, self.sweep_button]
 
     def _corpus_changed(self, change) -> None:
         """Swap the prefix for the new corpus's default when it was the old corpus's default."""
@@ -165,50 +193,282 @@ class LabPanel:
         values["theta"] = parse_menu_choice(LAB_SETTINGS["theta"], values["theta"])
         return replace(self.base, **values)
 
-    def _live(self, history: History) -> None:
+    # --- one run -------------------------------------------------------------------------------
+
+    def update(self, change=None) -> LabResult:
+        """Do what Train does for the current control values; return the `LabResult`.
+
+        Settings that differ from the last run only in the prefix or temperature resample from
+        its model; settings estimated above `d2lmini.lab.MAX_CLICK_SECONDS` are refused;
+        otherwise a fresh model trains, with the estimate and then the progress shown. An
+        interrupt (■) stops the run within a second, keeping what was trained.
+        """
+        with interruptible():
+            try:
+                return self._update()
+            except KeyboardInterrupt:
+                return self._stopped_outside_a_run()
+
+    def _update(self) -> LabResult:
+        try:
+            settings = self.settings()
+        except (TypeError, ValueError) as error:
+            return self._refuse(LabResult(self.base, error=str(error)))
+        latest = self.runs.latest()
+        if (latest is not None and latest.model is not None and latest.error is None
+                and only_the_sample_differs(latest.settings, settings)
+                and settings != latest.settings):
+            return self.resample()
+        try:
+            check_click(settings)
+        except RunTooLong as error:
+            return self._refuse(LabResult(settings, error=str(error)))
+        except (TypeError, ValueError, DataUnavailableError):
+            pass  # run_lab refuses them in its own words
+        self._begin([settings])
+        result = self._run(settings)
+        if result.error is not None and not result.diverged and not result.history.step_loss:
+            self._end(None)
+            return self._refuse(result)
+        self._end(result)
+        self._show(result)
+        return result
+
+    def _run(self, settings: LabSettings) -> LabResult:
+        """Train one run with the live plot and progress; the controls are disabled meanwhile."""
+        self._live_result = LabResult(settings)
+        self._baselines = _known_baselines(settings)
+        self._last_draw = 0.0
+        with controls_disabled(self._all_controls()):
+            result = run_lab(settings, on_checkpoint=self._live)
+        self._done_seconds += self._plan[len(self._finished)] if len(self._finished) < len(self._plan) else 0
+        self._finished.append(result)
+        return result
+
+    def _begin(self, plan: list[LabSettings]) -> None:
+        """Show the estimate for the runs about to start (one, or a sweep's)."""
+        self._plan, self._plan_settings = [], plan
+        for settings in plan:
+            try:
+                self._plan.append(MACHINE_SPEED.seconds(check_click(settings, limit=float("inf"))))
+            except Exception:  # run_lab will say what is wrong
+                self._plan.append(0.0)
+        self._finished, self._done_seconds, self._started = [], 0.0, time.perf_counter()
+        self.progress.value, self.progress.bar_style = 0.0, ""
+        runs = f"{len(plan)} runs" if len(plan) > 1 else f"run #{self.runs.next_number}"
+        self.progress_text.value = (f"Training {runs}: about {sum(self._plan):.0f} s on this machine; "
+                                    f"{STOP_HINT}.")
+        self.message.value = "<p style='margin:2px 0'>Training…</p>"
+
+    def _live(self, history) -> None:
+        """At a checkpoint: move the progress bar; redraw the chart at most every 0.3 s."""
+        settings = self._live_result.settings
+        planned = settings.max_minibatches or 1
+        done = history.minibatches[-1] if history.minibatches else 0
+        current = self._plan[len(self._finished)] if len(self._finished) < len(self._plan) else 0.0
+        total = sum(self._plan) or 1.0
+        self.progress.value = min(1.0, (self._done_seconds + current * min(1.0, done / planned)) / total)
+        elapsed = time.perf_counter() - self._started
+        which = f"run {len(self._finished) + 1} of {len(self._plan)}, " if len(self._plan) > 1 else ""
+        self.progress_text.value = (f"{which}minibatch {done} of {planned} · {elapsed:.1f} s of about "
+                                    f"{total:.0f} s · {STOP_HINT}")
         now = time.perf_counter()
-        if now - self._last_draw > 0.3:  # drawing happens between checkpoints, outside the budget
-            self.plot.value = plot_png(history, self._baselines)
+        if now - self._last_draw > 0.3:
+            self._live_result.history = history
+            self.plot.value = curves_png(overlay(self.runs, self._live_result), self._baselines)
             latest = history.valid_perplexity[-1]
             self.valid_ppl.value = f"validation perplexity: <b>{latest:.2f}</b> (training…)"
             self._last_draw = time.perf_counter()
 
-    def update(self, change=None) -> LabResult:
-        """Retrain with the current control values, update every output, and return the `LabResult`.
+    def _end(self, result: LabResult | None) -> None:
+        elapsed = time.perf_counter() - self._started
+        self.progress.value = 1.0 if result is not None and result.error is None else self.progress.value
+        self.progress.bar_style = "success" if result is not None and result.error is None else "warning"
+        self.progress_text.value = (f"took {elapsed:.1f} s (estimated {sum(self._plan):.1f} s)"
+                                    if result is not None else "")
 
-        The Train button calls this; the controls are disabled while it runs.
-        """
-        self.message.value = "<p>Training…</p>"
-        with controls_disabled([*self.controls.values(), self.train_button]):
-            settings = self.settings()
-            self._baselines = _known_baselines(settings)
-            result = run_lab(settings, on_checkpoint=self._live)
-        if result.error is not None and not result.diverged and not result.history.step_loss:
-            return self._refuse(result)
+    def _show(self, result: LabResult) -> None:
+        """Keep `result` as a new run and show it: the curves, the table, the numbers and the sample."""
+        self.runs.add(result)
         self.result = result
-        self.plot.value = plot_png(result.history, result.baselines, result.floor)
+        self.plot.value = curves_png(overlay(self.runs), result.baselines, result.floor)
         self.numbers.value = numbers_html(result)
-        if result.error is not None:
-            self.message.value = f"<p style='color:{ERROR_COLOUR}'><b>{html.escape(result.error)}</b></p>"
-            self.valid_ppl.value = "validation perplexity: <b>–</b> (no trained model)"
-            self.sample.value = ""
-            return result
-        self.valid_ppl.value = f"validation perplexity: <b>{result.valid_perplexity:.2f}</b>"
-        self.message.value = verdict_html(result)
-        body = (f"<b>{html.escape(result.settings.prefix)}</b><span style='color:#1f5fa8'>"
-                f"{html.escape(result.sample[len(result.settings.prefix):])}</span>")
+        self.runs_table.value = runs_html(self.runs)
+        if result.error is None:
+            self.valid_ppl.value = f"validation perplexity: <b>{result.valid_perplexity:.2f}</b>"
+            self.message.value = verdict_html(result)
+            self._show_sample(result)
+            return
+        partial = result.history.valid_perplexity
+        stopped_at = result.history.minibatches[-1] if partial and not result.diverged else None
+        self.valid_ppl.value = (
+            "validation perplexity: <b>–</b> (no trained model)" if stopped_at is None
+            else f"validation perplexity: <b>{partial[-1]:.2f}</b> at minibatch {stopped_at} (stopped)")
+        colour = WARN_COLOUR if result.interrupted else ERROR_COLOUR
+        self.message.value = f"<p style='color:{colour};margin:2px 0'><b>{html.escape(result.error)}</b></p>"
+        self.sample.value = ""
+
+    def _show_sample(self, result: LabResult) -> None:
+        prefix = result.settings.prefix
+        body = (f"<b>{html.escape(prefix)}</b><span style='color:#1f5fa8'>"
+                f"{html.escape(result.sample[len(prefix):])}</span>")
         self.sample.value = ("<p style='color:#555;margin:2px 0'>A sample (prefix in bold, "
                              f"{_temperature_words(result.settings.temperature)}):</p>"
-                             f"<pre style='white-space:pre-wrap;word-break:normal'>{body}</pre>")
-        return result
+                             f"<pre style='white-space:pre-wrap;word-break:normal;margin:2px 0'>{body}</pre>")
 
     def _refuse(self, result: LabResult) -> LabResult:
         """Show why a setting was refused, keeping the last trained result's plot, numbers and sample."""
         kept = " The plot and numbers below are still those of the last run." if self.result else ""
         self.message.value = f"<p style='color:{ERROR_COLOUR}'><b>{html.escape(result.error + kept)}</b></p>"
-        if self.result is None:
-            self.plot.value = plot_png(History(), result.baselines)
         return result
+
+    def _stopped_outside_a_run(self) -> LabResult:
+        self.message.value = (f"<p style='color:{WARN_COLOUR}'><b>Stopped by an interrupt. The runs so far "
+                              "are kept in the table.</b></p>")
+        return LabResult(self.base, error="Stopped by an interrupt.", interrupted=True)
+
+    # --- a new sample without training ---------------------------------------------------------
+
+    def _sample_settings_changed(self) -> None:
+        latest = self.runs.latest()
+        if latest is None or latest.model is None or latest.error is not None or self.train_button.disabled:
+            return
+        try:
+            settings = self.settings()
+        except (TypeError, ValueError):
+            return
+        if only_the_sample_differs(latest.settings, settings):
+            self.resample()
+
+    def resample(self) -> LabResult:
+        """Draw a new sample from the newest run's model for the current prefix and temperature (no training).
+
+        Returns the run with its new sample; for a bad prefix or temperature, or when there is
+        no run to sample from, a `LabResult` whose `error` says why (also shown).
+        """
+        latest = self.runs.latest()
+        try:
+            if latest is None:
+                raise ValueError("There is no trained model to sample from: train first.")
+            result = resample(latest, self.settings())
+        except (TypeError, ValueError) as error:
+            return self._refuse(LabResult(self.base, error=str(error)))
+        self.result = result
+        self._show_sample(result)
+        self.message.value = (f"<p style='color:{OK_COLOUR};margin:2px 0'>A new sample from run "
+                              f"#{self.runs.numbers[-1]}'s model: only the prefix or temperature changed, "
+                              "so nothing was trained.</p>")
+        return result
+
+    # --- the runs ------------------------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Forget every run of the session: the table and the chart start empty."""
+        self.runs.clear()
+        self.result = None
+        self.runs_table.value = runs_html(self.runs)
+        self.plot.value = curves_png([], _known_baselines(self.base))
+        self.message.value = "<p style='margin:2px 0'>Runs cleared.</p>"
+
+    def export(self, path: str | Path = "lab_runs.csv") -> Path:
+        """Write every run (settings and results) to the CSV file `path`; return its path.
+
+        `panel.runs.to_dataframe()` gives the same as a pandas DataFrame.
+        """
+        path = Path(path)
+        self.runs.to_csv(path)
+        self.message.value = (f"<p style='margin:2px 0'>Saved {len(self.runs)} runs to "
+                              f"<code>{html.escape(str(path.resolve()))}</code>; "
+                              "<code>lab.runs.to_dataframe()</code> gives them as a table in Python.</p>")
+        return path
+
+    # --- a sweep -------------------------------------------------------------------------------
+
+    def _sweep_setting_changed(self, change) -> None:
+        self.sweep_values.value = SUGGESTED_VALUES[change["new"]]
+        self.show_sweep_estimate()
+
+    def show_sweep_estimate(self) -> float | None:
+        """Show (and return) how long the sweep described by the sweep controls should take here.
+
+        Shows the reason instead, and returns None, when the values cannot be swept.
+        """
+        try:
+            seconds = check_sweep_time(self.settings(), self.sweep_setting.value,
+                                       parse_values(self.sweep_setting.value, self.sweep_values.value))
+        except (TypeError, ValueError, DataUnavailableError) as error:
+            self.sweep_estimate.value = f"<span style='color:{ERROR_COLOUR}'>{html.escape(str(error))}</span>"
+            return None
+        here = MACHINE_SPEED.seconds(sum(seconds))
+        self.sweep_estimate.value = f"{len(seconds)} runs, about {here:.0f} s on this machine."
+        return here
+
+    def sweep(self):
+        """Do what Sweep does: one run per value of the chosen setting; return the `SweepResult` (or None).
+
+        The estimate is checked first (each run under 15 s, the whole under 60 s on a 2-core
+        laptop); every run joins the table and the chart as it finishes; ■ stops the sweep,
+        keeping the runs so far.
+        """
+        with interruptible():
+            try:
+                return self._sweep()
+            except KeyboardInterrupt:
+                self._stopped_outside_a_run()
+                return None
+
+    def _sweep(self):
+        name = self.sweep_setting.value
+        try:
+            settings = self.settings()
+            values = parse_values(name, self.sweep_values.value)
+            check_sweep_time(settings, name, values)
+        except (TypeError, ValueError, DataUnavailableError) as error:
+            self._refuse(LabResult(self.base, error=str(error)))
+            return None
+        self._begin([replace(settings, **{name: value}) for value in values])
+        self._live_result, self._last_draw = LabResult(self._plan_settings[0]), 0.0
+        self._baselines = _known_baselines(settings)
+        with controls_disabled(self._all_controls()):
+            sweep = run_sweep(settings, name, values, on_run=self._sweep_run_done, on_checkpoint=self._live)
+        self._end(sweep.results[-1] if sweep.results else None)
+        self.sweep_result = sweep
+        lines = strong_baselines(settings)
+        self.sweep_plot.value = sweep_png(sweep, lines)
+        self.message.value = _sweep_message(sweep, lines)
+        return sweep
+
+    def _sweep_run_done(self, index: int, result: LabResult) -> None:
+        self._done_seconds += self._plan[index]
+        self._finished.append(result)
+        if result.history.step_loss or result.diverged:
+            self._show(result)
+        if index + 1 < len(self._plan_settings):
+            self._live_result, self._last_draw = LabResult(self._plan_settings[index + 1]), 0.0
+
+
+def _sweep_message(sweep, lines: dict[str, float]) -> str:
+    best = sweep.best()
+    label = LAB_SETTINGS[sweep.name].label
+    parts = []
+    if best is not None:
+        value = "off" if best[0] is None else f"{best[0]:g}"
+        parts.append(f"Sweep of the {label}: the lowest validation perplexity, {best[1]:.2f}, "
+                     f"came at {value}.")
+    else:
+        parts.append(f"Sweep of the {label}: no run finished with a number.")
+    parts.append("For comparison: " + ", ".join(f"{name} {value:.2f}" for name, value in lines.items()) + ".")
+    if sweep.stopped:
+        parts.append(sweep.stopped)
+    colour = WARN_COLOUR if sweep.stopped else OK_COLOUR
+    return f"<p style='color:{colour};margin:2px 0'>{html.escape(' '.join(parts))}</p>"
+
+
+def _html(value: str, css_class: str | None = None) -> widgets.HTML:
+    widget = widgets.HTML(value)
+    if css_class:
+        widget.add_class(css_class)
+    return widget
 
 
 def _temperature_words(temperature: float | None) -> str:

@@ -1,0 +1,147 @@
+"""A sweep in the perplexity lab: one setting, a few values, one run each (notebook 07).
+
+`run_sweep(settings, "num_hiddens", [32, 128, 512])` trains one fresh model per value with
+everything else the same (seed, budget, data) through `d2lmini.lab.run_lab`, and returns a
+`SweepResult` whose `perplexities()` put the final validation perplexity against the value,
+the U-curves of hidden size, learning rate and sequence length. `parse_values` reads the
+values as a student types them. A sweep stops at an interrupt, keeping the runs finished so far.
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from d2lmini.lab import LabResult, LabSettings, check_click, run_lab
+from d2lmini.settings import LAB_SETTINGS, check_value
+
+# The settings a sweep can vary (those the lab's controls set that change the trained model).
+SWEEPABLE = ("num_hiddens", "lr", "num_steps", "batch_size", "theta", "max_minibatches")
+# Settings whose values are spread over orders of magnitude: a sweep plots them on a log axis.
+LOG_SCALE = ("num_hiddens", "lr", "num_steps", "batch_size", "theta", "max_minibatches")
+MAX_VALUES = 8
+# A sweep started from the panel is refused when its runs add up to more than this many seconds
+# on the reference machine (each run must also pass `d2lmini.lab.check_click`).
+MAX_SWEEP_SECONDS = 60.0
+# Values a panel suggests for each setting: a factor of about 4 between neighbours.
+SUGGESTED_VALUES = {"num_hiddens": "32, 128, 384", "lr": "0.001, 0.01, 0.1", "num_steps": "8, 35, 140",
+                    "batch_size": "8, 32, 128", "theta": "0.1, 1, off", "max_minibatches": "150, 600, 2400"}
+
+
+@dataclass
+class SweepResult:
+    """The runs of a sweep of `name` over `values`, in order; `stopped` says why it ended early (or None)."""
+
+    settings: LabSettings
+    name: str
+    values: list
+    results: list[LabResult] = field(default_factory=list)
+    stopped: str | None = None
+
+    def perplexities(self) -> list[tuple[object, float]]:
+        """Return (value, final validation perplexity) for every run that finished with a number."""
+        return [(value, r.valid_perplexity) for value, r in zip(self.values, self.results, strict=False)
+                if r.valid_perplexity is not None and math.isfinite(r.valid_perplexity)]
+
+    def best(self) -> tuple[object, float] | None:
+        """Return the (value, perplexity) with the lowest validation perplexity, or None."""
+        finished = self.perplexities()
+        return min(finished, key=lambda pair: pair[1]) if finished else None
+
+
+def check_sweep(name: str, values: list) -> None:
+    """Raise ValueError (naming the setting by its label) unless `name` can be swept over `values`."""
+    if name not in SWEEPABLE:
+        labels = ", ".join(f"{LAB_SETTINGS[n].label} ({n})" for n in SWEEPABLE)
+        raise ValueError(f"A sweep varies one of: {labels}; not {name!r}.")
+    if not 2 <= len(values) <= MAX_VALUES:
+        raise ValueError(f"A sweep of the {LAB_SETTINGS[name].label} needs 2 to {MAX_VALUES} values, "
+                         f"not {len(values)}.")
+    for value in values:
+        check_value(LAB_SETTINGS[name], value)
+    if len(set(values)) != len(values):
+        raise ValueError(f"The values of the {LAB_SETTINGS[name].label} repeat: each run would be the same.")
+
+
+def parse_values(name: str, text: str) -> list:
+    """Return the values typed in `text` ("32, 64, 128"; "off" is no clipping for θ), checked for `name`.
+
+    Raises ValueError naming the setting and the value that is not allowed.
+    """
+    setting = LAB_SETTINGS.get(name)
+    if setting is None or name not in SWEEPABLE:
+        check_sweep(name, [])
+    values = []
+    for word in text.replace(";", ",").replace(" ", ",").split(","):
+        word = word.strip()
+        if not word:
+            continue
+        if word.lower() == "off" and setting.optional:
+            values.append(None)
+            continue
+        try:
+            number = float(word)
+        except ValueError:
+            raise ValueError(f"{word!r} is not a number: type the values of the {setting.label} separated "
+                             "by commas, e.g. 32, 64, 128.") from None
+        if setting.kind is int:
+            if not number.is_integer():
+                raise ValueError(f"The {setting.label} takes whole numbers, not {word}.")
+            number = int(number)
+        values.append(number)
+    check_sweep(name, values)
+    return values
+
+
+def sweep_settings(settings: LabSettings, name: str, values: list) -> list[LabSettings]:
+    """Return one `LabSettings` per value: `settings` with `name` set to that value."""
+    check_sweep(name, values)
+    return [replace(settings, **{name: value}) for value in values]
+
+
+def check_sweep_time(settings: LabSettings, name: str, values: list) -> list[float]:
+    """Return each run's reference estimate in seconds; raise ValueError if a run or the whole is too long.
+
+    Each run must pass `check_click` (under 15 s on a 2-core laptop) and all of them together
+    must stay under `MAX_SWEEP_SECONDS`.
+    """
+    seconds = []
+    for value, run_settings in zip(values, sweep_settings(settings, name, values), strict=True):
+        try:
+            seconds.append(check_click(run_settings))
+        except ValueError as error:
+            raise ValueError(f"With the {LAB_SETTINGS[name].label} at {_text(value)}: {error}") from None
+    if sum(seconds) > MAX_SWEEP_SECONDS:
+        raise ValueError(f"This sweep would take about {sum(seconds):.0f} s on a 2-core laptop; a sweep is "
+                         f"kept under {MAX_SWEEP_SECONDS:.0f} s. Use fewer values or fewer minibatches.")
+    return seconds
+
+
+def _text(value) -> str:
+    return "off" if value is None else f"{value:g}"
+
+
+def run_sweep(settings: LabSettings, name: str, values: list,
+              on_run: Callable[[int, LabResult], None] | None = None,
+              on_checkpoint: Callable | None = None) -> SweepResult:
+    """Train one run per value of `name` (same seed and budget) and return the `SweepResult`.
+
+    `on_run(index, result)` is called after each run, `on_checkpoint(history)` during each
+    (as in `run_lab`). An interrupt (■, Ctrl-C) stops the sweep: the run it hit keeps what it
+    trained, later values are not run, and `stopped` says so. A run that fails (divergence, a
+    refused setting) is kept with its message and the sweep goes on.
+    """
+    sweep = SweepResult(settings, name, list(values))
+    try:
+        for index, run_settings in enumerate(sweep_settings(settings, name, values)):
+            result = run_lab(run_settings, on_checkpoint=on_checkpoint)
+            sweep.results.append(result)
+            if on_run is not None:
+                on_run(index, result)
+            if result.interrupted:
+                break
+    except KeyboardInterrupt:
+        pass
+    if len(sweep.results) < len(sweep.values) or (sweep.results and sweep.results[-1].interrupted):
+        sweep.stopped = (f"Stopped by an interrupt after {len(sweep.results)} of {len(sweep.values)} runs; "
+                         "the runs so far are kept.")
+    return sweep

@@ -1,0 +1,216 @@
+"""What the perplexity lab of notebook 07 shows, as PNG and HTML: curves, a sweep, numbers, the runs table.
+
+Plain functions of results (`d2lmini.lab.LabResult`, `d2lmini.runs.RunLog`,
+`d2lmini.sweep.SweepResult`); the panel in `d2lmini.widgets.lab` puts them on the page and
+tests call them directly.
+"""
+
+import html
+import math
+
+from matplotlib.figure import Figure
+
+from d2lmini.lab import LabResult, describe_settings
+from d2lmini.plot import figure_png
+from d2lmini.runs import SHOWN_SETTINGS, RunLog, curve_labels, result_values, setting_text
+from d2lmini.settings import LAB_SETTINGS
+from d2lmini.sweep import LOG_SCALE, SweepResult
+from d2lmini.train import History
+
+PLOT_WIDTH_PX, PLOT_HEIGHT_PX, PLOT_DPI = 576, 306, 90
+OK_COLOUR, WARN_COLOUR, ERROR_COLOUR = "#225522", "#a35200", "#b30000"
+# How many of the newest runs the chart overlays.
+MAX_CURVES = 5
+# How many of the newest runs the table lists (all of them are exported).
+MAX_ROWS = 10
+HIGHLIGHT = "background:#fff3b0"
+
+
+def _figure() -> tuple[Figure, object]:
+    figure = Figure(figsize=(PLOT_WIDTH_PX / PLOT_DPI, PLOT_HEIGHT_PX / PLOT_DPI), dpi=PLOT_DPI)
+    return figure, figure.subplots()
+
+
+def _baseline_lines(ax, lines: dict[str, float], in_legend: bool = False) -> None:
+    """Draw each baseline as a grey horizontal line, named beside it or (`in_legend`) in the legend."""
+    for (name, value), style in zip(lines.items(), ["--", ":", "-.", "--", ":"], strict=False):
+        ax.axhline(value, linestyle=style, color="gray", linewidth=1,
+                   label=f"{name} {value:.2f}" if in_legend else None)
+        if not in_legend:
+            ax.annotate(f"{name} {value:.2f}", (0.01, value), xycoords=("axes fraction", "data"),
+                        ha="left", va="bottom", fontsize=7, color="gray")
+
+
+def curves_png(curves: list[tuple[str, History]], baselines: dict[str, float], floor: float | None = None,
+               title: str = "Validation perplexity, run by run") -> bytes:
+    """Return a PNG (576 x 306 px) of the validation curves of several runs, newest last, with baselines.
+
+    `curves` holds (label, history) pairs; the newest (last) run is drawn thick, with its
+    training curve dashed. The y-axis runs from 1 to a little above the unigram baseline, where
+    runs are told apart (a curve far above it leaves the chart).
+    """
+    figure, ax = _figure()
+    lines = dict(baselines)
+    if floor is not None:
+        lines["entropy floor (a limit)"] = floor
+    _baseline_lines(ax, lines)
+    for index, (name, history) in enumerate(curves):
+        newest = index == len(curves) - 1
+        colour = f"C{index % 10}"
+        ax.plot(history.minibatches, history.valid_perplexity, "o-" if newest else "-", color=colour,
+                linewidth=2 if newest else 1.2, markersize=3, label=name)
+        if newest and history.train_perplexity:
+            ax.plot(history.minibatches, history.train_perplexity, "--", color=colour, linewidth=1,
+                    label="(its training text)")
+    shown = [v for _, h in curves for v in h.valid_perplexity + h.train_perplexity]
+    finite = [v for v in shown if math.isfinite(v)]
+    # Zoomed on the runs: a little above the unigram line (curves far above it leave the chart).
+    top = 1.15 * baselines["unigram"] if "unigram" in baselines else max(finite, default=10.0) * 1.25
+    ax.set_ylim(1, top)
+    ax.set_xlim(0, None if any(h.minibatches for _, h in curves) else 1)
+    ax.set_xlabel("minibatches trained")
+    ax.set_ylabel("perplexity")
+    ax.set_title(title, fontsize=10)
+    if curves:
+        ax.legend(loc="upper right", fontsize=7)
+    return figure_png(figure, dpi=PLOT_DPI)
+
+
+def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
+    """Return a PNG of a sweep: final validation perplexity against the swept value, with `lines`.
+
+    `lines` are the baselines to compare with (the n-gram and PPMd). Numbers spread over orders
+    of magnitude go on a log axis; a sweep including "off" (θ) puts the values side by side.
+    """
+    figure, ax = _figure()
+    _baseline_lines(ax, lines, in_legend=True)
+    values = sweep.values[:len(sweep.results)]
+    points = [(value, r.valid_perplexity) for value, r in zip(values, sweep.results, strict=True)]
+    categorical = any(value is None for value in values) or sweep.name not in LOG_SCALE
+    if categorical:
+        where = {value: index for index, value in enumerate(sweep.values)}
+        ax.set_xticks(range(len(sweep.values)), labels=[_value_text(v) for v in sweep.values])
+    finished = [(v, p) for v, p in points if p is not None and math.isfinite(p)]
+    xs = [where[v] if categorical else v for v, _ in finished]
+    ax.plot(xs, [p for _, p in finished], "o-", color="C0", label="RNN, validation")
+    for x, (_, p) in zip(xs, finished, strict=True):
+        ax.annotate(f"{p:.2f}", (x, p), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
+    failed = [v for v, p in points if p is None or not math.isfinite(p)]
+    if not categorical:
+        ax.set_xscale("log")
+        ax.set_xticks(sweep.values, labels=[_value_text(v) for v in sweep.values])
+        ax.minorticks_off()
+    top = max([p for _, p in finished] + list(lines.values()), default=10.0)
+    ax.set_ylim(1, top * 1.3)
+    ax.set_xlabel(LAB_SETTINGS[sweep.name].label)
+    ax.set_ylabel("final validation perplexity")
+    title = f"Sweep of the {LAB_SETTINGS[sweep.name].label}"
+    if failed:
+        title += f" (no number for {', '.join(_value_text(v) for v in failed)})"
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="upper right", fontsize=7)
+    return figure_png(figure, dpi=PLOT_DPI)
+
+
+def _value_text(value) -> str:
+    return "off" if value is None else f"{value:g}"
+
+
+def numbers_html(result: LabResult) -> str:
+    """Return a compact table of a run's perplexity and bits per character beside the baselines."""
+    values = result_values(result)
+    columns = []
+    if values["train_perplexity"] is not None:
+        columns.append(("RNN, training", values["train_perplexity"]))
+    if values["valid_perplexity"] is not None:
+        columns.append(("RNN, validation", values["valid_perplexity"]))
+    columns += [(f"{name} baseline", value) for name, value in result.baselines.items()]
+    if result.floor is not None:
+        columns.append(("entropy floor (no model can beat it)", result.floor))
+    columns = [(name, ppl) for name, ppl in columns if math.isfinite(ppl) and ppl > 0]
+    head = "".join(f"<th style='padding:0 6px'>{html.escape(name)}</th>" for name, _ in columns)
+    ppl = "".join(f"<td style='text-align:right'>{value:.2f}</td>" for _, value in columns)
+    bits = "".join(f"<td style='text-align:right'>{math.log2(value):.3f}</td>" for _, value in columns)
+    return (f"<table style='font-size:12px'><tr><th></th>{head}</tr><tr><td>perplexity</td>{ppl}</tr>"
+            f"<tr><td>bits/char</td>{bits}</tr></table>")
+
+
+def verdict_html(result: LabResult) -> str:
+    """Return the coloured message for a finished run: green only when it beats a uniform guess."""
+    settings = result.settings
+    text = (f"Trained {result.minibatches} minibatches in {result.seconds:.1f} s "
+            f"({describe_settings(settings)}). Validation perplexity {result.valid_perplexity:.2f} "
+            f"= {result.valid_bits:.3f} bits per character")
+    below = [name for name, value in result.baselines.items() if result.valid_perplexity < value]
+    if result.worse_than_uniform:
+        colour = WARN_COLOUR
+        text += (f": worse than guessing uniformly among the characters (perplexity "
+                 f"{result.baselines['uniform']:.2f}). This model has not learned yet: try more minibatches, "
+                 "a larger batch or a different learning rate.")
+    else:
+        colour = OK_COLOUR
+        text += (f", below the {' and the '.join(below)} baseline{'s' if len(below) > 1 else ''}."
+                 if below else ", not yet below the unigram baseline.")
+    if result.stopped_at_time_limit:
+        text += (f" Stopped at the {settings.max_seconds:g} s safety limit before the "
+                 f"{settings.max_minibatches} minibatches asked for.")
+    return f"<p style='color:{colour};margin:2px 0'>{html.escape(text)}</p>"
+
+
+def _settings_cell(result: LabResult, changed: list[str]) -> str:
+    parts = []
+    for name in SHOWN_SETTINGS:
+        text = html.escape(setting_text(result.settings, name))
+        parts.append(f"<span style='{HIGHLIGHT}'>{text}</span>" if name in changed else text)
+    others = [name for name in changed if name not in SHOWN_SETTINGS]
+    parts += [f"<span style='{HIGHLIGHT}'>{html.escape(setting_text(result.settings, n))}</span>"
+              for n in others]
+    return " · ".join(parts)
+
+
+def _number(value, digits: int) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def runs_html(runs: RunLog) -> str:
+    """Return the table of the session's runs: settings (what changed from the run before highlighted),
+    validation perplexity and bits, training perplexity, minibatches, time and the start of the sample."""
+    if not len(runs):
+        return "<p style='color:#555;margin:2px 0'>No runs yet: each run you train is listed here.</p>"
+    rows = []
+    first = max(0, len(runs) - MAX_ROWS)
+    for index in range(first, len(runs)):
+        result, number = runs.results[index], runs.numbers[index]
+        values = result_values(result)
+        sample = (values["sample"] or "")[:40]
+        status = "" if result.error is None else (" <i>(stopped)</i>" if result.interrupted or
+                                                  result.history.minibatches else " <i>(no result)</i>")
+        rows.append(f"<tr class='lab-run'><td>#{number}{status}</td>"
+                    f"<td style='font-size:11px'>{_settings_cell(result, runs.changes(index))}</td>"
+                    f"<td style='text-align:right'><b>{_number(values['valid_perplexity'], 2)}</b></td>"
+                    f"<td style='text-align:right'>{_number(values['valid_bits'], 3)}</td>"
+                    f"<td style='text-align:right'>{_number(values['train_perplexity'], 2)}</td>"
+                    f"<td style='text-align:right'>{values['minibatches']}</td>"
+                    f"<td style='text-align:right'>{values['wall_seconds']:.1f} s</td>"
+                    f"<td><code>{html.escape(sample)}</code></td></tr>")
+    earlier = (f"<p style='color:#555;margin:2px 0'>{first} earlier run{'s' if first > 1 else ''} not shown "
+               "(all are in the export).</p>" if first else "")
+    head = ("<tr><th>run</th><th>settings (changed from the run before: highlighted)</th>"
+            "<th>validation perplexity</th><th>bits/char</th><th>training perplexity</th>"
+            "<th>minibatches</th><th>time</th><th>sample</th></tr>")
+    return f"<table class='lab-runs-table' style='font-size:12px'>{head}{''.join(rows)}</table>{earlier}"
+
+
+def overlay(runs: RunLog, live: LabResult | None = None) -> list[tuple[str, History]]:
+    """Return the (label, history) pairs the chart overlays: the newest runs, then `live` (a run in progress).
+
+    Each label is the run's number and what differs among the runs shown.
+    """
+    keep = MAX_CURVES - (live is not None)
+    results, numbers = runs.results[-keep:], runs.numbers[-keep:]
+    if live is not None:
+        results, numbers = [*results, live], [*numbers, runs.next_number]
+    labels = curve_labels(results, numbers) if results else []
+    return [(label + (" (training…)" if result is live else ""), result.history)
+            for label, result in zip(labels, results, strict=True)
+            if result.history.minibatches or result is live]
