@@ -309,13 +309,14 @@ def _prepare(settings: LabSettings) -> CorpusData:
     return data
 
 
-def run_lab(settings: LabSettings, on_checkpoint=None) -> LabResult:
+def run_lab(settings: LabSettings, on_checkpoint=None, should_stop=None) -> LabResult:
     """Train a fresh scratch RNN as `settings` say and return a `LabResult` (notebook 07).
 
     Training goes through `d2lmini.train.train`: `settings.max_minibatches` minibatches
     with the hidden state carried from one to the next (truncated BPTT, as in notebook 04),
     about `settings.checkpoints` checkpoints, after each of which `on_checkpoint(history)`
-    is called (its time is not counted). Never raises, not even for an interrupt: see
+    is called (its time is not counted); `should_stop()` is asked after every minibatch and
+    True stops the run as an interrupt does. Never raises, not even for an interrupt: see
     `LabResult.error`. A run stopped part way (an interrupt, a callback that raised, an
     error) keeps its history and model but reports no perplexity: only a finished run's
     numbers are measurements.
@@ -340,7 +341,7 @@ def run_lab(settings: LabSettings, on_checkpoint=None) -> LabResult:
     try:
         if settings.num_threads:
             torch.set_num_threads(settings.num_threads)
-        _train(settings, data, result, on_checkpoint)
+        _train(settings, data, result, on_checkpoint, should_stop)
     except TrainingDiverged as error:
         result.history = error.history or result.history
         result.error, result.diverged = divergence_message(error, settings, result.vocab_size), True
@@ -390,13 +391,13 @@ def resample(result: LabResult, settings: LabSettings) -> LabResult:
     return replace(result, settings=settings, sample=sample)
 
 
-def _train(settings: LabSettings, data: CorpusData, result: LabResult, on_checkpoint) -> None:
+def _train(settings: LabSettings, data: CorpusData, result: LabResult, on_checkpoint, should_stop) -> None:
     device = torch.device(settings.device) if settings.device else try_gpu()
     model = make_model("scratch", len(data.corpus.vocab), settings, device)
     result.model = model
     with warnings.catch_warnings():  # a run that stopped early is reported in result.error instead
         warnings.simplefilter("ignore", RuntimeWarning)
-        history = train(model, data.train, data.valid, settings, on_checkpoint=on_checkpoint)
+        history = train(model, data.train, data.valid, settings, on_checkpoint, should_stop)
     result.history = history
     result.minibatches = len(history.step_loss)
     result.seconds = history.seconds[-1] if history.seconds else 0.0

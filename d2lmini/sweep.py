@@ -122,18 +122,22 @@ def _text(value) -> str:
 
 def run_sweep(settings: LabSettings, name: str, values: list,
               on_run: Callable[[int, LabResult], None] | None = None,
-              on_checkpoint: Callable | None = None) -> SweepResult:
+              on_checkpoint: Callable | None = None,
+              should_stop: Callable[[], bool] | None = None) -> SweepResult:
     """Train one run per value of `name` (same seed and budget) and return the `SweepResult`.
 
     `on_run(index, result)` is called after each run, `on_checkpoint(history)` during each
-    (as in `run_lab`). An interrupt (■, Ctrl-C) stops the sweep: the run it hit keeps what it
-    trained, later values are not run, and `stopped` says so. A run that fails (divergence, a
+    (as in `run_lab`), and `should_stop()` after every minibatch. An interrupt (■, Ctrl-C) or a
+    stop request stops the sweep: the run it hit keeps what it trained, later values are not
+    run, and `stopped` says so. A run that fails (divergence, a
     refused setting) is kept with its message and the sweep goes on.
     """
     sweep = SweepResult(settings, name, list(values))
     try:
         for index, run_settings in enumerate(sweep_settings(settings, name, values)):
-            result = run_lab(run_settings, on_checkpoint=on_checkpoint)
+            if should_stop is not None and should_stop():
+                break
+            result = run_lab(run_settings, on_checkpoint=on_checkpoint, should_stop=should_stop)
             sweep.results.append(result)
             if on_run is not None:
                 on_run(index, result)

@@ -418,8 +418,10 @@ class TrainingRun:
     """The state of one `train` call: the model, its optimizer, history, budget and last checkpoint."""
 
     def __init__(self, model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
-                 config: TrainConfig, on_checkpoint: Callable[[History], None] | None):
+                 config: TrainConfig, on_checkpoint: Callable[[History], None] | None,
+                 should_stop: Callable[[], bool] | None = None):
         self.model, self.config, self.on_checkpoint = model, config, on_checkpoint
+        self.should_stop = should_stop
         self.train_indices, self.valid_indices = train_indices, valid_indices
         self.history = History()
         self.steps_per_epoch = max(1, (len(train_indices) - 1) // (config.batch_size * config.num_steps))
@@ -461,7 +463,12 @@ class TrainingRun:
             raise CallbackError(error) from error
 
     def after_step(self) -> bool:
-        """Checkpoint when one is due; return True when the budget is spent (ends the epoch)."""
+        """Checkpoint when one is due; return True when the budget is spent (ends the epoch).
+
+        Raises KeyboardInterrupt when `should_stop()` says so: a stop request is an interrupt.
+        """
+        if self.should_stop is not None and self.should_stop():
+            raise KeyboardInterrupt
         self.budget.steps = len(self.history.step_loss)
         steps_since = self.budget.steps - self.last_steps
         seconds_since = self.budget.train_seconds() - self.last_train_seconds
@@ -505,7 +512,8 @@ def stopped_message(error: BaseException, history: History) -> str:
 
 
 def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
-          config: TrainConfig, on_checkpoint: Callable[[History], None] | None = None) -> History:
+          config: TrainConfig, on_checkpoint: Callable[[History], None] | None = None,
+          should_stop: Callable[[], bool] | None = None) -> History:
     """Train `model` as `config` says and return its `History` (the one training loop).
 
     Notebooks 04 and 06, the perplexity lab of notebook 07 and both benchmarks train
@@ -513,6 +521,8 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
     `config`'s (see `TrainConfig`). At each checkpoint it records train and validation
     perplexity, training tokens per second and the clock, then calls
     `on_checkpoint(history)` (for a live plot; its time counts as evaluation).
+    `should_stop()`, if given, is asked after every minibatch: True stops training as an
+    interrupt does (a stop request from another thread, see `d2lmini.interrupt`).
 
     Raises TypeError/ValueError naming the setting for settings or texts that cannot work
     (checked before training), ValueError when the budget ended before one minibatch was
@@ -529,7 +539,7 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
     check_indices(train_indices, "training text", model.vocab_size)
     check_indices(valid_indices, "validation text", model.vocab_size)
     check_fits(len(train_indices), config.batch_size, config.num_steps)
-    run = TrainingRun(model, train_indices, valid_indices, config, on_checkpoint)
+    run = TrainingRun(model, train_indices, valid_indices, config, on_checkpoint, should_stop)
     try:
         run.run()
     except TrainingDiverged:

@@ -11,9 +11,12 @@ D2LMINI_REQUIRE_BROWSER=1, as in CI, where their absence is a failure. Never run
 `playwright install`: the browser is the system's.
 """
 
+import io
+import json
 import math
 import re
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -114,6 +117,126 @@ def test_lab_retrains_in_jupyterlab():
             except Exception:
                 if page is not None:
                     page.screenshot(path=str(ARTIFACTS / "lab_failure.png"))
+                raise
+            finally:
+                browser.close()
+
+
+VIEWPORT = {"width": 1366, "height": 768}  # a common laptop screen
+ORANGE, BLUE = (255, 127, 14), (31, 119, 180)  # matplotlib's C1 and C0: the second and first run's curves
+
+
+def lab_only_notebook(target: Path) -> None:
+    """Write a notebook holding notebook 07's lab cell alone (with its import), without outputs."""
+    cells = json.loads(NOTEBOOK.read_text("utf-8"))["cells"]
+    lab_cell = next(c for c in cells if "".join(c["source"]).startswith("lab = make_lab()"))
+    source = ["from d2lmini.widgets.lab import make_lab\n", "\n", *lab_cell["source"]]
+    cell = {"cell_type": "code", "execution_count": None, "id": "lab", "metadata": {}, "outputs": [],
+            "source": source}
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = {"cells": [cell], "metadata": {"kernelspec": kernel}, "nbformat": 4, "nbformat_minor": 5}
+    target.write_text(json.dumps(notebook, indent=1), "utf-8")
+
+
+def _pixels_near(png: bytes, colour: tuple[int, int, int], tolerance: int = 40) -> int:
+    """Count the pixels of the PNG `png` within `tolerance` of `colour` in every channel."""
+    import numpy
+    from PIL import Image  # installed with matplotlib
+
+    pixels = numpy.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=int)
+    return int((numpy.abs(pixels - numpy.array(colour)) <= tolerance).all(axis=-1).sum())
+
+
+def _rows(page) -> int:
+    return page.locator(".perplexity-lab .lab-runs tr.lab-run").count()
+
+
+def _run_all(page, base: str, token: str, name: str) -> None:
+    page.goto(f"{base}/lab/tree/{name}?token={token}")
+    page.get_by_text(re.compile(r"\| Idle")).wait_for(timeout=60_000)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+    page.wait_for_function(
+        "() => { const e = document.querySelector('.lab-valid-ppl');"
+        " return e && /validation perplexity:\\s*\\d+\\.\\d+\\s*$/.test(e.innerText.trim()); }",
+        timeout=120_000)
+
+
+def _key_result_is_above_the_fold(page) -> None:
+    """With the panel at the top of the notebook area, Train, the perplexity and the chart are in sight."""
+    page.locator(".perplexity-lab").evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(300)
+    area = page.locator(".jp-NotebookPanel-notebook").first.bounding_box()
+    bottom = min(area["y"] + area["height"], VIEWPORT["height"])
+    for selector in (".lab-train", ".lab-valid-ppl", ".lab-plot", ".lab-progress"):
+        box = page.locator(f".perplexity-lab {selector}").first.bounding_box()
+        in_sight = box is not None and box["y"] >= area["y"] - 1 and box["y"] + box["height"] <= bottom + 1
+        assert in_sight, f"{selector} is out of sight at 1366x768: {box}, the notebook area ends at {bottom}"
+
+
+def test_lab_keeps_runs_sweeps_and_stops_at_the_interrupt_in_jupyterlab():
+    sync_playwright, chromium = require_browser()
+    ARTIFACTS.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
+        lab_only_notebook(Path(root) / "lab.ipynb")
+        with running_jupyterlab(Path(root)) as (base, token), sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS,
+                                                 headless=True)
+            page = None
+            try:
+                page = browser.new_page(viewport=VIEWPORT)
+                _run_all(page, base, token, "lab.ipynb")
+                assert _rows(page) == 1
+                _key_result_is_above_the_fold(page)
+                page.screenshot(path=str(ARTIFACTS / "lab_1366x768.png"))
+                one_run = page.locator(".perplexity-lab .lab-plot").screenshot()
+                assert _pixels_near(one_run, BLUE) > 100 and _pixels_near(one_run, ORANGE) < 20
+
+                # Two runs with different settings: two rows, two curves.
+                _type_into(_slider_readout(page, "hidden size"), "64")
+                _train_and_wait(page, "hidden size 64")
+                page.wait_for_function(
+                    "() => document.querySelectorAll('.lab-runs tr.lab-run').length == 2", timeout=30_000)
+                assert "hidden 64" in page.locator(".lab-runs tr.lab-run").nth(1).inner_text()
+                page.wait_for_timeout(500)  # the chart is redrawn with the table
+                two_runs = page.locator(".perplexity-lab .lab-plot").screenshot()
+                assert _pixels_near(two_runs, BLUE) > 100 and _pixels_near(two_runs, ORANGE) > 100
+
+                # A three-value sweep draws its plot and adds three rows.
+                _type_into(_slider_readout(page, "minibatches"), "100")
+                values = page.locator(".perplexity-lab .widget-text",
+                                      has=page.locator("label", has_text="values"))
+                values.locator("input").fill("16, 32, 48")
+                values.locator("input").press("Enter")
+                page.locator(".lab-sweep-estimate", has_text="3 runs, about").wait_for(timeout=30_000)
+                page.locator(".perplexity-lab button.lab-sweep").click()
+                page.locator(".lab-message", has_text="Sweep of the hidden size").wait_for(timeout=120_000)
+                assert _rows(page) == 5
+                sweep_plot = page.locator(".perplexity-lab .lab-sweep-plot")
+                assert sweep_plot.evaluate("img => img.naturalWidth") > 100
+                sweep_plot.screenshot(path=str(ARTIFACTS / "lab_sweep.png"))
+
+                # ■ during a long run: it stops within a second, shows what was trained, enables controls.
+                _type_into(_slider_readout(page, "minibatches"), "3000")
+                _type_into(_slider_readout(page, "hidden size"), "128")
+                page.locator(".perplexity-lab button.lab-train").click()
+                page.locator(".lab-progress", has_text="minibatch").wait_for(timeout=60_000)  # training
+                page.locator("[data-jp-item-name='interrupt']").first.click()  # the notebook toolbar's ■
+                clicked = time.perf_counter()
+                page.locator(".lab-message", has_text="stopped by an interrupt").wait_for(timeout=30_000)
+                stopped_after = time.perf_counter() - clicked
+                (ARTIFACTS / "lab_interrupt_seconds.txt").write_text(f"{stopped_after:.3f}\n")
+                assert stopped_after < 1.0, f"the run stopped {stopped_after:.2f} s after ■"
+                assert "(stopped)" in page.locator(".lab-valid-ppl").inner_text()
+                enabled = "() => !document.querySelector('.perplexity-lab button.lab-train').disabled"
+                page.wait_for_function(enabled, timeout=10_000)
+                assert _rows(page) == 6
+                assert "(stopped)" in page.locator(".lab-runs tr.lab-run").nth(5).inner_text()
+                assert page.locator(".perplexity-lab button.lab-sweep").is_enabled()
+                assert "Traceback" not in page.locator(".jp-OutputArea").first.inner_text()
+            except Exception:
+                if page is not None:
+                    page.screenshot(path=str(ARTIFACTS / "lab_session_failure.png"))
                 raise
             finally:
                 browser.close()

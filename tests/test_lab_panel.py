@@ -1,5 +1,6 @@
 """Tests for the lab panel as a place to experiment: runs side by side, resampling, a sweep, stopping."""
 
+import asyncio
 import csv
 import os
 import signal
@@ -8,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from d2lmini.interrupt import remember_main_loop
 from d2lmini.lab import LabSettings
 from d2lmini.widgets.lab import make_lab
 from d2lmini.widgets.lab_views import overlay
@@ -150,3 +152,33 @@ def test_the_interrupt_button_stops_a_sweep_keeping_the_runs_so_far(panel):
 def test_the_panel_starts_with_an_empty_chart_and_no_runs():
     panel = make_lab(replace(SMALL, corpus="markov", prefix="a"))
     assert bytes(panel.plot.value).startswith(b"\x89PNG") and "No runs yet" in panel.runs_table.value
+
+
+def test_the_interrupt_button_stops_a_run_started_in_a_kernel_subshell_thread(panel):
+    # JupyterLab 4.6 sends widget messages to a kernel subshell: the callback runs in another
+    # thread while the main thread idles in its event loop, ignoring SIGINT.
+    loop = asyncio.new_event_loop()
+    remember_main_loop(loop)
+    panel.budget.value = 3000
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    results = []
+    worker = threading.Thread(target=lambda: results.append(panel.update()))
+
+    async def press_stop_while_it_trains():
+        worker.start()
+        await asyncio.sleep(1.0)  # the run has started and asked the loop for a handler
+        os.kill(os.getpid(), signal.SIGINT)
+        while worker.is_alive():
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # the handler is put back through the loop
+
+    try:
+        loop.run_until_complete(press_stop_while_it_trains())
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        remember_main_loop(None)
+        loop.close()
+    (result,) = results
+    assert result.interrupted and 0 < result.minibatches < 3000 and "(stopped)" in panel.valid_ppl.value
+    assert not panel.train_button.disabled

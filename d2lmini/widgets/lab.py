@@ -17,7 +17,7 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from d2lmini.corpus import DataUnavailableError, timemachine_is_cached
-from d2lmini.interrupt import interruptible
+from d2lmini.interrupt import interruptible, remember_main_loop
 from d2lmini.lab import (
     DEFAULT_PREFIXES,
     MACHINE_SPEED,
@@ -94,7 +94,9 @@ class LabPanel:
 
     def __init__(self, settings: LabSettings | None = None):
         self.base = settings or LabSettings()
+        remember_main_loop()  # so that ■ can reach a run that a widget starts in another thread
         self.runs = RunLog()
+        self._stop = None
         self.result: LabResult | None = None
         self.sweep_result = None
         self._make_controls()
@@ -203,7 +205,7 @@ class LabPanel:
         otherwise a fresh model trains, with the estimate and then the progress shown. An
         interrupt (■) stops the run within a second, keeping what was trained.
         """
-        with interruptible():
+        with interruptible() as self._stop:
             try:
                 return self._update()
             except KeyboardInterrupt:
@@ -240,10 +242,13 @@ class LabPanel:
         self._baselines = _known_baselines(settings)
         self._last_draw = 0.0
         with controls_disabled(self._all_controls()):
-            result = run_lab(settings, on_checkpoint=self._live)
+            result = run_lab(settings, on_checkpoint=self._live, should_stop=self._stop_requested)
         self._done_seconds += self._plan[len(self._finished)] if len(self._finished) < len(self._plan) else 0
         self._finished.append(result)
         return result
+
+    def _stop_requested(self) -> bool:
+        return self._stop is not None and self._stop.is_set()
 
     def _begin(self, plan: list[LabSettings]) -> None:
         """Show the estimate for the runs about to start (one, or a sweep's)."""
@@ -410,7 +415,7 @@ class LabPanel:
         laptop); every run joins the table and the chart as it finishes; ■ stops the sweep,
         keeping the runs so far.
         """
-        with interruptible():
+        with interruptible() as self._stop:
             try:
                 return self._sweep()
             except KeyboardInterrupt:
@@ -430,7 +435,8 @@ class LabPanel:
         self._live_result, self._last_draw = LabResult(self._plan_settings[0]), 0.0
         self._baselines = _known_baselines(settings)
         with controls_disabled(self._all_controls()):
-            sweep = run_sweep(settings, name, values, on_run=self._sweep_run_done, on_checkpoint=self._live)
+            sweep = run_sweep(settings, name, values, on_run=self._sweep_run_done, on_checkpoint=self._live,
+                              should_stop=self._stop_requested)
         self._end(sweep.results[-1] if sweep.results else None)
         self.sweep_result = sweep
         lines = strong_baselines(settings)

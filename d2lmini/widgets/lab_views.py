@@ -36,9 +36,9 @@ def _baseline_lines(ax, lines: dict[str, float], in_legend: bool = False) -> Non
     for (name, value), style in zip(lines.items(), ["--", ":", "-.", "--", ":"], strict=False):
         ax.axhline(value, linestyle=style, color="gray", linewidth=1,
                    label=f"{name} {value:.2f}" if in_legend else None)
-        if not in_legend:
+        if not in_legend:  # named only while in sight (a label outside the axes would squeeze them)
             ax.annotate(f"{name} {value:.2f}", (0.01, value), xycoords=("axes fraction", "data"),
-                        ha="left", va="bottom", fontsize=7, color="gray")
+                        ha="left", va="bottom", fontsize=7, color="gray", annotation_clip=True)
 
 
 def curves_png(curves: list[tuple[str, History]], baselines: dict[str, float], floor: float | None = None,
