@@ -9,10 +9,17 @@ names the texts that stick out of the figure (a clipped label).
 from matplotlib.text import Text
 
 
+def _tick_labels(axis) -> list[Text]:
+    """The tick labels `axis` draws: those of its ticks inside the view (matplotlib keeps others)."""
+    low, high = sorted(axis.get_view_interval())
+    slack = (high - low) * 1e-9
+    return [tick.label1 for tick in axis.get_major_ticks() if low - slack <= tick.get_loc() <= high + slack]
+
+
 def _texts_of(ax) -> list[Text]:
     texts = [ax.title, *ax.texts]
     if ax.axison:
-        texts += [ax.xaxis.label, ax.yaxis.label, *ax.get_xticklabels(), *ax.get_yticklabels()]
+        texts += [ax.xaxis.label, ax.yaxis.label, *_tick_labels(ax.xaxis), *_tick_labels(ax.yaxis)]
     legend = ax.get_legend()
     if legend is not None and legend.get_visible():
         texts += list(legend.get_texts())

@@ -1,7 +1,9 @@
 """Tests for the hidden-state explorer of notebook 01."""
 
+import matplotlib.pyplot as plt
 import pytest
 import torch
+from figure_layout import drawn_texts, outside_figure, overlapping_texts
 
 from d2lmini.plot import png_size
 from d2lmini.rnn import RNNScratch, TorchRNN, copy_scratch_to_torch
@@ -12,6 +14,7 @@ from d2lmini.widgets.hidden_state import (
     hidden_states_for,
     make_hidden_state_explorer,
     next_char_probabilities,
+    view_figure,
 )
 
 
@@ -133,3 +136,17 @@ def test_a_long_sentence_scrolls_inside_a_capped_box_at_natural_size(model, voca
     assert explorer.plot.layout.max_height == MAX_SHOWN_HEIGHT and explorer.plot.layout.overflow == "auto"
     assert int(MAX_SHOWN_HEIGHT.removesuffix("px")) < 500  # ... so it scrolls inside a box that fits
     assert explorer.image.layout.width == f"{width}px"  # never stretched beyond its pixels
+
+
+def test_every_label_is_inside_the_figure_at_both_ends_of_the_step_slider(model, vocab):
+    # At step 1 the heatmap is one row high, and the axis label was cut to "step: character rea".
+    explorer = make_hidden_state_explorer(model, vocab, "the time machine")
+    for step in (explorer.step.min, explorer.step.max):
+        figure = view_figure(explorer_view(model, vocab, explorer.text.value, step))
+        try:
+            figure.tight_layout()
+            shown = [text.get_text() for text, _ in drawn_texts(figure)]
+            assert figure.axes[0].get_ylabel() in shown and "hidden unit" in shown
+            assert outside_figure(figure) == [] and overlapping_texts(figure) == [], step
+        finally:
+            plt.close(figure)

@@ -95,14 +95,20 @@ def draw_view(ax, view: ExplorerView) -> None:
     ax.clear()
     heatmap(ax, view.states, row_labels=view.labels, title="hidden state after each character read")
     ax.set_xlabel("hidden unit")
-    ax.set_ylabel("step: character read")
+    # Short enough for the one-row heatmap of step 1 ("step: character read" was cut to "rea").
+    ax.set_ylabel("step")
+
+
+def view_figure(view: ExplorerView):
+    """Return the figure of `view`'s heatmap: 7 inches wide, one `ROW_INCHES` row per character."""
+    figure, ax = plt.subplots(figsize=(7, 1.3 + ROW_INCHES * len(view.prefix)))
+    draw_view(ax, view)
+    return figure
 
 
 def view_png(view: ExplorerView) -> bytes:
-    """Return the heatmap of `view` as PNG bytes: 7 inches wide, one `ROW_INCHES` row per character."""
-    figure, ax = plt.subplots(figsize=(7, 1.3 + ROW_INCHES * len(view.prefix)))
-    draw_view(ax, view)
-    return figure_png(figure)
+    """Return the heatmap of `view` (`view_figure`) as PNG bytes."""
+    return figure_png(view_figure(view))
 
 
 class HiddenStateExplorer:
