@@ -1,11 +1,12 @@
 """Where a matplotlib figure's text lands on screen, for the tests of figures and panels.
 
 `drawn_texts(figure)` draws the figure and returns every text it shows (titles, axis and tick
-labels when the axes are on, texts and annotations, legend entries), each with its window
-extent; `overlapping_texts(figure)` names the pairs whose boxes overlap; `outside_figure`
+labels when the axes are on, texts and annotations, texts of added artists, legend entries),
+each with its window extent; `overlapping_texts(figure)` names the pairs whose boxes overlap; `outside_figure`
 names the texts that stick out of the figure (a clipped label).
 """
 
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 
 
@@ -17,7 +18,7 @@ def _tick_labels(axis) -> list[Text]:
 
 
 def _texts_of(ax) -> list[Text]:
-    texts = [ax.title, *ax.texts]
+    texts = [ax.title, *ax.texts, *(t for a in ax.artists for t in a.get_children() if isinstance(t, Text))]
     if ax.axison:
         texts += [ax.xaxis.label, ax.yaxis.label, *_tick_labels(ax.xaxis), *_tick_labels(ax.yaxis)]
     legend = ax.get_legend()
@@ -28,6 +29,8 @@ def _texts_of(ax) -> list[Text]:
 
 def drawn_texts(figure) -> list[tuple[Text, object]]:
     """Draw `figure` and return (text, window extent) for every visible, non-empty text it shows."""
+    if not hasattr(figure.canvas, "get_renderer"):  # a closed pyplot figure keeps a bare canvas
+        FigureCanvasAgg(figure)
     figure.canvas.draw()
     renderer = figure.canvas.get_renderer()
     texts = [*figure.texts, *(t for ax in figure.axes for t in _texts_of(ax))]
