@@ -9,6 +9,7 @@ from d2lmini.plot import png_size
 from d2lmini.rnn import RNNScratch, TorchRNN, copy_scratch_to_torch
 from d2lmini.text import Vocab
 from d2lmini.widgets.hidden_state import (
+    MAX_SENTENCE,
     MAX_SHOWN_HEIGHT,
     explorer_view,
     hidden_states_for,
@@ -118,6 +119,18 @@ def test_errors_name_the_sentence_and_hide_the_stale_heatmap(model, vocab):
     explorer.text.value = "the dog"
     assert explorer.view.prefix == "the dog"[: explorer.step.value]
     assert explorer.plot.layout.display is None and "Cannot read" not in explorer.status.value
+
+
+def test_a_sentence_longer_than_the_limit_is_refused_with_a_message(model, vocab):
+    # Every click stays short (issue #19): 10,000 characters drew a heatmap 160,000 pixels tall.
+    longest = ("the quick brown fox jumps over the lazy dog " * 5)[:MAX_SENTENCE]
+    assert len(explorer_view(model, vocab, longest, MAX_SENTENCE).states) == MAX_SENTENCE
+    with pytest.raises(ValueError, match=f"at most {MAX_SENTENCE}"):
+        explorer_view(model, vocab, longest + "a", 1)
+    explorer = make_hidden_state_explorer(model, vocab, "the lazy dog")
+    explorer.text.value = longest + "a"
+    assert explorer.view is None and explorer.plot.layout.display == "none"
+    assert f"{MAX_SENTENCE + 1:,} characters" in explorer.status.value and "shorter" in explorer.status.value
 
 
 def test_step_error_names_the_step(model, vocab):

@@ -48,10 +48,19 @@ def next_char_probabilities(model, vocab: Vocab, text: str, k: int = 3) -> list[
     return [(vocab.idx_to_token[int(i)], float(p)) for p, i in zip(top.values, top.indices, strict=True)]
 
 
+# The longest sentence the explorer reads: its heatmap grows one row per character, and a
+# click on 200 characters takes about a second (benchmarks/click_times.py); 10,000 took minutes.
+MAX_SENTENCE = 200
+
+
 def check_sentence(text: str, vocab: Vocab) -> None:
-    """Raise ValueError naming the explorer's "sentence" box if `text` is empty or has unknown characters."""
+    """Raise ValueError naming the explorer's "sentence" box if `text` is empty, longer than
+    `MAX_SENTENCE` characters or has characters the model has never seen (notebook 01)."""
     if not text:
         raise ValueError("The sentence is empty: type at least one character into the box labelled sentence.")
+    if len(text) > MAX_SENTENCE:
+        raise ValueError(f"The sentence has {len(text):,} characters; the explorer reads at most "
+                         f"{MAX_SENTENCE} (one heatmap row each). Type a shorter one.")
     unknown = vocab.unknown_characters(text)
     if unknown:
         known = "".join(vocab.idx_to_token[1:])
