@@ -80,8 +80,24 @@ def _block(ax, name: str, x: float, y_top: float, rows: int, cols: int, unit: fl
         ax.plot([x + c * unit] * 2, [y_top - height, y_top], color="white", linewidth=0.6)
     for r in range(grid_step, rows, grid_step):
         ax.plot([x, x + width], [y_top - r * unit] * 2, color="white", linewidth=0.6)
-    ax.text(x + width / 2, y_top - height / 2, label, ha="center", va="center", fontsize=11)
+    text = ax.text(x + width / 2, y_top - height / 2, label, ha="center", va="center", fontsize=11)
+    text.set_gid(f"label:{name}")
     return rect
+
+
+def _hide_labels_that_do_not_fit(ax, rects: dict[str, Rectangle], room: float = 1.2) -> None:
+    """Hide the label of every block in `rects` that is not `room` times smaller than its block.
+
+    Measured on screen with the axes as they are now; laying the figure out tightly afterwards
+    only enlarges the axes. Thin blocks (a hidden size of 1) have no room for their names,
+    which would run into each other; the legend names every colour instead.
+    """
+    ax.apply_aspect()  # the blocks' size on screen, as drawn with an equal aspect
+    labels = {text.get_gid().removeprefix("label:"): text for text in ax.texts
+              if (text.get_gid() or "").startswith("label:")}
+    for name, rect in rects.items():
+        box, inside = labels[name].get_window_extent(), rect.get_window_extent()
+        labels[name].set_visible(box.width * room <= inside.width and box.height * room <= inside.height)
 
 
 def block_layout(batch: int, num_inputs: int, num_hiddens: int) -> dict[str, tuple[int, int]]:
@@ -117,7 +133,8 @@ def draw_block_matmul(ax, batch: int, num_inputs: int, num_hiddens: int, grid_li
     every entry while all sizes are at most `grid_limit`, and every 2, 4, 8, ... entries
     for larger sizes (`grid_step_for`; the title says so), so the grid stays readable.
     The left side shows the two products, the right side the concatenated input times the
-    stacked weights. Returns {name: Rectangle} for "X", "W_xh", "H", "W_hh" (left) and
+    stacked weights. A block too small for its name shows none; a legend below names the
+    colours. Returns {name: Rectangle} for "X", "W_xh", "H", "W_hh" (left) and
     "XH:X", "XH:H", "W:W_xh", "W:W_hh" (the blocks of the concatenations, right).
     """
     shapes = block_layout(batch, num_inputs, num_hiddens)
@@ -148,14 +165,20 @@ def draw_block_matmul(ax, batch: int, num_inputs: int, num_hiddens: int, grid_li
     rects["W:W_hh"] = _block(ax, "W:W_hh", x, top - num_inputs * unit, num_hiddens, num_hiddens, unit,
                              BLOCK_COLORS["W_hh"], "$W_{hh}$", grid)
     x += num_hiddens * unit
+    legend_band = 0.2  # below the tallest block: the legend, inside the axes
     ax.set_xlim(-0.05, x + 0.05)
-    ax.set_ylim(top - (num_inputs + num_hiddens) * unit - 0.12, top + 0.12)
+    ax.set_ylim(top - biggest * unit - 0.06 - legend_band, top + 0.06)
     ax.set_aspect("equal")
     ax.axis("off")
     squares = "one square per entry" if grid == 1 else f"one square per {grid}×{grid} entries"
     ax.set_title(f"batch = {batch}, inputs = {num_inputs}, hiddens = {num_hiddens}: "
                  f"[X, H] is {batch}×{num_inputs + num_hiddens}, "
                  f"[W_xh; W_hh] is {num_inputs + num_hiddens}×{num_hiddens} ({squares})", fontsize=10)
+    swatches = [Rectangle((0, 0), 1, 1, facecolor=BLOCK_COLORS[name], edgecolor="black", label=label)
+                for name, label in BLOCK_LABELS.items()]
+    ax.legend(handles=swatches, loc="lower center", ncol=4, fontsize=9, frameon=False,
+              handlelength=1.2, columnspacing=1.5, borderaxespad=0.1)
+    _hide_labels_that_do_not_fit(ax, rects)
     return rects
 
 

@@ -9,27 +9,101 @@ import struct
 
 import matplotlib.pyplot as plt
 from IPython.display import display
+from matplotlib.artist import Artist
+from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import Bbox, IdentityTransform
 
 from d2lmini.train import History
 
 
+def spread_apart(positions: list[float], gap: float) -> list[float]:
+    """Return `positions` moved as little as possible so that any two are at least `gap` apart.
+
+    Labels too close together are gathered into a group centred on their mean; groups that
+    then touch merge. The order is kept and each result is at its own index.
+    """
+    groups: list[tuple[list[int], float]] = []  # (indices, centre), from the lowest up
+    for i in sorted(range(len(positions)), key=positions.__getitem__):
+        groups.append(([i], positions[i]))
+        while len(groups) > 1:
+            (low, low_centre), (high, high_centre) = groups[-2], groups[-1]
+            if (high_centre - (len(high) - 1) * gap / 2) - (low_centre + (len(low) - 1) * gap / 2) >= gap:
+                break
+            merged = low + high
+            groups[-2:] = [(merged, sum(positions[k] for k in merged) / len(merged))]
+    placed = [0.0] * len(positions)
+    for members, centre in groups:
+        for j, k in enumerate(members):
+            placed[k] = centre + (j - (len(members) - 1) / 2) * gap
+    return placed
+
+
+class LineLabels(Artist):
+    """Names of horizontal lines, written just right of the axes at their lines' heights.
+
+    Placed when the figure is drawn, from the axes' limits at that moment, and moved apart
+    (`spread_apart`) so no two overlap, however close the lines; outside the plot, so no curve
+    runs through them. A line outside the y-limits gets no label. `get_children()` are the texts.
+    """
+
+    def __init__(self, ax, labels: dict[str, float], fontsize: float = 8, color: str = "gray"):
+        super().__init__()
+        self.values = list(labels.values())
+        self.texts = [Text(0, 0, name, fontsize=fontsize, color=color, ha="left", va="center",
+                           transform=IdentityTransform()) for name in labels]
+        ax.add_artist(self)
+        self.set_clip_on(False)  # it lives outside the axes
+        for text in self.texts:
+            text.set_figure(ax.figure)
+
+    def get_children(self):
+        return list(self.texts)
+
+    def _place(self, renderer) -> list[Text]:
+        ax = self.axes
+        box = ax.get_window_extent(renderer)
+        low, high = sorted(ax.get_ylim())
+        shown = [(t, v) for t, v in zip(self.texts, self.values, strict=True) if low <= v <= high]
+        for text in self.texts:
+            text.set_visible(any(text is t for t, _ in shown))
+        if not shown:
+            return []
+        gap = 1.15 * max(t.get_window_extent(renderer).height for t, _ in shown)
+        heights = spread_apart([ax.transData.transform((0, v))[1] for _, v in shown], gap)
+        left = box.x1 + 4 * ax.figure.dpi / 72
+        for (text, _), y in zip(shown, heights, strict=True):
+            text.set_position((left, y))
+        return [t for t, _ in shown]
+
+    def draw(self, renderer):
+        for text in self._place(renderer):
+            text.draw(renderer)
+
+    def get_window_extent(self, renderer=None):
+        shown = self._place(renderer)
+        return Bbox.union([t.get_window_extent(renderer) for t in shown]) if shown else Bbox.null()
+
+
 def plot_perplexity(ax, history: History, baselines: dict[str, float] | None = None,
                     title: str = "Perplexity during training") -> None:
-    """Draw train and validation perplexity per epoch on `ax`, with horizontal baseline lines."""
+    """Draw train and validation perplexity per epoch on `ax`, with horizontal baseline lines.
+
+    The baselines are named to the right of the plot (`LineLabels`), never on top of each
+    other or of a curve (notebooks 04, 07).
+    """
     ax.clear()
     ax.plot(history.epoch, history.train_perplexity, "o-", label="train")
     ax.plot(history.epoch, history.valid_perplexity, "s-", label="validation")
-    for (name, value), style in zip((baselines or {}).items(), ["--", ":", "-.", "--"], strict=False):
+    for value, style in zip((baselines or {}).values(), ["--", ":", "-.", "--"], strict=False):
         ax.axhline(value, linestyle=style, color="gray", linewidth=1)
-        ax.annotate(f"{name} {value:.2f}", (0.01, value), xycoords=("axes fraction", "data"),
-                    ha="left", va="bottom", fontsize=8, color="gray")
+    LineLabels(ax, {f"{name} {value:.2f}": value for name, value in (baselines or {}).items()})
     ax.margins(y=0.12)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("epoch")
     ax.set_ylabel("perplexity")
     ax.set_title(title)
-    ax.legend(loc="upper right")
+    ax.legend(loc="best")
 
 
 class LivePlot:

@@ -1,7 +1,9 @@
 """Tests for d2lmini.widgets.clipping: the experiment behind the notebook-06 panel, and the panel."""
 
 import math
+import unittest.mock
 
+import ipywidgets as widgets
 import pytest
 import torch
 
@@ -158,6 +160,21 @@ def test_panel_retrains_when_sliders_move(small):
 
     panel.seed.value = 2
     assert panel.result.seed == 2
+
+
+def test_slider_values_are_shown_in_labels_that_cannot_be_typed_into(bundled):
+    # ipywidgets 8 lets a student type into a SelectionSlider's readout and then ignores it.
+    panel = ClippingPanel(bundled, num_epochs=1)
+    theta_label, lr_label = panel.readouts
+    assert panel.theta.readout is False and panel.lr.readout is False
+    assert isinstance(theta_label, widgets.Label) and isinstance(lr_label, widgets.Label)
+    assert (theta_label.value, lr_label.value) == ("1", "2.5")
+    with unittest.mock.patch.object(ClippingPanel, "update"):  # the labels follow without training
+        panel.theta.value, panel.lr.value = "off", 10.0
+    assert (theta_label.value, lr_label.value) == ("off", "10.0")
+    row = panel.widget.children[0].children
+    assert row.index(theta_label) == row.index(panel.theta) + 1
+    assert row.index(lr_label) == row.index(panel.lr) + 1
 
 
 def test_panel_shows_a_message_when_training_diverges(bundled):

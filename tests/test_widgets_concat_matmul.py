@@ -1,10 +1,15 @@
 """Tests for the block-matrix panel of notebook 02."""
 
+import itertools
+
+import matplotlib.pyplot as plt
 import pytest
 import torch
+from figure_layout import drawn_texts, overlapping_texts
 
 from d2lmini.plot import png_size
 from d2lmini.widgets.concat_matmul import (
+    block_figure,
     check_concat_equality,
     describe_check,
     fused_matmul,
@@ -95,3 +100,44 @@ def test_panel_shows_the_picture_at_its_own_pixel_width():
     assert panel.image.layout.width == f"{width}px" and panel.image.layout.max_width == "100%"
     panel.num_hiddens.value = 32
     assert panel.image.layout.width == f"{png_size(panel.image.value)[0]}px"
+
+
+def _ends(slider):
+    return (slider.min, slider.max)
+
+
+def test_block_labels_never_overlap_at_the_ends_of_the_sliders():
+    # At hiddens = 1 the names of the thin blocks piled up on each other (issue #19).
+    panel = make_concat_matmul_panel()
+    sizes = list(itertools.product(_ends(panel.batch), _ends(panel.num_inputs), _ends(panel.num_hiddens)))
+    assert (3, 1, 1) not in sizes
+    for batch, num_inputs, num_hiddens in [*sizes, (3, 1, 1), (3, 1, 4), (16, 2, 1)]:
+        figure = block_figure(batch, num_inputs, num_hiddens)
+        figure.tight_layout()
+        try:
+            assert overlapping_texts(figure) == [], (batch, num_inputs, num_hiddens)
+            ax = figure.axes[0]
+            blocks = [p for p in ax.patches if p.get_label() and not p.get_label().startswith("_")]
+            legend = ax.get_legend().get_window_extent()
+            for text, box in drawn_texts(figure):  # a name shown sits inside its block
+                if (text.get_gid() or "").startswith("label:"):
+                    name = text.get_gid().removeprefix("label:")
+                    (block,) = [b.get_window_extent() for b in blocks if b.get_label() == name]
+                    assert block.contains(*box.p0) and block.contains(*box.p1), (name, batch, num_inputs)
+            assert not any(legend.overlaps(b.get_window_extent()) for b in blocks)
+        finally:
+            plt.close(figure)
+
+
+def test_a_block_too_thin_for_its_name_shows_none_and_the_legend_names_the_colours():
+    figure = block_figure(16, 32, 1)
+    try:
+        ax = figure.axes[0]
+        shown = {t.get_gid() for t, _ in drawn_texts(figure) if (t.get_gid() or "").startswith("label:")}
+        assert "label:X" in shown and "label:W_hh" not in shown  # W_hh is one entry: no room for a name
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["$X$", "$H$", "$W_{xh}$", "$W_{hh}$"]
+        wide = block_figure(3, 4, 4)
+        assert sum(1 for t, _ in drawn_texts(wide) if (t.get_gid() or "").startswith("label:")) == 8
+        plt.close(wide)
+    finally:
+        plt.close(figure)

@@ -12,6 +12,7 @@ from d2lmini.widgets.gradients import (  # noqa: E402
     GradientReachPanel,
     describe_change,
     draw_reach,
+    reach_limits,
     reach_view,
 )
 
@@ -80,3 +81,19 @@ def test_panel_disables_its_controls_while_computing_and_fits_a_laptop():
     assert seen == [[True, True, True]] and not any(c.disabled for c in panel.controls)
     assert not panel.inputs.indent and panel.inputs.layout.width == "auto"  # the label in full
     assert panel.image.layout.width == f"{png_size(panel.image.value)[0]}px"
+
+
+@pytest.mark.parametrize("inputs", [True, False])
+@pytest.mark.parametrize("end", ["min", "max"])
+def test_every_curve_stays_on_the_plot_at_the_ends_of_the_radius_slider(ax, end, inputs):
+    # With a fixed axis of 1e-12 ... 1e12, rho = 0.3 and rho = 2.5 ran off the plot (issue #19).
+    panel = GradientReachPanel(radius=0.9, truncation=20, max_k=50)
+    radius = getattr(panel.radius, end)
+    for truncation in (panel.truncation.min, panel.truncation.max):
+        view = reach_view(radius, truncation, max_k=50, inputs=inputs)
+        draw_reach(ax, view)
+        low, high = ax.get_ylim()
+        drawn = [y for line in ax.get_lines() for y in line.get_ydata() if y > 0]
+        assert drawn and low <= min(drawn) and max(drawn) <= high, (radius, truncation, low, high)
+        assert (low, high) == reach_limits(view)
+    assert radius in (0.3, 2.5)  # the slider's ends, as the observer reported them

@@ -1,17 +1,21 @@
 """Tests for the hidden-state explorer of notebook 01."""
 
+import matplotlib.pyplot as plt
 import pytest
 import torch
+from figure_layout import drawn_texts, outside_figure, overlapping_texts
 
 from d2lmini.plot import png_size
 from d2lmini.rnn import RNNScratch, TorchRNN, copy_scratch_to_torch
 from d2lmini.text import Vocab
 from d2lmini.widgets.hidden_state import (
+    MAX_SENTENCE,
     MAX_SHOWN_HEIGHT,
     explorer_view,
     hidden_states_for,
     make_hidden_state_explorer,
     next_char_probabilities,
+    view_figure,
 )
 
 
@@ -117,6 +121,18 @@ def test_errors_name_the_sentence_and_hide_the_stale_heatmap(model, vocab):
     assert explorer.plot.layout.display is None and "Cannot read" not in explorer.status.value
 
 
+def test_a_sentence_longer_than_the_limit_is_refused_with_a_message(model, vocab):
+    # Every click stays short (issue #19): 10,000 characters drew a heatmap 160,000 pixels tall.
+    longest = ("the quick brown fox jumps over the lazy dog " * 5)[:MAX_SENTENCE]
+    assert len(explorer_view(model, vocab, longest, MAX_SENTENCE).states) == MAX_SENTENCE
+    with pytest.raises(ValueError, match=f"at most {MAX_SENTENCE}"):
+        explorer_view(model, vocab, longest + "a", 1)
+    explorer = make_hidden_state_explorer(model, vocab, "the lazy dog")
+    explorer.text.value = longest + "a"
+    assert explorer.view is None and explorer.plot.layout.display == "none"
+    assert f"{MAX_SENTENCE + 1:,} characters" in explorer.status.value and "shorter" in explorer.status.value
+
+
 def test_step_error_names_the_step(model, vocab):
     with pytest.raises(ValueError, match="step must be between 1 and 7"):
         explorer_view(model, vocab, "the fox", 8)
@@ -133,3 +149,17 @@ def test_a_long_sentence_scrolls_inside_a_capped_box_at_natural_size(model, voca
     assert explorer.plot.layout.max_height == MAX_SHOWN_HEIGHT and explorer.plot.layout.overflow == "auto"
     assert int(MAX_SHOWN_HEIGHT.removesuffix("px")) < 500  # ... so it scrolls inside a box that fits
     assert explorer.image.layout.width == f"{width}px"  # never stretched beyond its pixels
+
+
+def test_every_label_is_inside_the_figure_at_both_ends_of_the_step_slider(model, vocab):
+    # At step 1 the heatmap is one row high, and the axis label was cut to "step: character rea".
+    explorer = make_hidden_state_explorer(model, vocab, "the time machine")
+    for step in (explorer.step.min, explorer.step.max):
+        figure = view_figure(explorer_view(model, vocab, explorer.text.value, step))
+        try:
+            figure.tight_layout()
+            shown = [text.get_text() for text, _ in drawn_texts(figure)]
+            assert figure.axes[0].get_ylabel() in shown and "hidden unit" in shown
+            assert outside_figure(figure) == [] and overlapping_texts(figure) == [], step
+        finally:
+            plt.close(figure)

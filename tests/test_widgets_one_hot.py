@@ -167,11 +167,13 @@ def test_panel_layout_shows_labels_in_full_and_opens_with_the_table_closed(bundl
     assert children.index(panel.encoding_box) < children.index(panel.batch_view)
 
 
-def test_update_disables_the_controls_while_it_runs_and_returns_the_view(bundled):
+def test_update_disables_the_controls_but_not_the_text_box_and_returns_the_view(bundled):
     panel = make_one_hot_panel(bundled.vocab, text="a text long enough for two rows of five")
+    assert panel.controls[0] is panel.text and panel.text.continuous_update is False  # sent on blur
     seen = []
     panel.layout_view.observe(lambda change: seen.append([c.disabled for c in panel.controls]), names="value")
     panel.num_steps.value = 4
-    assert seen == [[True] * 6] and not any(c.disabled for c in panel.controls)
+    panel.text.value = "another text long enough for two rows"
+    assert seen == [[False] + [True] * 5] * 2 and not any(c.disabled for c in panel.controls)
     assert panel.update() is panel.state and isinstance(panel.state, OneHotView)
     assert all(len(row) == 4 for batch in panel.state.layout for row in batch)

@@ -7,8 +7,9 @@ The panels use only ipywidgets APIs present in both 7.7 (Google Colab) and 8.x.
 The convention of the panel modules (CONTRIBUTING.md, "Widgets"): plain functions compute
 what the panel shows; a `make_*` function returns the panel, whose `.widget` the notebook
 displays; the panel's `update()` recomputes and redraws for the current control values
-inside `controls_disabled`; controls for declared settings (`d2lmini.settings`) come from
-`make_control`, so their limits and options are the declaration's.
+inside `controls_disabled` (never disabling a box a student types into); controls for
+declared settings (`d2lmini.settings`) come from `make_control`, so their limits and options
+are the declaration's.
 """
 
 import contextlib

@@ -203,11 +203,24 @@ def draw_result(result: ClippingResult):
     return figure
 
 
+def readout_label(slider: widgets.SelectionSlider) -> widgets.Label:
+    """Return a Label that shows `slider`'s value (its label) and follows it (notebook 06's θ and rate).
+
+    The panel's SelectionSliders hide their own readout: ipywidgets 8 makes it editable, yet
+    ignores what is typed into it, so a student could type a θ that nothing used (issue #19).
+    The label cannot be typed into; the slider is the one way to choose.
+    """
+    label = widgets.Label(value=slider.label, layout=widgets.Layout(width="3.5em"))
+    slider.observe(lambda change: setattr(label, "value", change["new"]), names="label")
+    return label
+
+
 class ClippingPanel:
     """Sliders for θ (with "off"), the learning rate and the seed; each change retrains and redraws.
 
     `panel.widget` is what the notebook shows; `panel.result` is the latest
     `run_clipping_experiment` result and `panel.status.value` the message shown above the plot.
+    The sliders' values are shown by `readouts` (labels that cannot be typed into).
     """
 
     def __init__(self, corpus: Corpus | None = None, device: torch.device | str = "cpu",
@@ -215,9 +228,11 @@ class ClippingPanel:
         self.corpus, self.device, self.num_epochs = corpus, device, num_epochs
         style = {"description_width": "initial"}
         self.theta = widgets.SelectionSlider(options=THETA_CHOICES, value="1", continuous_update=False,
-                                             description=TRAIN_SETTINGS["theta"].label, style=style)
+                                             readout=False, description=TRAIN_SETTINGS["theta"].label,
+                                             style=style)
         self.lr = widgets.SelectionSlider(options=LR_CHOICES, value=DEFAULT_LR, continuous_update=False,
-                                          description=TRAIN_SETTINGS["lr"].label, style=style)
+                                          readout=False, description=TRAIN_SETTINGS["lr"].label, style=style)
+        self.readouts = (readout_label(self.theta), readout_label(self.lr))
         self.seed = widgets.Dropdown(options=SEED_CHOICES, value=0, description="seed",
                                      layout=widgets.Layout(width="140px"))
         self.status = widgets.HTML()
@@ -225,7 +240,8 @@ class ClippingPanel:
         self.result: ClippingResult | None = None
         for control in (self.theta, self.lr, self.seed):
             control.observe(lambda change: self.update(), names="value")
-        self.widget = widgets.VBox([widgets.HBox([self.theta, self.lr, self.seed]), self.status, self.image])
+        sliders = widgets.HBox([self.theta, self.readouts[0], self.lr, self.readouts[1], self.seed])
+        self.widget = widgets.VBox([sliders, self.status, self.image])
 
     def update(self) -> ClippingResult:
         """Retrain with the current slider values, redraw, and return the result."""

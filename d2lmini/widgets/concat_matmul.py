@@ -83,6 +83,13 @@ def describe_check(check: ConcatCheck) -> str:
             f"largest difference {check.max_abs_diff:.1e}, result {s['result']}.")
 
 
+def block_figure(batch: int, num_inputs: int, num_hiddens: int):
+    """Return the figure notebook 02's panel shows: `draw_block_matmul` on a 9 x 3.6 inch figure."""
+    figure, ax = plt.subplots(figsize=(9, 3.6))
+    draw_block_matmul(ax, batch, num_inputs, num_hiddens)
+    return figure
+
+
 class ConcatMatmulPanel:
     """Sliders for batch, input size, hidden size and seed over the block picture and the check.
 
@@ -116,8 +123,7 @@ class ConcatMatmulPanel:
             self.check = check_concat_equality(self.batch.value, self.num_inputs.value,
                                                self.num_hiddens.value, self.seed.value)
             self.status.value = describe_check(self.check)
-            figure, ax = plt.subplots(figsize=(9, 3.6))
-            draw_block_matmul(ax, self.batch.value, self.num_inputs.value, self.num_hiddens.value)
+            figure = block_figure(self.batch.value, self.num_inputs.value, self.num_hiddens.value)
             show_png(self.image, figure_png(figure))
         return self.check
 

@@ -14,7 +14,6 @@ import torch
 
 from d2lmini.rnn import predict
 from d2lmini.text import Vocab
-from d2lmini.widgets import controls_disabled
 
 DEFAULT_PREFIX = "the "
 MAX_CHARS = 1000
@@ -70,14 +69,17 @@ class GeneratePanel:
     The widgets are attributes (`prefix`, `num_chars`, `greedy`, `temperature`, `seed`);
     after every change `text` holds the generated text (None on bad input) and `view`
     shows it, or the message explaining what to fix. `widget` is the box to display.
+    The prefix box sends its text on Enter (or when it loses the focus), not on every key,
+    and no control is ever disabled by a regeneration: disabling the box a student types
+    into would take the focus away mid-word (issue #19).
     """
 
     def __init__(self, model, vocab: Vocab, prefix: str = DEFAULT_PREFIX, num_chars: int = 100,
                  temperature: float = 1.0, greedy: bool = False, seed: int = 0):
         self.model, self.vocab = model, vocab
         style = {"description_width": "initial"}  # every label in full
-        self.prefix = widgets.Text(value=prefix, description="prefix", style=style,
-                                   layout=widgets.Layout(width="480px"))
+        self.prefix = widgets.Text(value=prefix, description="prefix", style=style, continuous_update=False,
+                                   placeholder="type, then press Enter", layout=widgets.Layout(width="480px"))
         self.num_chars = widgets.IntSlider(value=num_chars, min=0, max=400, step=10,
                                            description="characters to generate", style=style,
                                            layout=widgets.Layout(width="480px"))
@@ -98,19 +100,20 @@ class GeneratePanel:
             widgets.HBox([self.greedy, self.temperature, self.seed]),
             self.view,
         ])
+        self.widget.add_class("generate-panel")
         self.update()
 
     def update(self) -> str | None:
         """Generate again from the current values, refresh the view, return the text (None on bad input).
 
-        The controls are disabled while the model generates, so the text always belongs
-        to the settings on screen.
+        Unlike the other panels, this one leaves its controls enabled while it generates (a
+        fraction of a second): the kernel handles one change at a time, so a change made
+        meanwhile regenerates right after, and the text shown belongs to the settings on screen.
         """
         self.temperature.disabled = self.greedy.value
         temperature = None if self.greedy.value else self.temperature.value
-        with controls_disabled(self.controls):
-            self.text, self.view.value = generation_html(self.model, self.vocab, self.prefix.value,
-                                                         self.num_chars.value, temperature, self.seed.value)
+        self.text, self.view.value = generation_html(self.model, self.vocab, self.prefix.value,
+                                                     self.num_chars.value, temperature, self.seed.value)
         return self.text
 
 

@@ -5,7 +5,7 @@ The notebook's static figures (`draw_bptt_graph`, `draw_reach_curves`) are in
 one truncation length, and `GradientReachPanel` wires it to two sliders.
 """
 
-
+import math
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -71,6 +71,16 @@ def describe_change(norms: list[float]) -> str:
             f"(×{ratio ** (1 / steps):.3f} per step on average)")
 
 
+def reach_limits(view: ReachView, margin: float = 10.0) -> tuple[float, float]:
+    """Return the y-limits (low, high) that fit every positive curve value of `view` and 1 (notebook 05).
+
+    The panel's log axis follows its curves, `margin` (a factor) beyond the extremes, so no
+    spectral radius the slider allows draws a curve off the plot.
+    """
+    values = [v for v in (*view.norms, *view.reference, 1.0) if 0 < v < math.inf]
+    return min(values) / margin, max(values) * margin
+
+
 def draw_reach(ax, view: ReachView) -> None:
     """Draw `view` (from `reach_view`): kept part solid, truncated part grey, radius^k dotted."""
     ax.clear()
@@ -82,7 +92,7 @@ def draw_reach(ax, view: ReachView) -> None:
         ax.axvspan(cut - 0.5, ks[-1] + 0.5, color="gray", alpha=0.12)
     ax.semilogy(ks, view.reference, ":", color="C3", label=r"$\rho^k$")
     ax.axhline(1.0, color="gray", linewidth=0.8)
-    ax.set_ylim(1e-12, 1e12)
+    ax.set_ylim(*reach_limits(view))
     ax.set_xlim(-0.5, ks[-1] + 0.5)
     ax.set_xlabel("k: steps back in time")
     ax.set_ylabel(r"$\|\partial L / \partial H_{T-k}\|$")

@@ -48,10 +48,19 @@ def next_char_probabilities(model, vocab: Vocab, text: str, k: int = 3) -> list[
     return [(vocab.idx_to_token[int(i)], float(p)) for p, i in zip(top.values, top.indices, strict=True)]
 
 
+# The longest sentence the explorer reads: its heatmap grows one row per character, and a
+# click on 200 characters takes about a second (benchmarks/click_times.py); 10,000 took minutes.
+MAX_SENTENCE = 200
+
+
 def check_sentence(text: str, vocab: Vocab) -> None:
-    """Raise ValueError naming the explorer's "sentence" box if `text` is empty or has unknown characters."""
+    """Raise ValueError naming the explorer's "sentence" box if `text` is empty, longer than
+    `MAX_SENTENCE` characters or has characters the model has never seen (notebook 01)."""
     if not text:
         raise ValueError("The sentence is empty: type at least one character into the box labelled sentence.")
+    if len(text) > MAX_SENTENCE:
+        raise ValueError(f"The sentence has {len(text):,} characters; the explorer reads at most "
+                         f"{MAX_SENTENCE} (one heatmap row each). Type a shorter one.")
     unknown = vocab.unknown_characters(text)
     if unknown:
         known = "".join(vocab.idx_to_token[1:])
@@ -95,14 +104,20 @@ def draw_view(ax, view: ExplorerView) -> None:
     ax.clear()
     heatmap(ax, view.states, row_labels=view.labels, title="hidden state after each character read")
     ax.set_xlabel("hidden unit")
-    ax.set_ylabel("step: character read")
+    # Short enough for the one-row heatmap of step 1 ("step: character read" was cut to "rea").
+    ax.set_ylabel("step")
+
+
+def view_figure(view: ExplorerView):
+    """Return the figure of `view`'s heatmap: 7 inches wide, one `ROW_INCHES` row per character."""
+    figure, ax = plt.subplots(figsize=(7, 1.3 + ROW_INCHES * len(view.prefix)))
+    draw_view(ax, view)
+    return figure
 
 
 def view_png(view: ExplorerView) -> bytes:
-    """Return the heatmap of `view` as PNG bytes: 7 inches wide, one `ROW_INCHES` row per character."""
-    figure, ax = plt.subplots(figsize=(7, 1.3 + ROW_INCHES * len(view.prefix)))
-    draw_view(ax, view)
-    return figure_png(figure)
+    """Return the heatmap of `view` (`view_figure`) as PNG bytes."""
+    return figure_png(view_figure(view))
 
 
 class HiddenStateExplorer:

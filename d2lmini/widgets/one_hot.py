@@ -216,7 +216,11 @@ class OneHotPanel:
     def __init__(self, vocab: Vocab, text: str = DEFAULT_TEXT):
         self.vocab = vocab
         style = {"description_width": "initial"}  # every label in full
-        self.text = widgets.Textarea(value=text, description="text", layout=widgets.Layout(width="95%"))
+        # Sent when the box loses the focus, not on every key: a redraw disables the other
+        # controls, and disabling the box a student types into would take the focus away.
+        self.text = widgets.Textarea(value=text, description="text", continuous_update=False,
+                                     placeholder="type, then click outside the box",
+                                     layout=widgets.Layout(width="95%"))
         self.preprocess = widgets.Checkbox(
             value=True, description="preprocess (lower-case, non-letters to space)", indent=False,
             layout=widgets.Layout(width="auto"))
@@ -255,9 +259,9 @@ class OneHotPanel:
     def update(self) -> OneHotView:
         """Recompute everything from the current widget values, refresh the views, return the view.
 
-        The controls are disabled meanwhile.
+        The controls are disabled meanwhile, except the text box (never disabled: it may have the focus).
         """
-        with controls_disabled(self.controls):
+        with controls_disabled(self.controls[1:]):
             self.state = self._redraw()
         return self.state
 
