@@ -38,8 +38,6 @@ def test_the_last_cell_links_back_to_the_map(name):
     assert f"{MAP}.ipynb" in LINK.findall("".join(last_cell(name)["source"]))
 
 
-@pytest.mark.xfail(strict=True, reason="notebook 07 is the lead's: its last cell should read "
-                   "'Back to the [course map](00_start_here.ipynb).' (then remove this marker)")
 def test_the_last_notebook_links_back_to_the_map():
     assert f"{MAP}.ipynb" in LINK.findall("".join(last_cell(ORDER[-1])["source"]))
 

@@ -11,7 +11,7 @@ import math
 from matplotlib.figure import Figure
 
 from d2lmini.lab import LabResult, describe_settings
-from d2lmini.plot import figure_png
+from d2lmini.plot import LineLabels, figure_png
 from d2lmini.runs import SHOWN_SETTINGS, RunLog, curve_labels, result_values, setting_text
 from d2lmini.settings import LAB_SETTINGS
 from d2lmini.sweep import LOG_SCALE, SweepResult
@@ -36,9 +36,8 @@ def _baseline_lines(ax, lines: dict[str, float], in_legend: bool = False) -> Non
     for (name, value), style in zip(lines.items(), ["--", ":", "-.", "--", ":"], strict=False):
         ax.axhline(value, linestyle=style, color="gray", linewidth=1,
                    label=f"{name} {value:.2f}" if in_legend else None)
-        if not in_legend:  # named only while in sight (a label outside the axes would squeeze them)
-            ax.annotate(f"{name} {value:.2f}", (0.01, value), xycoords=("axes fraction", "data"),
-                        ha="left", va="bottom", fontsize=7, color="gray", annotation_clip=True)
+    if not in_legend:  # right of the plot, moved apart, and only for lines in sight
+        LineLabels(ax, {f"{name} {value:.2f}": value for name, value in lines.items()}, fontsize=7)
 
 
 def curves_png(curves: list[tuple[str, History]], baselines: dict[str, float], floor: float | None = None,
