@@ -1,17 +1,19 @@
-"""How long does one click take at the slowest settings a panel allows? (notebooks 00-06)
+"""How long does one click take at the slowest settings a panel allows? (notebooks 00-07)
 
     python benchmarks/click_times.py [--repeats 3] [--only NN]
 
-Builds every panel of notebooks 00-06 as its notebook does (same model sizes), sets its
+Builds every panel of notebooks 00-07 as its notebook does (same model sizes), sets its
 controls from Python to the slowest values they allow, and times one `panel.update()` (one
 click) with one torch thread and with torch's default number of threads. Prints a Markdown
 table of the median seconds. The panel's first drawing (in its notebook cell, which also
 fills the caches: the corpus, the baselines) is not a click and is not timed. No panel may
 take more than about 15 s on a 2-core laptop (issue #19); the limits that keep it so are
-tested in tests/test_widgets_*.py.
+tested in tests/test_widgets_*.py, tests/test_cost.py and tests/test_lab*.py.
 
-The perplexity lab (notebook 07) is timed by benchmarks/lab_click_times.py; to add its rows
-here, append `Case`s to the list `cases()` returns.
+The perplexity lab (notebook 07) trains on one thread whatever torch's setting (its `num_threads`),
+so its two columns measure the same thing. Its rows: every slider at its maximum alone, the
+slowest combination it accepts, a refused one, a new sample, and the suggested hidden-size sweep
+(a sweep may take longer than a click; the lab shows its estimate first).
 """
 
 import argparse
@@ -29,13 +31,16 @@ import torch
 matplotlib.use("Agg")
 
 from d2lmini.corpus import load_corpus  # noqa: E402
+from d2lmini.lab import LabSettings, RunTooLong, check_click  # noqa: E402
 from d2lmini.rnn import RNNScratch  # noqa: E402
+from d2lmini.settings import LAB_SETTINGS  # noqa: E402
 from d2lmini.train import TrainConfig  # noqa: E402
 from d2lmini.widgets.clipping import LR_CHOICES, THETA_CHOICES, make_clipping_panel  # noqa: E402
 from d2lmini.widgets.concat_matmul import make_concat_matmul_panel  # noqa: E402
 from d2lmini.widgets.generate import make_generate_panel  # noqa: E402
 from d2lmini.widgets.gradients import make_gradient_reach_panel  # noqa: E402
 from d2lmini.widgets.hidden_state import MAX_SENTENCE, make_hidden_state_explorer  # noqa: E402
+from d2lmini.widgets.lab import make_lab  # noqa: E402
 from d2lmini.widgets.one_hot import make_one_hot_panel  # noqa: E402
 from d2lmini.widgets.start import make_temperature_panel  # noqa: E402
 
@@ -48,6 +53,7 @@ class Case:
     panel: str
     settings: str
     build: Callable[[], object]
+    click: str = "update"  # the panel method a click calls
 
 
 def _set(panel, **values):
@@ -91,7 +97,51 @@ def cases() -> list[Case]:
              lambda: _set(make_clipping_panel(corpus), theta=THETA_CHOICES[1], lr=slowest_rate)),
         Case("06", "clipping", f"θ off, learning rate {min(LR_CHOICES):g} (2 epochs)",
              lambda: _set(make_clipping_panel(corpus), theta="off", lr=min(LR_CHOICES))),
+        *lab_cases(),
     ]
+
+
+def largest_budget(**settings) -> int:
+    """The most minibatches (in the slider's steps) the lab accepts with `settings`."""
+    low, high, step = LAB_SETTINGS["max_minibatches"].slider
+    accepted = low
+    for budget in range(low, high + 1, step):
+        try:
+            check_click(LabSettings(max_minibatches=budget, **settings))
+            accepted = budget
+        except RunTooLong:
+            break
+    return accepted
+
+
+def lab_cases() -> list[Case]:
+    """The perplexity lab of notebook 07: each slider at its maximum, the slowest accepted run, the rest."""
+    tops = {name: LAB_SETTINGS[name].slider[1] for name in ("num_hiddens", "batch_size", "num_steps",
+                                                             "max_minibatches")}
+    attribute = {"num_hiddens": "hidden_size", "batch_size": "batch_size", "num_steps": "num_steps",
+                 "max_minibatches": "budget"}
+    cases = [Case("07", "lab", "the defaults", make_lab)]
+    cases += [Case("07", "lab", f"{LAB_SETTINGS[name].label} {top} (its maximum)",
+                   lambda name=name, top=top: _set(make_lab(), **{attribute[name]: top}))
+              for name, top in tops.items()]
+    budget = largest_budget(num_hiddens=tops["num_hiddens"])
+    cases += [
+        Case("07", "lab", f"hidden size {tops['num_hiddens']} and {budget} minibatches (slowest accepted)",
+             lambda: _set(make_lab(), hidden_size=tops["num_hiddens"], budget=budget)),
+        Case("07", "lab", "hidden size and batch size at their maxima (refused)",
+             lambda: _set(make_lab(), hidden_size=tops["num_hiddens"], batch_size=tops["batch_size"])),
+        Case("07", "lab", "a new temperature after a default run (resampled)", _resampling_lab, "resample"),
+        Case("07", "lab sweep", "hidden size 32, 128, 384 (the suggestion)", make_lab, "sweep"),
+    ]
+    return cases
+
+
+def _resampling_lab():
+    panel = make_lab()
+    panel.update()
+    with unittest.mock.patch.object(type(panel), "resample"):
+        panel.temperature.value = 1.5
+    return panel
 
 
 def time_click(case: Case, threads: int, repeats: int) -> float:
@@ -105,7 +155,7 @@ def time_click(case: Case, threads: int, repeats: int) -> float:
             seconds = []
             for _ in range(repeats):
                 start = time.perf_counter()
-                panel.update()
+                getattr(panel, case.click)()
                 seconds.append(time.perf_counter() - start)
         return statistics.median(seconds)
     finally:
@@ -115,7 +165,7 @@ def time_click(case: Case, threads: int, repeats: int) -> float:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", help="time only the panels of this notebook (00 ... 06)")
+    parser.add_argument("--only", help="time only the panels of this notebook (00 ... 07)")
     args = parser.parse_args(argv)
     default_threads = torch.get_num_threads()
     print(f"median of {args.repeats} clicks; torch {torch.__version__}, default {default_threads} threads")
