@@ -3,6 +3,7 @@
 import csv
 import io
 import sys
+import types
 from dataclasses import replace
 
 import pytest
@@ -92,10 +93,13 @@ def test_to_dataframe_without_pandas_says_what_to_do(monkeypatch):
         runs.to_dataframe()
 
 
-def test_to_dataframe_has_one_row_per_run():
-    pandas = pytest.importorskip("pandas")
+def test_to_dataframe_hands_one_record_per_run_to_pandas(monkeypatch):
+    made = []
+    fake_pandas = types.ModuleType("pandas")
+    fake_pandas.DataFrame = lambda records: made.append(records) or "frame"
+    monkeypatch.setitem(sys.modules, "pandas", fake_pandas)
     runs = RunLog()
     runs.add(finished(LabSettings()))
     runs.add(finished(LabSettings(num_hiddens=64), valid=7.0))
-    frame = runs.to_dataframe()
-    assert isinstance(frame, pandas.DataFrame) and list(frame["valid_perplexity"]) == [6.0, 7.0]
+    assert runs.to_dataframe() == "frame" and made == [runs.records()]
+    assert [row["valid_perplexity"] for row in made[0]] == [6.0, 7.0]
