@@ -37,15 +37,19 @@ def test_two_runs_with_different_settings_are_two_rows_and_two_curves(panel):
 
 
 def test_the_estimate_and_progress_are_shown_while_a_run_trains(panel):
-    seen = []
+    seen, during_the_run_numbers = [], []
     live = panel._live
 
     def spy(history):
         live(history)
         seen.append((panel.progress.value, panel.progress_text.value))
+        during_the_run_numbers.append((panel.numbers.value, panel.sample.value))
 
+    panel.update()  # a first run, whose numbers and sample must not be shown as the second's
     panel._live = spy
+    panel.hidden_size.value = 24
     panel.update()
+    assert set(during_the_run_numbers) == {("", "")}
     assert len(seen) == 4 and all("of about" in text and "■" in text for _, text in seen)
     assert [value for value, _ in seen] == sorted(value for value, _ in seen) and 0 < seen[0][0] < 1
     assert "minibatch 40 of 40" in seen[-1][1]

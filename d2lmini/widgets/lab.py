@@ -231,6 +231,7 @@ class LabPanel:
         result = self._run(settings)
         if result.error is not None and not result.diverged and not result.history.step_loss:
             self._end(None)
+            self.numbers.value, self.sample.value = self._shown_before
             return self._refuse(result)
         self._end(result)
         self._show(result)
@@ -264,6 +265,9 @@ class LabPanel:
         self.progress_text.value = (f"Training {runs}: about {sum(self._plan):.0f} s on this machine; "
                                     f"{STOP_HINT}.")
         self.message.value = "<p style='margin:2px 0'>Training…</p>"
+        # The last run's numbers and sample stay in the table; here they would read as the new run's.
+        self._shown_before = (self.numbers.value, self.sample.value)
+        self.numbers.value, self.sample.value = "", ""
 
     def _live(self, history) -> None:
         """At a checkpoint: move the progress bar; redraw the chart at most every 0.3 s."""
