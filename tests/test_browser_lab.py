@@ -1,10 +1,16 @@
 """The perplexity lab in a real browser: JupyterLab on 127.0.0.1, driven by headless Chromium.
 
-Runs notebook 07 top to bottom in JupyterLab, moves the hidden-size and learning-rate
-sliders, presses Train and checks that the validation perplexity shown in the page changes
-to another finite number, presses Train again and checks that the same settings give the same
-perplexity and sample; then sets a learning rate that diverges and checks the message.
-A screenshot of the panel goes to test-artifacts/lab.png.
+`test_lab_retrains_in_jupyterlab` runs notebook 07 top to bottom in JupyterLab (its learning-rate
+sweep included), moves the hidden-size and learning-rate sliders, presses Train and checks that
+the validation perplexity shown in the page changes to another finite number, presses Train again
+and checks that the same settings give the same perplexity and sample; then sets a learning rate
+that diverges and checks the message. A screenshot of the panel goes to test-artifacts/lab.png.
+
+`test_lab_keeps_runs_sweeps_and_stops_at_the_interrupt_in_jupyterlab` opens 07's lab cell alone at
+1366x768 and checks that Train, the perplexity and the chart are in sight with the panel at the
+top; that two runs with different settings give two rows and two curves (read from the chart's
+pixels); that a three-value sweep draws its plot; and that ■ during a long run stops it within a
+second, shows what was trained and enables the controls again.
 
 Skips (saying why) without Chromium (on the PATH or at $D2LMINI_CHROMIUM) or Python Playwright, unless
 D2LMINI_REQUIRE_BROWSER=1, as in CI, where their absence is a failure. Never runs
@@ -81,16 +87,21 @@ def test_lab_retrains_in_jupyterlab():
                 page.wait_for_function(
                     "() => /validation perplexity:\\s*\\d+\\.\\d+\\s*$/"
                     ".test(document.querySelector('.lab-valid-ppl').innerText.trim())", timeout=60_000)
+                # The notebook's last lab cell runs section 8's learning-rate sweep; wait for it to end.
+                page.locator(".lab-message", has_text="Sweep of the learning rate").wait_for(timeout=120_000)
+                assert "lowest validation perplexity" in page.locator(".lab-message").inner_text()
+                assert _rows(page) == 4  # the first run and the sweep's three
                 first = _shown_perplexity(page)
                 assert first is not None and math.isfinite(first) and first > 1
-                assert "hidden size 128" in page.locator(".lab-message").inner_text()
 
                 page.locator(".perplexity-lab").scroll_into_view_if_needed()
                 _type_into(_slider_readout(page, "hidden size"), "64")
                 _type_into(_slider_readout(page, "learning rate"), "0.03")
                 _train_and_wait(page, "hidden size 64")
                 message = page.locator(".lab-message").inner_text()
-                assert "learning rate 0.0316" in message  # the log slider snaps 0.03 to 10 ** -1.5
+                shown_rate = float(_slider_readout(page, "learning rate").inner_text())
+                assert abs(shown_rate - 0.03) < 0.002  # 0.03 (or 10 ** -1.5 where the slider snaps)
+                assert f"learning rate {shown_rate:.3g}" in message  # the run used what the slider shows
                 second = _shown_perplexity(page)
                 assert second is not None and math.isfinite(second) and second > 1
                 assert second != first
