@@ -11,12 +11,11 @@ Skips (saying why) without Chromium (on the PATH or at $D2LMINI_CHROMIUM) or Pyt
 unless D2LMINI_REQUIRE_BROWSER=1, as in CI. Never runs `playwright install`.
 """
 
-import re
 import tempfile
 from pathlib import Path
 
 import pytest
-from browser.jupyterlab import CHROMIUM_ARGS, require_browser, running_jupyterlab, strip_outputs
+from browser.jupyterlab import notebook_page, require_browser, run_all_cells, strip_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "04_rnn_scratch.ipynb"
@@ -36,48 +35,35 @@ def test_prefix_is_25_characters():
 
 
 def test_typed_prefix_survives_and_generates():
-    sync_playwright, chromium = require_browser()
+    require_browser()
     from playwright.sync_api import TimeoutError as PlaywrightTimeout  # importable: require_browser checked
 
     ARTIFACTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
         strip_outputs(NOTEBOOK, Path(root) / NOTEBOOK.name)
-        with running_jupyterlab(Path(root)) as (base, token), sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS,
-                                                 headless=True)
-            page = None
-            try:
-                page = browser.new_page(viewport=VIEWPORT)
-                page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?reset&token={token}")
-                page.get_by_text(re.compile(r"\| Idle")).wait_for(timeout=120_000)
-                page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-                page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
-                shown = page.locator(GENERATED)
-                shown.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
+        failure = ARTIFACTS / "generate_failure.png"
+        with notebook_page(Path(root), VIEWPORT, failure) as (page, base, token):
+            run_all_cells(page, base, token, NOTEBOOK.name, idle_timeout_ms=120_000)
+            shown = page.locator(GENERATED)
+            shown.wait_for(state="attached", timeout=RUN_TIMEOUT_MS)
 
-                labelled = page.locator("label", has_text="prefix")
-                box = page.locator(".widget-text", has=labelled).locator("input")
-                box.scroll_into_view_if_needed()
-                box.click()
-                box.fill("")
-                box.press_sequentially(PREFIX, delay=100)
-                box.press("Enter")
-                try:
-                    page.wait_for_function(
-                        "([selector, prefix]) => (document.querySelector(selector)?.innerText || '')"
-                        ".startsWith(prefix)", arg=[GENERATED, PREFIX], timeout=60_000)
-                except PlaywrightTimeout:
-                    pass  # the assertions below say what went wrong
-                page.wait_for_timeout(500)  # anything still queued by the keystrokes has arrived
-                kept = box.input_value()
-                assert kept == PREFIX, f"typed {PREFIX!r} at 100 ms per key; the box kept {kept!r}"
-                text = shown.inner_text()
-                assert text.startswith(PREFIX) and len(text) > len(PREFIX)
-                assert box.is_enabled()
-                page.locator(".widget-vbox", has=box).last.screenshot(path=str(ARTIFACTS / "generate.png"))
-            except Exception:
-                if page is not None:
-                    page.screenshot(path=str(ARTIFACTS / "generate_failure.png"))
-                raise
-            finally:
-                browser.close()
+            labelled = page.locator("label", has_text="prefix")
+            box = page.locator(".widget-text", has=labelled).locator("input")
+            box.scroll_into_view_if_needed()
+            box.click()
+            box.fill("")
+            box.press_sequentially(PREFIX, delay=100)
+            box.press("Enter")
+            try:
+                page.wait_for_function(
+                    "([selector, prefix]) => (document.querySelector(selector)?.innerText || '')"
+                    ".startsWith(prefix)", arg=[GENERATED, PREFIX], timeout=60_000)
+            except PlaywrightTimeout:
+                pass  # the assertions below say what went wrong
+            page.wait_for_timeout(500)  # anything still queued by the keystrokes has arrived
+            kept = box.input_value()
+            assert kept == PREFIX, f"typed {PREFIX!r} at 100 ms per key; the box kept {kept!r}"
+            text = shown.inner_text()
+            assert text.startswith(PREFIX) and len(text) > len(PREFIX)
+            assert box.is_enabled()
+            page.locator(".widget-vbox", has=box).last.screenshot(path=str(ARTIFACTS / "generate.png"))

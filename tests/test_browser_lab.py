@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser.jupyterlab import CHROMIUM_ARGS, CHROMIUM_ENV, require_browser, running_jupyterlab, strip_outputs
+from browser.jupyterlab import CHROMIUM_ENV, notebook_page, require_browser, run_all_cells, strip_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "07_perplexity.ipynb"
@@ -68,69 +68,54 @@ def test_without_chromium_the_test_skips_unless_ci_requires_it(monkeypatch):
 
 
 def test_lab_retrains_in_jupyterlab():
-    sync_playwright, chromium = require_browser()
     ARTIFACTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
         strip_outputs(NOTEBOOK, Path(root) / NOTEBOOK.name)  # fresh: every number shown comes from this run
-        with running_jupyterlab(Path(root)) as (base, token), sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS,
-                                                 headless=True)
-            page = None
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}")
-                page.get_by_text(re.compile(r"\| Idle")).wait_for(timeout=60_000)  # the kernel is ready
+        viewport = {"width": 1400, "height": 1000}
+        with notebook_page(Path(root), viewport, ARTIFACTS / "lab_failure.png") as (page, base, token):
+            run_all_cells(page, base, token, NOTEBOOK.name)
+            page.locator(".lab-valid-ppl").wait_for(state="attached", timeout=90_000)
+            page.wait_for_function(
+                "() => /validation perplexity:\\s*\\d+\\.\\d+\\s*$/"
+                ".test(document.querySelector('.lab-valid-ppl').innerText.trim())", timeout=60_000)
+            # The notebook's last lab cell runs section 8's learning-rate sweep; wait for it to end.
+            page.locator(".lab-message", has_text="Sweep of the learning rate").wait_for(timeout=120_000)
+            assert "lowest validation perplexity" in page.locator(".lab-message").inner_text()
+            assert _rows(page) == 4  # the first run and the sweep's three
+            first = _shown_perplexity(page)
+            assert first is not None and math.isfinite(first) and first > 1
 
-                page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-                page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
-                page.locator(".lab-valid-ppl").wait_for(state="attached", timeout=90_000)
-                page.wait_for_function(
-                    "() => /validation perplexity:\\s*\\d+\\.\\d+\\s*$/"
-                    ".test(document.querySelector('.lab-valid-ppl').innerText.trim())", timeout=60_000)
-                # The notebook's last lab cell runs section 8's learning-rate sweep; wait for it to end.
-                page.locator(".lab-message", has_text="Sweep of the learning rate").wait_for(timeout=120_000)
-                assert "lowest validation perplexity" in page.locator(".lab-message").inner_text()
-                assert _rows(page) == 4  # the first run and the sweep's three
-                first = _shown_perplexity(page)
-                assert first is not None and math.isfinite(first) and first > 1
+            page.locator(".perplexity-lab").scroll_into_view_if_needed()
+            _type_into(_slider_readout(page, "hidden size"), "64")
+            _type_into(_slider_readout(page, "learning rate"), "0.03")
+            _train_and_wait(page, "hidden size 64")
+            message = page.locator(".lab-message").inner_text()
+            shown_rate = float(_slider_readout(page, "learning rate").inner_text())
+            assert abs(shown_rate - 0.03) < 0.002  # 0.03 (or 10 ** -1.5 where the slider snaps)
+            assert f"learning rate {shown_rate:.3g}" in message  # the run used what the slider shows
+            second = _shown_perplexity(page)
+            assert second is not None and math.isfinite(second) and second > 1
+            assert second != first
+            page.locator(".perplexity-lab").screenshot(path=str(ARTIFACTS / "lab.png"))
 
-                page.locator(".perplexity-lab").scroll_into_view_if_needed()
-                _type_into(_slider_readout(page, "hidden size"), "64")
-                _type_into(_slider_readout(page, "learning rate"), "0.03")
-                _train_and_wait(page, "hidden size 64")
-                message = page.locator(".lab-message").inner_text()
-                shown_rate = float(_slider_readout(page, "learning rate").inner_text())
-                assert abs(shown_rate - 0.03) < 0.002  # 0.03 (or 10 ** -1.5 where the slider snaps)
-                assert f"learning rate {shown_rate:.3g}" in message  # the run used what the slider shows
-                second = _shown_perplexity(page)
-                assert second is not None and math.isfinite(second) and second > 1
-                assert second != first
-                page.locator(".perplexity-lab").screenshot(path=str(ARTIFACTS / "lab.png"))
+            # The same settings again: the same numbers and sample (the budget counts minibatches).
+            sample = page.locator(".lab-sample").inner_text()
+            page.locator(".perplexity-lab button.lab-train").click()
+            page.locator(".lab-message", has_text="Training").wait_for(timeout=30_000)  # run 3 started
+            page.locator(".lab-message", has_text="hidden size 64").wait_for(timeout=60_000)
+            page.wait_for_timeout(1_000)  # the sample is set just after the message
+            assert _shown_perplexity(page) == second
+            assert page.locator(".lab-sample").inner_text() == sample and "A sample" in sample
 
-                # The same settings again: the same numbers and sample (the budget counts minibatches).
-                sample = page.locator(".lab-sample").inner_text()
-                page.locator(".perplexity-lab button.lab-train").click()
-                page.locator(".lab-message", has_text="Training").wait_for(timeout=30_000)  # run 3 started
-                page.locator(".lab-message", has_text="hidden size 64").wait_for(timeout=60_000)
-                page.wait_for_timeout(1_000)  # the sample is set just after the message
-                assert _shown_perplexity(page) == second
-                assert page.locator(".lab-sample").inner_text() == sample and "A sample" in sample
-
-                _type_into(_slider_readout(page, "learning rate"), "1000")
-                clipping = page.locator(".perplexity-lab .widget-dropdown",
-                                        has=page.locator("label", has_text="clipping"))
-                clipping.locator("select").select_option(label="off")
-                _train_and_wait(page, "diverged")
-                message = page.locator(".lab-message").inner_text()
-                assert "Training diverged at minibatch" in message and "smaller" in message
-                assert _shown_perplexity(page) is None  # no number for a model that blew up
-                page.locator(".perplexity-lab").screenshot(path=str(ARTIFACTS / "lab_diverged.png"))
-            except Exception:
-                if page is not None:
-                    page.screenshot(path=str(ARTIFACTS / "lab_failure.png"))
-                raise
-            finally:
-                browser.close()
+            _type_into(_slider_readout(page, "learning rate"), "1000")
+            clipping = page.locator(".perplexity-lab .widget-dropdown",
+                                    has=page.locator("label", has_text="clipping"))
+            clipping.locator("select").select_option(label="off")
+            _train_and_wait(page, "diverged")
+            message = page.locator(".lab-message").inner_text()
+            assert "Training diverged at minibatch" in message and "smaller" in message
+            assert _shown_perplexity(page) is None  # no number for a model that blew up
+            page.locator(".perplexity-lab").screenshot(path=str(ARTIFACTS / "lab_diverged.png"))
 
 
 VIEWPORT = {"width": 1366, "height": 768}  # a common laptop screen
@@ -163,10 +148,7 @@ def _rows(page) -> int:
 
 
 def _run_all(page, base: str, token: str, name: str) -> None:
-    page.goto(f"{base}/lab/tree/{name}?token={token}")
-    page.get_by_text(re.compile(r"\| Idle")).wait_for(timeout=60_000)
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+    run_all_cells(page, base, token, name)
     page.wait_for_function(
         "() => { const e = document.querySelector('.lab-valid-ppl');"
         " return e && /validation perplexity:\\s*\\d+\\.\\d+\\s*$/.test(e.innerText.trim()); }",
@@ -186,68 +168,57 @@ def _key_result_is_above_the_fold(page) -> None:
 
 
 def test_lab_keeps_runs_sweeps_and_stops_at_the_interrupt_in_jupyterlab():
-    sync_playwright, chromium = require_browser()
     ARTIFACTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
         lab_only_notebook(Path(root) / "lab.ipynb")
-        with running_jupyterlab(Path(root)) as (base, token), sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS,
-                                                 headless=True)
-            page = None
-            try:
-                page = browser.new_page(viewport=VIEWPORT)
-                _run_all(page, base, token, "lab.ipynb")
-                assert _rows(page) == 1
-                _key_result_is_above_the_fold(page)
-                page.screenshot(path=str(ARTIFACTS / "lab_1366x768.png"))
-                one_run = page.locator(".perplexity-lab .lab-plot").screenshot()
-                assert _pixels_near(one_run, BLUE) > 100 and _pixels_near(one_run, ORANGE) < 20
+        failure = ARTIFACTS / "lab_session_failure.png"
+        with notebook_page(Path(root), VIEWPORT, failure) as (page, base, token):
+            _run_all(page, base, token, "lab.ipynb")
+            assert _rows(page) == 1
+            _key_result_is_above_the_fold(page)
+            page.screenshot(path=str(ARTIFACTS / "lab_1366x768.png"))
+            one_run = page.locator(".perplexity-lab .lab-plot").screenshot()
+            assert _pixels_near(one_run, BLUE) > 100 and _pixels_near(one_run, ORANGE) < 20
 
-                # Two runs with different settings: two rows, two curves.
-                _type_into(_slider_readout(page, "hidden size"), "64")
-                _train_and_wait(page, "hidden size 64")
-                page.wait_for_function(
-                    "() => document.querySelectorAll('.lab-runs tr.lab-run').length == 2", timeout=30_000)
-                assert "hidden 64" in page.locator(".lab-runs tr.lab-run").nth(1).inner_text()
-                page.wait_for_timeout(500)  # the chart is redrawn with the table
-                two_runs = page.locator(".perplexity-lab .lab-plot").screenshot()
-                assert _pixels_near(two_runs, BLUE) > 100 and _pixels_near(two_runs, ORANGE) > 100
+            # Two runs with different settings: two rows, two curves.
+            _type_into(_slider_readout(page, "hidden size"), "64")
+            _train_and_wait(page, "hidden size 64")
+            page.wait_for_function(
+                "() => document.querySelectorAll('.lab-runs tr.lab-run').length == 2", timeout=30_000)
+            assert "hidden 64" in page.locator(".lab-runs tr.lab-run").nth(1).inner_text()
+            page.wait_for_timeout(500)  # the chart is redrawn with the table
+            two_runs = page.locator(".perplexity-lab .lab-plot").screenshot()
+            assert _pixels_near(two_runs, BLUE) > 100 and _pixels_near(two_runs, ORANGE) > 100
 
-                # A three-value sweep draws its plot and adds three rows.
-                _type_into(_slider_readout(page, "minibatches"), "100")
-                values = page.locator(".perplexity-lab .widget-text",
-                                      has=page.locator("label", has_text="values"))
-                values.locator("input").fill("16, 32, 48")
-                values.locator("input").press("Enter")
-                page.locator(".lab-sweep-estimate", has_text="3 runs, about").wait_for(timeout=30_000)
-                page.locator(".perplexity-lab button.lab-sweep").click()
-                page.locator(".lab-message", has_text="Sweep of the hidden size").wait_for(timeout=120_000)
-                assert _rows(page) == 5
-                sweep_plot = page.locator(".perplexity-lab .lab-sweep-plot")
-                assert sweep_plot.evaluate("img => img.naturalWidth") > 100
-                sweep_plot.screenshot(path=str(ARTIFACTS / "lab_sweep.png"))
+            # A three-value sweep draws its plot and adds three rows.
+            _type_into(_slider_readout(page, "minibatches"), "100")
+            values = page.locator(".perplexity-lab .widget-text",
+                                  has=page.locator("label", has_text="values"))
+            values.locator("input").fill("16, 32, 48")
+            values.locator("input").press("Enter")
+            page.locator(".lab-sweep-estimate", has_text="3 runs, about").wait_for(timeout=30_000)
+            page.locator(".perplexity-lab button.lab-sweep").click()
+            page.locator(".lab-message", has_text="Sweep of the hidden size").wait_for(timeout=120_000)
+            assert _rows(page) == 5
+            sweep_plot = page.locator(".perplexity-lab .lab-sweep-plot")
+            assert sweep_plot.evaluate("img => img.naturalWidth") > 100
+            sweep_plot.screenshot(path=str(ARTIFACTS / "lab_sweep.png"))
 
-                # ■ during a long run: it stops within a second, shows what was trained, enables controls.
-                _type_into(_slider_readout(page, "minibatches"), "3000")
-                _type_into(_slider_readout(page, "hidden size"), "128")
-                page.locator(".perplexity-lab button.lab-train").click()
-                page.locator(".lab-progress", has_text="minibatch").wait_for(timeout=60_000)  # training
-                page.locator("[data-jp-item-name='interrupt']").first.click()  # the notebook toolbar's ■
-                clicked = time.perf_counter()
-                page.locator(".lab-message", has_text="stopped by an interrupt").wait_for(timeout=30_000)
-                stopped_after = time.perf_counter() - clicked
-                (ARTIFACTS / "lab_interrupt_seconds.txt").write_text(f"{stopped_after:.3f}\n")
-                assert stopped_after < 1.0, f"the run stopped {stopped_after:.2f} s after ■"
-                assert "(stopped)" in page.locator(".lab-valid-ppl").inner_text()
-                enabled = "() => !document.querySelector('.perplexity-lab button.lab-train').disabled"
-                page.wait_for_function(enabled, timeout=10_000)
-                assert _rows(page) == 6
-                assert "(stopped)" in page.locator(".lab-runs tr.lab-run").nth(5).inner_text()
-                assert page.locator(".perplexity-lab button.lab-sweep").is_enabled()
-                assert "Traceback" not in page.locator(".jp-OutputArea").first.inner_text()
-            except Exception:
-                if page is not None:
-                    page.screenshot(path=str(ARTIFACTS / "lab_session_failure.png"))
-                raise
-            finally:
-                browser.close()
+            # ■ during a long run: it stops within a second, shows what was trained, enables controls.
+            _type_into(_slider_readout(page, "minibatches"), "3000")
+            _type_into(_slider_readout(page, "hidden size"), "128")
+            page.locator(".perplexity-lab button.lab-train").click()
+            page.locator(".lab-progress", has_text="minibatch").wait_for(timeout=60_000)  # training
+            page.locator("[data-jp-item-name='interrupt']").first.click()  # the notebook toolbar's ■
+            clicked = time.perf_counter()
+            page.locator(".lab-message", has_text="stopped by an interrupt").wait_for(timeout=30_000)
+            stopped_after = time.perf_counter() - clicked
+            (ARTIFACTS / "lab_interrupt_seconds.txt").write_text(f"{stopped_after:.3f}\n")
+            assert stopped_after < 1.0, f"the run stopped {stopped_after:.2f} s after ■"
+            assert "(stopped)" in page.locator(".lab-valid-ppl").inner_text()
+            enabled = "() => !document.querySelector('.perplexity-lab button.lab-train').disabled"
+            page.wait_for_function(enabled, timeout=10_000)
+            assert _rows(page) == 6
+            assert "(stopped)" in page.locator(".lab-runs tr.lab-run").nth(5).inner_text()
+            assert page.locator(".perplexity-lab button.lab-sweep").is_enabled()
+            assert "Traceback" not in page.locator(".jp-OutputArea").first.inner_text()

@@ -15,6 +15,7 @@ what is missing (fails instead when D2LMINI_REQUIRE_BROWSER=1, as in CI).
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -158,3 +159,33 @@ def running_jupyterlab(root_dir: Path, startup_timeout: float = 60.0):
                     os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
             log.close()
+
+
+@contextlib.contextmanager
+def notebook_page(root_dir: Path, viewport: dict, failure_png: Path):
+    """Serve `root_dir` in JupyterLab and yield (page, base URL, token) in headless Chromium.
+
+    Skips or fails as `require_browser` says. On an exception the page is saved to
+    `failure_png` before the browser, then JupyterLab, are closed.
+    """
+    sync_playwright, chromium = require_browser()
+    with running_jupyterlab(root_dir) as (base, token), sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport=viewport)
+            try:
+                yield page, base, token
+            except Exception:
+                failure_png.parent.mkdir(exist_ok=True)
+                page.screenshot(path=str(failure_png))
+                raise
+        finally:
+            browser.close()
+
+
+def run_all_cells(page, base: str, token: str, name: str, idle_timeout_ms: int = 60_000) -> None:
+    """Open the notebook `name`, wait until its kernel is idle, then choose Run > Run All Cells."""
+    page.goto(f"{base}/lab/tree/{name}?reset&token={token}")
+    page.get_by_text(re.compile(r"\| Idle")).wait_for(timeout=idle_timeout_ms)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
