@@ -117,20 +117,30 @@ def test_the_sweep_suggestions_follow_the_setting(panel):
     assert panel.sweep_values.value == "0.001, 0.01, 0.1"
 
 
+def press_stop_during(click, after_seconds: float = 0.5):
+    """Call `click()` with SIGINT ignored (as the idle kernel has it) and sent after `after_seconds`.
+
+    Returns what `click()` returned; checks that the ignoring handler is put back.
+    """
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    timer = threading.Timer(after_seconds, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        returned = click()
+    finally:
+        timer.cancel()
+        restored = signal.getsignal(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
+    assert restored is signal.SIG_IGN
+    return returned
+
+
 def test_the_interrupt_button_stops_a_panel_run_even_while_the_kernel_ignores_sigint(panel):
     # Between messages the Jupyter kernel ignores SIGINT, and ipykernel 7 hands a widget message on
     # concurrently without changing that: the panel must turn SIGINT into KeyboardInterrupt itself.
     panel.budget.value = 3000
     panel.hidden_size.value = 16
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    try:
-        timer.start()
-        result = panel.update()
-    finally:
-        timer.cancel()
-        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # put back as it was
-        signal.signal(signal.SIGINT, previous)
+    result = press_stop_during(panel.update)
     assert result.interrupted and 0 < result.minibatches < 3000 and result.history.minibatches
     assert "stopped by an interrupt" in panel.message.value and "(stopped)" in panel.valid_ppl.value
     assert len(panel.runs) == 1 and "(stopped)" in panel.runs_table.value
@@ -140,14 +150,7 @@ def test_the_interrupt_button_stops_a_panel_run_even_while_the_kernel_ignores_si
 def test_the_interrupt_button_stops_a_sweep_keeping_the_runs_so_far(panel):
     panel.sweep_values.value = "8, 16, 24"
     panel.budget.value = 3000
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
-    try:
-        timer.start()
-        sweep = panel.sweep()
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
+    sweep = press_stop_during(panel.sweep)
     assert sweep.stopped and len(sweep.results) == 1 and sweep.results[0].interrupted
     assert "Stopped by an interrupt after 1 of 3 runs" in panel.message.value and len(panel.runs) == 1
     assert not panel.sweep_button.disabled
