@@ -38,7 +38,7 @@ LAB_MINIBATCHES = 600
 # A safety stop for settings far from the defaults; the default run never reaches it.
 TIME_LIMIT_SECONDS = 60.0
 # Refuse runs whose estimated cost (`d2lmini.cost`: training, every evaluation and the sample)
-# is more than this many times the default run's (about 20 seconds on an idle laptop), or that
+# is more than this many times the default run's (about 30 seconds on a 2-core laptop), or that
 # need more memory than this: the reason goes into the message.
 MAX_WORK_FACTOR = 10
 MAX_BYTES = 2 * 1024**3
@@ -234,8 +234,9 @@ def check_size(settings: LabSettings, data: "CorpusData") -> None:
                  else "training" if cost.train_seconds >= cost.predict_seconds else "generating the sample")
         raise ValueError(f"These settings need about {factor:.0f} times the work of the default run, most of "
                          f"it {where} ({cost.evaluations} evaluations); the lab allows {MAX_WORK_FACTOR}x, "
-                         "about 20 seconds on an idle laptop. Make the hidden size, the batch size, the "
-                         "steps per minibatch, the number of minibatches or of checkpoints smaller.")
+                         f"about {MAX_WORK_FACTOR * default.seconds:.0f} seconds on a 2-core laptop. Make "
+                         "the hidden size, the batch size, the steps per minibatch, the number of "
+                         "minibatches or of checkpoints smaller.")
 
 
 def reference_seconds(settings: LabSettings) -> float:
