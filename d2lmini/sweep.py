@@ -16,8 +16,6 @@ from d2lmini.settings import LAB_SETTINGS, check_value
 
 # The settings a sweep can vary (those the lab's controls set that change the trained model).
 SWEEPABLE = ("num_hiddens", "lr", "num_steps", "batch_size", "theta", "max_minibatches")
-# Settings whose values are spread over orders of magnitude: a sweep plots them on a log axis.
-LOG_SCALE = ("num_hiddens", "lr", "num_steps", "batch_size", "theta", "max_minibatches")
 MAX_VALUES = 8
 # A sweep started from the panel is refused when its runs add up to more than this many seconds
 # on the reference machine (each run must also pass `d2lmini.lab.check_click`).
@@ -48,11 +46,21 @@ class SweepResult:
         return min(finished, key=lambda pair: pair[1]) if finished else None
 
 
-def check_sweep(name: str, values: list) -> None:
-    """Raise ValueError (naming the setting by its label) unless `name` can be swept over `values`."""
+def value_text(value) -> str:
+    """Return a swept value as a panel writes it: "off" for None (no clipping), else the number."""
+    return "off" if value is None else f"{value:g}"
+
+
+def check_sweepable(name: str) -> None:
+    """Raise ValueError, listing the settings a sweep can vary, unless `name` is one of them."""
     if name not in SWEEPABLE:
         labels = ", ".join(f"{LAB_SETTINGS[n].label} ({n})" for n in SWEEPABLE)
         raise ValueError(f"A sweep varies one of: {labels}; not {name!r}.")
+
+
+def check_sweep(name: str, values: list) -> None:
+    """Raise ValueError (naming the setting by its label) unless `name` can be swept over `values`."""
+    check_sweepable(name)
     if not 2 <= len(values) <= MAX_VALUES:
         raise ValueError(f"A sweep of the {LAB_SETTINGS[name].label} needs 2 to {MAX_VALUES} values, "
                          f"not {len(values)}.")
@@ -67,10 +75,8 @@ def parse_values(name: str, text: str) -> list:
 
     Raises ValueError naming the setting and the value that is not allowed.
     """
-    setting = LAB_SETTINGS.get(name)
-    if setting is None or name not in SWEEPABLE:
-        check_sweep(name, [])
-    values = []
+    check_sweepable(name)
+    setting, values = LAB_SETTINGS[name], []
     for word in text.replace(";", ",").replace(" ", ",").split(","):
         word = word.strip()
         if not word:
@@ -109,15 +115,11 @@ def check_sweep_time(settings: LabSettings, name: str, values: list) -> list[flo
         try:
             seconds.append(check_click(run_settings))
         except ValueError as error:
-            raise ValueError(f"With the {LAB_SETTINGS[name].label} at {_text(value)}: {error}") from None
+            raise ValueError(f"With the {LAB_SETTINGS[name].label} at {value_text(value)}: {error}") from None
     if sum(seconds) > MAX_SWEEP_SECONDS:
         raise ValueError(f"This sweep would take about {sum(seconds):.0f} s on a 2-core laptop; a sweep is "
                          f"kept under {MAX_SWEEP_SECONDS:.0f} s. Use fewer values or fewer minibatches.")
     return seconds
-
-
-def _text(value) -> str:
-    return "off" if value is None else f"{value:g}"
 
 
 def run_sweep(settings: LabSettings, name: str, values: list,

@@ -27,14 +27,15 @@ from d2lmini.lab import (
     check_click,
     check_lab_settings,
     corpus_data,
+    expected_seconds,
     only_the_sample_differs,
     resample,
     run_lab,
     strong_baselines,
 )
-from d2lmini.runs import RunLog
+from d2lmini.runs import SHOWN_SETTINGS, RunLog
 from d2lmini.settings import CORPORA, LAB_SETTINGS
-from d2lmini.sweep import SUGGESTED_VALUES, SWEEPABLE, check_sweep_time, parse_values, run_sweep
+from d2lmini.sweep import SUGGESTED_VALUES, SWEEPABLE, check_sweep_time, parse_values, run_sweep, value_text
 from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice
 from d2lmini.widgets.lab_views import (
     ERROR_COLOUR,
@@ -50,6 +51,8 @@ from d2lmini.widgets.lab_views import (
     verdict_html,
 )
 
+# The panel attributes of controls not named as their setting.
+RENAMED_CONTROLS = {"num_hiddens": "hidden_size", "lr": "learning_rate", "max_minibatches": "budget"}
 STOP_HINT = "■ (interrupt the kernel) stops it and keeps what was trained"
 
 
@@ -87,10 +90,9 @@ class LabPanel:
     run is in progress, and ■ stops it within a second, keeping what was trained.
     """
 
-    # The settings the panel shows, in order, and the attribute that holds each control.
-    SHOWN = {"corpus": "corpus", "num_hiddens": "hidden_size", "lr": "learning_rate",
-             "num_steps": "num_steps", "batch_size": "batch_size", "theta": "theta", "optimizer": "optimizer",
-             "max_minibatches": "budget", "prefix": "prefix", "temperature": "temperature"}
+    # The settings the panel shows (those a run's summary shows), in order, and the attribute that
+    # holds each control.
+    SHOWN = {name: RENAMED_CONTROLS.get(name, name) for name in SHOWN_SETTINGS}
 
     def __init__(self, settings: LabSettings | None = None):
         self.base = settings or LabSettings()
@@ -244,7 +246,6 @@ class LabPanel:
         self._last_draw = 0.0
         with controls_disabled(self._all_controls()):
             result = run_lab(settings, on_checkpoint=self._live, should_stop=self._stop_requested)
-        self._done_seconds += self._plan[len(self._finished)] if len(self._finished) < len(self._plan) else 0
         self._finished.append(result)
         return result
 
@@ -256,10 +257,10 @@ class LabPanel:
         self._plan, self._plan_settings = [], plan
         for settings in plan:
             try:
-                self._plan.append(MACHINE_SPEED.seconds(check_click(settings, limit=float("inf"))))
+                self._plan.append(expected_seconds(settings))
             except Exception:  # run_lab will say what is wrong
                 self._plan.append(0.0)
-        self._finished, self._done_seconds, self._started = [], 0.0, time.perf_counter()
+        self._finished, self._started = [], time.perf_counter()
         self.progress.value, self.progress.bar_style = 0.0, ""
         runs = f"{len(plan)} runs" if len(plan) > 1 else f"run #{self.runs.next_number}"
         self.progress_text.value = (f"Training {runs}: about {sum(self._plan):.0f} s on this machine; "
@@ -274,9 +275,11 @@ class LabPanel:
         settings = self._live_result.settings
         planned = settings.max_minibatches or 1
         done = history.minibatches[-1] if history.minibatches else 0
-        current = self._plan[len(self._finished)] if len(self._finished) < len(self._plan) else 0.0
+        finished = len(self._finished)
+        current = self._plan[finished] if finished < len(self._plan) else 0.0
         total = sum(self._plan) or 1.0
-        self.progress.value = min(1.0, (self._done_seconds + current * min(1.0, done / planned)) / total)
+        done_seconds = sum(self._plan[:finished]) + current * min(1.0, done / planned)
+        self.progress.value = min(1.0, done_seconds / total)
         elapsed = time.perf_counter() - self._started
         which = f"run {len(self._finished) + 1} of {len(self._plan)}, " if len(self._plan) > 1 else ""
         self.progress_text.value = (f"{which}minibatch {done} of {planned} · {elapsed:.1f} s of about "
@@ -449,7 +452,6 @@ class LabPanel:
         return sweep
 
     def _sweep_run_done(self, index: int, result: LabResult) -> None:
-        self._done_seconds += self._plan[index]
         self._finished.append(result)
         if result.history.step_loss or result.diverged:
             self._show(result)
@@ -462,9 +464,8 @@ def _sweep_message(sweep, lines: dict[str, float]) -> str:
     label = LAB_SETTINGS[sweep.name].label
     parts = []
     if best is not None:
-        value = "off" if best[0] is None else f"{best[0]:g}"
         parts.append(f"Sweep of the {label}: the lowest validation perplexity, {best[1]:.2f}, "
-                     f"came at {value}.")
+                     f"came at {value_text(best[0])}.")
     else:
         parts.append(f"Sweep of the {label}: no run finished with a number.")
     parts.append("For comparison: " + ", ".join(f"{name} {value:.2f}" for name, value in lines.items()) + ".")

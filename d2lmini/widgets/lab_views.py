@@ -14,7 +14,7 @@ from d2lmini.lab import LabResult, describe_settings
 from d2lmini.plot import LineLabels, figure_png
 from d2lmini.runs import SHOWN_SETTINGS, RunLog, curve_labels, result_values, setting_text
 from d2lmini.settings import LAB_SETTINGS
-from d2lmini.sweep import LOG_SCALE, SweepResult
+from d2lmini.sweep import SweepResult, value_text
 from d2lmini.train import History
 
 PLOT_WIDTH_PX, PLOT_HEIGHT_PX, PLOT_DPI = 576, 306, 90
@@ -85,10 +85,10 @@ def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
     _baseline_lines(ax, lines, in_legend=True)
     values = sweep.values[:len(sweep.results)]
     points = [(value, r.valid_perplexity) for value, r in zip(values, sweep.results, strict=True)]
-    categorical = any(value is None for value in values) or sweep.name not in LOG_SCALE
+    categorical = any(value is None for value in sweep.values)  # "off" has no place on a log axis
     if categorical:
         where = {value: index for index, value in enumerate(sweep.values)}
-        ax.set_xticks(range(len(sweep.values)), labels=[_value_text(v) for v in sweep.values])
+        ax.set_xticks(range(len(sweep.values)), labels=[value_text(v) for v in sweep.values])
     finished = [(v, p) for v, p in points if p is not None and math.isfinite(p)]
     xs = [where[v] if categorical else v for v, _ in finished]
     ax.plot(xs, [p for _, p in finished], "o-", color="C0", label="RNN, validation")
@@ -97,7 +97,7 @@ def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
     failed = [v for v, p in points if p is None or not math.isfinite(p)]
     if not categorical:
         ax.set_xscale("log")
-        ax.set_xticks(sweep.values, labels=[_value_text(v) for v in sweep.values])
+        ax.set_xticks(sweep.values, labels=[value_text(v) for v in sweep.values])
         ax.minorticks_off()
     top = max([p for _, p in finished] + list(lines.values()), default=10.0)
     ax.set_ylim(1, top * 1.3)
@@ -105,14 +105,10 @@ def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
     ax.set_ylabel("final validation perplexity")
     title = f"Sweep of the {LAB_SETTINGS[sweep.name].label}"
     if failed:
-        title += f" (no number for {', '.join(_value_text(v) for v in failed)})"
+        title += f" (no number for {', '.join(value_text(v) for v in failed)})"
     ax.set_title(title, fontsize=10)
     ax.legend(loc="upper right", fontsize=7)
     return figure_png(figure, dpi=PLOT_DPI)
-
-
-def _value_text(value) -> str:
-    return "off" if value is None else f"{value:g}"
 
 
 def numbers_html(result: LabResult) -> str:
