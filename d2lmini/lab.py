@@ -125,13 +125,17 @@ class LabResult:
 
 @dataclass
 class CorpusData:
-    """A corpus with its train/validation split, its baselines and (synthetic source) its floor."""
+    """A corpus with its train/validation split, its baselines and (synthetic source) its floor.
+
+    `strong` holds the strongest baselines once `strong_baselines` has computed them.
+    """
 
     corpus: Corpus
     train: torch.Tensor
     valid: torch.Tensor
     baselines: dict[str, float]
     floor: float | None
+    strong: dict[str, float] | None = None
 
 
 _CACHE: dict[tuple, CorpusData] = {}
@@ -155,23 +159,19 @@ def corpus_data(settings: LabSettings) -> CorpusData:
     return _CACHE[key]
 
 
-_STRONG: dict[tuple, dict[str, float]] = {}
-
-
 def strong_baselines(settings: LabSettings) -> dict[str, float]:
     """Return the perplexities of the best Kneser-Ney n-gram and of PPMd on the corpus of `settings`.
 
     These are the baselines an expert would pick (notebook 07, section 6); a sweep's plot
-    draws them. Computed once per corpus (about a second) and cached.
+    draws them. Computed once per corpus (about a second) and kept with its `CorpusData`.
     """
-    key = (settings.corpus, str(settings.data_dir), settings.timemachine_url)
-    if key not in _STRONG:
-        train_text, valid_text = corpus_data(settings).corpus.split_text()
-        ladder = ladder_bits(train_text, valid_text)
+    data = corpus_data(settings)
+    if data.strong is None:
+        ladder = ladder_bits(*data.corpus.split_text())
         kn_bits = ladder[f"best n-gram (KN n={ladder.best_order})"]
-        _STRONG[key] = {f"Kneser-Ney {ladder.best_order}-gram": perplexity_from_bits(kn_bits),
-                        "PPMd": perplexity_from_bits(ladder["ppmd"])}
-    return _STRONG[key]
+        data.strong = {f"Kneser-Ney {ladder.best_order}-gram": perplexity_from_bits(kn_bits),
+                       "PPMd": perplexity_from_bits(ladder["ppmd"])}
+    return data.strong
 
 
 def label(name: str) -> str:

@@ -377,3 +377,15 @@ def test_an_interrupt_while_loading_is_a_result(monkeypatch):
     monkeypatch.setattr(lab, "corpus_data", interrupted)
     result = run_lab(FIXED)
     assert "interrupt" in result.error and result.model is None
+
+
+def test_the_strong_baselines_are_the_best_kneser_ney_and_ppmd_of_the_ladder():
+    from d2lmini.lab import strong_baselines
+    from d2lmini.metrics import ladder_bits
+
+    settings = replace(FIXED, corpus="markov", prefix="a")
+    ladder = ladder_bits(*corpus_data(settings).corpus.split_text())
+    strong = strong_baselines(settings)
+    assert strong == {f"Kneser-Ney {ladder.best_order}-gram": pytest.approx(2 ** min(
+        v for k, v in ladder.items() if k.startswith("KN n="))), "PPMd": pytest.approx(2 ** ladder["ppmd"])}
+    assert strong_baselines(replace(settings, prefix="b")) is strong  # computed once per corpus
