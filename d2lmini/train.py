@@ -320,9 +320,9 @@ class Budget:
 
     `seconds()` is the budget's clock: wall-clock time since the start, less the time spent
     evaluating unless `count_eval_time`; `train_seconds()` always leaves evaluation out.
-    `progress()` is the share of the budget used, the largest over the limits that are set
-    (minibatches over all epochs when only epochs are). `spent(epochs_done)` says whether
-    training must stop.
+    `progress()` is the share of the budget used: counted in minibatches whenever minibatches
+    or epochs are limited, by the clock only when time is the sole limit. `spent(epochs_done)`
+    says whether training must stop.
     """
 
     def __init__(self, config: TrainConfig, steps_per_epoch: int):
@@ -345,14 +345,19 @@ class Budget:
             self.eval_seconds += time.perf_counter() - start
 
     def progress(self) -> float:
-        c, shares = self.config, []
+        """Return the share of the budget used (see the class); 0 at the start, 1 at the end.
+
+        A safety time limit beside a counted budget must not steer the learning-rate schedule,
+        or a slow start (a cold process, a busy machine) would change the run.
+        """
+        c, counted = self.config, []
         if c.max_minibatches:
-            shares.append(self.steps / c.max_minibatches)
-        if c.max_seconds:
-            shares.append(self.seconds() / c.max_seconds)
-        if not shares and c.num_epochs:
-            shares.append(self.steps / (self.steps_per_epoch * c.num_epochs))
-        return max(shares, default=0.0)
+            counted.append(self.steps / c.max_minibatches)
+        if c.num_epochs:
+            counted.append(self.steps / (self.steps_per_epoch * c.num_epochs))
+        if counted:
+            return max(counted)
+        return self.seconds() / c.max_seconds if c.max_seconds else 0.0
 
     def spent(self, epoch_done: int) -> bool:
         c = self.config

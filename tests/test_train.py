@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import time
 
 import pytest
 import torch
@@ -275,3 +276,27 @@ def test_a_finished_run_has_not_stopped(bundled):
     history = train(model, train_indices, valid_indices, config,
                     on_checkpoint=lambda h: seen.append(len(h.epoch)))
     assert history.stopped is None and seen == [1, 2] and len(history.step_loss) == 6
+
+
+@pytest.mark.parametrize("limits, share", [
+    ({"max_minibatches": 100, "num_epochs": None, "max_seconds": 1e-3}, 0.1),  # the lab's safety limit
+    ({"max_minibatches": None, "num_epochs": 2, "max_seconds": 1e-3}, 0.25),
+    ({"max_minibatches": 100, "num_epochs": 1, "max_seconds": None}, 0.5),  # whichever count ends first
+])
+def test_the_schedule_follows_a_counted_budget_never_the_clock_beside_it(limits, share):
+    from d2lmini.train import Budget
+
+    budget = Budget(TrainConfig(**limits), steps_per_epoch=20)
+    budget.steps = 10
+    time.sleep(0.01)  # ten times the time limit: the clock is far ahead of the count
+    assert budget.progress() == pytest.approx(share)
+
+
+def test_the_clock_steers_the_schedule_when_it_is_the_only_limit():
+    from d2lmini.train import Budget
+
+    config = TrainConfig(max_minibatches=None, num_epochs=None, max_seconds=0.05)
+    budget = Budget(config, steps_per_epoch=20)
+    time.sleep(0.02)
+    assert 0.3 < budget.progress() < 1.5 and budget.steps == 0
+
