@@ -170,7 +170,7 @@ def strong_baselines(settings: LabSettings) -> dict[str, float]:
         ladder = ladder_bits(*data.corpus.split_text())
         kn_bits = ladder[f"best n-gram (KN n={ladder.best_order})"]
         data.strong = {f"Kneser-Ney {ladder.best_order}-gram": perplexity_from_bits(kn_bits),
-                       "PPMd": perplexity_from_bits(ladder["ppmd"])}
+                       "PPMd compressor": perplexity_from_bits(ladder["ppmd"])}
     return data.strong
 
 

@@ -386,6 +386,27 @@ def test_the_strong_baselines_are_the_best_kneser_ney_and_ppmd_of_the_ladder():
     settings = replace(FIXED, corpus="markov", prefix="a")
     ladder = ladder_bits(*corpus_data(settings).corpus.split_text())
     strong = strong_baselines(settings)
-    assert strong == {f"Kneser-Ney {ladder.best_order}-gram": pytest.approx(2 ** min(
-        v for k, v in ladder.items() if k.startswith("KN n="))), "PPMd": pytest.approx(2 ** ladder["ppmd"])}
+    best_kn = min(bits for name, bits in ladder.items() if name.startswith("KN n="))
+    assert strong == {f"Kneser-Ney {ladder.best_order}-gram": pytest.approx(2 ** best_kn),
+                      "PPMd compressor": pytest.approx(2 ** ladder["ppmd"])}
     assert strong_baselines(replace(settings, prefix="b")) is strong  # computed once per corpus
+
+
+def test_the_verdict_names_the_strong_baselines_still_ahead_and_those_beaten():
+    result = LabResult(LabSettings(), baselines={"uniform": 27.0, "unigram": 16.5}, train_perplexity=5.4,
+                       valid_perplexity=5.0, minibatches=600, seconds=2.0)
+    strong = {"Kneser-Ney 6-gram": 5.5, "PPMd compressor": 4.2}
+    message = verdict_html(result, strong)
+    assert "It also beats the Kneser-Ney 6-gram (5.50)" in message
+    assert "Still ahead of it: the PPMd compressor (4.20)" in message
+    assert "Still ahead" not in verdict_html(result, {"PPMd compressor": 6.0})
+
+
+def test_the_panel_compares_a_finished_run_with_the_strongest_baselines():
+    from d2lmini.lab import strong_baselines
+
+    panel = make_lab(FIXED)
+    result = panel.update()
+    for name, value in strong_baselines(FIXED).items():
+        assert f"{name} ({value:.2f})" in panel.message.value
+    assert result.valid_perplexity > min(strong_baselines(FIXED).values())  # 120 minibatches: still behind

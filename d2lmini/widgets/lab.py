@@ -62,6 +62,14 @@ def _corpus_options(data_dir) -> list[tuple[str, str]]:
             for name, label in CORPORA.items()]
 
 
+def _known_strong_baselines(settings: LabSettings) -> dict[str, float]:
+    """Return the best n-gram's and PPMd's perplexities on the corpus of `settings` ({} if unavailable)."""
+    try:
+        return strong_baselines(settings)
+    except Exception:  # the run itself has loaded this corpus; nothing to add if it cannot be
+        return {}
+
+
 def _known_baselines(settings: LabSettings) -> dict[str, float]:
     """Return the baselines of the corpus `settings` name, for the live plot ({} if it cannot be loaded)."""
     try:
@@ -308,7 +316,7 @@ class LabPanel:
         self.runs_table.value = runs_html(self.runs)
         if result.error is None:
             self.valid_ppl.value = f"validation perplexity: <b>{result.valid_perplexity:.2f}</b>"
-            self.message.value = verdict_html(result)
+            self.message.value = verdict_html(result, _known_strong_baselines(result.settings))
             self._show_sample(result)
             return
         partial = result.history.valid_perplexity

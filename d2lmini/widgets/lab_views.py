@@ -130,8 +130,12 @@ def numbers_html(result: LabResult) -> str:
             f"<tr><td>bits/char</td>{bits}</tr></table>")
 
 
-def verdict_html(result: LabResult) -> str:
-    """Return the coloured message for a finished run: green only when it beats a uniform guess."""
+def verdict_html(result: LabResult, strong: dict[str, float] | None = None) -> str:
+    """Return the coloured message for a finished run: green only when it beats a uniform guess.
+
+    `strong` (name: perplexity, see `d2lmini.lab.strong_baselines`) are the baselines an expert
+    would pick; the message says which of them the run beats and which are still ahead of it.
+    """
     settings = result.settings
     text = (f"Trained {result.minibatches} minibatches in {result.seconds:.1f} s "
             f"({describe_settings(settings)}). Validation perplexity {result.valid_perplexity:.2f} "
@@ -146,10 +150,18 @@ def verdict_html(result: LabResult) -> str:
         colour = OK_COLOUR
         text += (f", below the {' and the '.join(below)} baseline{'s' if len(below) > 1 else ''}."
                  if below else ", not yet below the unigram baseline.")
+    text += _against_the_strongest(result.valid_perplexity, strong or {})
     if result.stopped_at_time_limit:
         text += (f" Stopped at the {settings.max_seconds:g} s safety limit before the "
                  f"{settings.max_minibatches} minibatches asked for.")
     return f"<p style='color:{colour};margin:2px 0'>{html.escape(text)}</p>"
+
+
+def _against_the_strongest(perplexity: float, strong: dict[str, float]) -> str:
+    ahead = [f"the {name} ({value:.2f})" for name, value in strong.items() if value <= perplexity]
+    beaten = [f"the {name} ({value:.2f})" for name, value in strong.items() if value > perplexity]
+    text = f" It also beats {' and '.join(beaten)}." if beaten else ""
+    return text + (f" Still ahead of it: {' and '.join(ahead)}." if ahead else "")
 
 
 def _settings_cell(result: LabResult, changed: list[str]) -> str:
