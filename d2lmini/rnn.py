@@ -228,6 +228,14 @@ def check_predict_arguments(model, vocab, prefix, num_chars, temperature, genera
     check_model_for(model, vocab)
 
 
+def validate_logits(logits: torch.Tensor, unk: int) -> None:
+    """Raise ValueError when a logit other than `<unk>`'s is inf or nan: the model has diverged."""
+    known = torch.cat([logits[:unk], logits[unk + 1:]])
+    if not bool(torch.isfinite(known).all()):
+        raise ValueError("The model's outputs are not finite (inf or nan): its training diverged, so it "
+                         "cannot predict. Retrain it with a smaller learning rate or with clipping.")
+
+
 def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
                generator: torch.Generator | None) -> int:
     """Return the next token from one step's `logits` (vocab,): greedy, or sampled at `temperature`.
@@ -235,16 +243,14 @@ def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
     Sampling draws from softmax(logits / T), computed in float64 as exp((logits - max) / T):
     every exponent is at most 0, so no temperature, however small or large, overflows
     (a tiny T gives the greedy choice, a huge T the uniform one). `<unk>` is never chosen.
-    Raises ValueError when the logits are not finite: the model has diverged.
+    Raises ValueError when the logits are not finite: the model has diverged (notebook 04).
     """
-    logits = logits.detach().double().cpu()
-    logits[unk] = -math.inf
-    known = torch.cat([logits[:unk], logits[unk + 1:]])
-    if not bool(torch.isfinite(known).all()):
-        raise ValueError("The model's outputs are not finite (inf or nan): its training diverged, so it "
-                         "cannot predict. Retrain it with a smaller learning rate or with clipping.")
+    validate_logits(logits, unk)
+    logits = logits.detach().double().cpu()      # random numbers and the draw stay on the CPU
+    logits[unk] = -math.inf                      # probability 0 for <unk>
     if temperature is None:
-        return int(logits.argmax())
+        return int(logits.argmax())              # greedy: the most likely token
+    # softmax(logits / T) without its denominator: multinomial divides by the sum itself
     weights = torch.exp((logits - logits.max()) / temperature)
     return int(torch.multinomial(weights, 1, generator=generator))
 
@@ -271,10 +277,12 @@ def predict(
     check_prefix(prefix, vocab)
     device = model_device(model)
     state = model.begin_state(1)
+    # warm-up: read the whole prefix; keep the state and the scores after its last character
     logits, state = model(torch.tensor([vocab.indices(prefix)], device=device), state)
     generated = []
     for _ in range(num_chars):
         token = next_token(logits[-1], vocab.unk, temperature, generator)
         generated.append(token)
+        # feed the new token back in: a batch of one sequence, one step long
         logits, state = model(torch.tensor([[token]], device=device), state)
     return prefix + vocab.decode(generated)
