@@ -36,20 +36,20 @@ from d2lmini.text import Vocab
 def init_rnn_params(
     vocab_size: int,
     num_hiddens: int,
-    init: str = "xavier",
+    init: str = "lecun",
     generator: torch.Generator | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Return fresh parameters W_xh, W_hh, b_h, W_hq, b_q as CPU tensors.
+    """Return fresh parameters W_xh, W_hh, b_h, W_hq, b_q as CPU tensors (notebook 04).
 
-    `init="normal"` draws weights from N(0, 0.01^2), as the book does; `init="xavier"`
-    draws them from N(0, 1/fan_in), which keeps the hidden activations at a useful
-    size whatever the layer widths. Biases start at zero.
+    `init="normal"` draws weights from N(0, 0.01^2), as the book does; `init="lecun"`
+    draws them from N(0, 1/fan_in) (LeCun's rule), which keeps the hidden activations at
+    a useful size whatever the layer widths. Biases start at zero.
     """
 
     def weight(fan_in: int, fan_out: int) -> torch.Tensor:
-        std = {"normal": 0.01, "xavier": 1 / math.sqrt(fan_in)}.get(init)
+        std = {"normal": 0.01, "lecun": 1 / math.sqrt(fan_in)}.get(init)
         if std is None:
-            raise ValueError(f"init must be 'normal' or 'xavier', not {init!r}")
+            raise ValueError(f"init must be 'normal' or 'lecun', not {init!r}")
         return torch.randn(fan_in, fan_out, generator=generator) * std
 
     return {
@@ -117,7 +117,7 @@ class RNNScratch(nn.Module):
     the same gradients (up to rounding).
     """
 
-    def __init__(self, vocab_size: int, num_hiddens: int, init: str = "xavier",
+    def __init__(self, vocab_size: int, num_hiddens: int, init: str = "lecun",
                  generator: torch.Generator | None = None, *, hand_written_bptt: bool = True):
         super().__init__()
         self.vocab_size, self.num_hiddens = vocab_size, num_hiddens

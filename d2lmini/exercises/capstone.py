@@ -131,7 +131,7 @@ def train_and_evaluate(pieces: dict[str, Callable], budget: Budget = Budget()) -
     corpus = load_corpus("bundled")
     train_idx, valid_idx = corpus.split()
     generator = torch.Generator().manual_seed(budget.seed)
-    params = {n: p.double() for n, p in init_rnn_params(len(corpus.vocab), budget.num_hiddens, "xavier",
+    params = {n: p.double() for n, p in init_rnn_params(len(corpus.vocab), budget.num_hiddens, "lecun",
                                                         generator).items()}
     batches = sequential_batches(train_idx, budget.batch_size, budget.num_steps, generator)
     state = torch.zeros(budget.batch_size, budget.num_hiddens, dtype=torch.float64)
