@@ -160,7 +160,7 @@ def _other_folder(folder: Path) -> str:
             "(the lab's 'bundled corpus' choice, or load_corpus('bundled') in code).")
 
 
-def check_download_url(url: str) -> str:
+def validate_download_url(url: str) -> str:
     """Return `url` when it is an http:// or https:// address with a host name.
 
     Anything else (file:, ftp:, data:, a relative path, not a string) raises
@@ -180,7 +180,7 @@ def check_download_url(url: str) -> str:
     return url
 
 
-def _check_timeout(timeout: float) -> None:
+def _validate_timeout(timeout: float) -> None:
     """Raise TypeError or ValueError unless `timeout` is a number of seconds in (0, 3600]."""
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
         raise TypeError(f"timeout must be a number of seconds, not {timeout!r}")
@@ -192,7 +192,7 @@ class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
     """Follows a redirect only to an http:// or https:// address."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
-        check_download_url(newurl)
+        validate_download_url(newurl)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
@@ -247,7 +247,7 @@ def fetch_bytes(url: str, deadline: float, max_bytes: int = MAX_DOWNLOAD_BYTES) 
     abandoned (and ends by its own socket timeout) when the deadline passes. A body shorter
     than its Content-Length is an error. Only http and https are spoken, redirects included.
     """
-    check_download_url(url)
+    validate_download_url(url)
     outcome: dict = {}
 
     def transfer() -> None:
@@ -375,8 +375,8 @@ def download_timemachine(
     nothing partial is left in the folder. Saved copies are readable by everyone (0644).
     (`sha1` is a parameter only so that tests can serve their own file.)
     """
-    check_download_url(url)
-    _check_timeout(timeout)
+    validate_download_url(url)
+    _validate_timeout(timeout)
     folder = Path(data_dir or default_cache_dir())
     path = folder / TIMEMACHINE_FILE
     digest = _cached_digest(path)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from d2lmini.batching import check_fits
+from d2lmini.batching import validate_fits
 from d2lmini.corpus import (
     TIMEMACHINE_URL,
     Corpus,
@@ -26,8 +26,8 @@ from d2lmini.corpus import (
 from d2lmini.cost import MachineSpeed, RunCost, estimate_cost, planned_minibatches
 from d2lmini.device import try_gpu
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
-from d2lmini.rnn import check_prefix, predict
-from d2lmini.settings import CORPORA, LAB_SETTINGS, check_device_name, check_settings
+from d2lmini.rnn import predict, validate_prefix
+from d2lmini.settings import CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
 from d2lmini.train import History, TrainConfig, TrainingDiverged, divergence_limit, make_model, train
 from d2lmini.verdicts import text_baselines
 
@@ -45,7 +45,7 @@ MAX_BYTES = 2 * 1024**3
 # The longest time limit the lab accepts, in seconds.
 MAX_LAB_SECONDS = 600.0
 # One click of the lab's panel (and each run of a sweep) is refused when estimated above this many
-# seconds on the reference machine (one thread of a 2-core laptop): see `check_click`.
+# seconds on the reference machine (one thread of a 2-core laptop): see `validate_click`.
 MAX_CLICK_SECONDS = 15.0
 # How this machine compares with the reference, learned from every run the lab finishes.
 MACHINE_SPEED = MachineSpeed()
@@ -179,7 +179,7 @@ def label(name: str) -> str:
     return LAB_SETTINGS[name].label
 
 
-def check_lab_settings(settings: LabSettings) -> None:
+def validate_lab_settings(settings: LabSettings) -> None:
     """Raise TypeError/ValueError, naming the control and the allowed values, for settings the lab cannot run.
 
     Every field is checked against `d2lmini.settings.LAB_SETTINGS`; then what only the lab
@@ -188,8 +188,8 @@ def check_lab_settings(settings: LabSettings) -> None:
     """
     if not isinstance(settings, LabSettings):
         raise TypeError(f"run_lab needs a d2lmini.lab.LabSettings, not {type(settings).__name__}.")
-    check_settings(settings, LAB_SETTINGS)
-    check_device_name(settings.device)
+    validate_settings(settings, LAB_SETTINGS)
+    validate_device_name(settings.device)
     if settings.max_minibatches is None and settings.num_epochs is None and settings.max_seconds is None:
         raise ValueError("Give the lab a budget: a number of minibatches, of epochs or a time limit.")
     if settings.max_seconds is not None and settings.max_seconds > MAX_LAB_SECONDS:
@@ -213,7 +213,7 @@ def lab_cost(settings: LabSettings, data: "CorpusData") -> RunCost:
                          len(settings.prefix), settings.num_chars)
 
 
-def check_size(settings: LabSettings, data: "CorpusData") -> None:
+def validate_size(settings: LabSettings, data: "CorpusData") -> None:
     """Raise ValueError when a run would need too much memory or far more work than the default run.
 
     Both come from `lab_cost`, for every budget (minibatches, epochs or a time limit), with
@@ -244,7 +244,7 @@ def reference_seconds(settings: LabSettings) -> float:
 
     Raises like `run_lab` would (TypeError/ValueError, DataUnavailableError) for settings it refuses.
     """
-    check_lab_settings(settings)
+    validate_lab_settings(settings)
     return lab_cost(settings, corpus_data(settings)).seconds
 
 
@@ -254,10 +254,10 @@ def expected_seconds(settings: LabSettings) -> float:
 
 
 class RunTooLong(ValueError):
-    """A run estimated to take longer than one click of the lab may (`check_click`)."""
+    """A run estimated to take longer than one click of the lab may (`validate_click`)."""
 
 
-def check_click(settings: LabSettings, limit: float = MAX_CLICK_SECONDS) -> float:
+def validate_click(settings: LabSettings, limit: float = MAX_CLICK_SECONDS) -> float:
     """Return the run's reference estimate in seconds; raise `RunTooLong` if it is above `limit`.
 
     The panel of notebook 07 calls this before every run, so that no click it allows runs
@@ -294,12 +294,12 @@ def divergence_message(error: TrainingDiverged, settings: LabSettings, vocab_siz
 
 def _prepare(settings: LabSettings) -> CorpusData:
     """Check everything that can be checked before training; return the corpus data."""
-    check_lab_settings(settings)
+    validate_lab_settings(settings)
     data = corpus_data(settings)
-    check_prefix(settings.prefix, data.corpus.vocab)
-    check_size(settings, data)
+    validate_prefix(settings.prefix, data.corpus.vocab)
+    validate_size(settings, data)
     try:
-        check_fits(len(data.train), settings.batch_size, settings.num_steps)
+        validate_fits(len(data.train), settings.batch_size, settings.num_steps)
     except ValueError:
         raise ValueError(
             f"A minibatch of {settings.batch_size} rows x {settings.num_steps} steps = "
@@ -385,7 +385,7 @@ def resample(result: LabResult, settings: LabSettings) -> LabResult:
     if not only_the_sample_differs(result.settings, settings):
         raise ValueError("Only the prefix, the temperature and the length of the sample can change "
                          "without training again.")
-    check_lab_settings(settings)
+    validate_lab_settings(settings)
     vocab = corpus_data(settings).corpus.vocab
     sample = predict(result.model, vocab, settings.prefix, settings.num_chars, settings.temperature,
                      torch.Generator().manual_seed(settings.seed))

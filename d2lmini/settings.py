@@ -2,7 +2,7 @@
 
 A `Setting` says what values a setting takes (its type, range or choices), how a panel
 names it (`label`) and what it does (`help`). Everything else is derived from these
-declarations: `check_value` and `check_settings` (the one validation, whose messages name
+declarations: `validate_value` and `validate_settings` (the one validation, whose messages name
 the setting by its label), the limits and menus of the widgets in `d2lmini.widgets.lab`
 and `d2lmini.widgets.clipping`, and the command-line choices of `benchmarks/quality.py`.
 
@@ -143,7 +143,7 @@ def _value_ok(setting: Setting, value) -> bool:
     return setting.high is None or value <= setting.high
 
 
-def check_value(setting: Setting, value) -> None:
+def validate_value(setting: Setting, value) -> None:
     """Raise TypeError (wrong type) or ValueError (out of range) naming `setting` by its label."""
     if value is None and setting.optional:
         return
@@ -158,11 +158,11 @@ def check_value(setting: Setting, value) -> None:
         raise ValueError(message)
 
 
-def check_settings(obj, schema: dict[str, Setting]) -> None:
+def validate_settings(obj, schema: dict[str, Setting]) -> None:
     """Check every field of the dataclass `obj` that `schema` declares; raise the first error."""
     for item in fields(obj):
         if item.name in schema:
-            check_value(schema[item.name], getattr(obj, item.name))
+            validate_value(schema[item.name], getattr(obj, item.name))
 
 
 def _declare(*settings: Setting) -> dict[str, Setting]:
@@ -238,9 +238,9 @@ LAB_SETTINGS = {
 }
 
 
-def check_device_name(name) -> None:
+def validate_device_name(name) -> None:
     """Raise ValueError unless `name` is None, 'cpu', 'cuda', 'cuda:N' or 'mps'."""
-    check_value(LAB_SETTINGS["device"], name)
+    validate_value(LAB_SETTINGS["device"], name)
     if name is not None and name not in DEVICES and not (name.startswith("cuda:") and name[5:].isdigit()):
         raise ValueError(f"The device (device) must be 'cpu', 'cuda', 'cuda:N', 'mps' or None (the best "
                          f"available), not {_short_repr(name)}.")

@@ -11,14 +11,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from d2lmini.lab import LabResult, LabSettings, check_click, run_lab
-from d2lmini.settings import LAB_SETTINGS, check_value
+from d2lmini.lab import LabResult, LabSettings, run_lab, validate_click
+from d2lmini.settings import LAB_SETTINGS, validate_value
 
 # The settings a sweep can vary (those the lab's controls set that change the trained model).
 SWEEPABLE = ("num_hiddens", "lr", "num_steps", "batch_size", "theta", "max_minibatches")
 MAX_VALUES = 8
 # A sweep started from the panel is refused when its runs add up to more than this many seconds
-# on the reference machine (each run must also pass `d2lmini.lab.check_click`).
+# on the reference machine (each run must also pass `d2lmini.lab.validate_click`).
 MAX_SWEEP_SECONDS = 60.0
 # Values a panel suggests for each setting: a factor of about 4 between neighbours.
 SUGGESTED_VALUES = {"num_hiddens": "32, 128, 384", "lr": "0.001, 0.01, 0.1", "num_steps": "8, 35, 140",
@@ -51,21 +51,21 @@ def value_text(value) -> str:
     return "off" if value is None else f"{value:g}"
 
 
-def check_sweepable(name: str) -> None:
+def validate_sweepable(name: str) -> None:
     """Raise ValueError, listing the settings a sweep can vary, unless `name` is one of them."""
     if name not in SWEEPABLE:
         labels = ", ".join(f"{LAB_SETTINGS[n].label} ({n})" for n in SWEEPABLE)
         raise ValueError(f"A sweep varies one of: {labels}; not {name!r}.")
 
 
-def check_sweep(name: str, values: list) -> None:
+def validate_sweep(name: str, values: list) -> None:
     """Raise ValueError (naming the setting by its label) unless `name` can be swept over `values`."""
-    check_sweepable(name)
+    validate_sweepable(name)
     if not 2 <= len(values) <= MAX_VALUES:
         raise ValueError(f"A sweep of the {LAB_SETTINGS[name].label} needs 2 to {MAX_VALUES} values, "
                          f"not {len(values)}.")
     for value in values:
-        check_value(LAB_SETTINGS[name], value)
+        validate_value(LAB_SETTINGS[name], value)
     if len(set(values)) != len(values):
         raise ValueError(f"The values of the {LAB_SETTINGS[name].label} repeat: each run would be the same.")
 
@@ -75,7 +75,7 @@ def parse_values(name: str, text: str) -> list:
 
     Raises ValueError naming the setting and the value that is not allowed.
     """
-    check_sweepable(name)
+    validate_sweepable(name)
     setting, values = LAB_SETTINGS[name], []
     for word in text.replace(";", ",").replace(" ", ",").split(","):
         word = word.strip()
@@ -94,26 +94,26 @@ def parse_values(name: str, text: str) -> list:
                 raise ValueError(f"The {setting.label} takes whole numbers, not {word}.")
             number = int(number)
         values.append(number)
-    check_sweep(name, values)
+    validate_sweep(name, values)
     return values
 
 
 def sweep_settings(settings: LabSettings, name: str, values: list) -> list[LabSettings]:
     """Return one `LabSettings` per value: `settings` with `name` set to that value."""
-    check_sweep(name, values)
+    validate_sweep(name, values)
     return [replace(settings, **{name: value}) for value in values]
 
 
-def check_sweep_time(settings: LabSettings, name: str, values: list) -> list[float]:
+def validate_sweep_time(settings: LabSettings, name: str, values: list) -> list[float]:
     """Return each run's reference estimate in seconds; raise ValueError if a run or the whole is too long.
 
-    Each run must pass `check_click` (under 15 s on a 2-core laptop) and all of them together
+    Each run must pass `validate_click` (under 15 s on a 2-core laptop) and all of them together
     must stay under `MAX_SWEEP_SECONDS`.
     """
     seconds = []
     for value, run_settings in zip(values, sweep_settings(settings, name, values), strict=True):
         try:
-            seconds.append(check_click(run_settings))
+            seconds.append(validate_click(run_settings))
         except ValueError as error:
             raise ValueError(f"With the {LAB_SETTINGS[name].label} at {value_text(value)}: {error}") from None
     if sum(seconds) > MAX_SWEEP_SECONDS:

@@ -11,10 +11,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from d2lmini.batching import check_fits, make_batches
+from d2lmini.batching import make_batches, validate_fits
 from d2lmini.cost import planned_minibatches
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
-from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, check_settings, check_value
+from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, validate_settings, validate_value
 
 
 @dataclass
@@ -39,7 +39,7 @@ class TrainConfig:
     (None: `batch_size`) in chunks of `eval_num_steps` (None: `num_steps`).
 
     What each field may hold, its label and help are declared once, in
-    `d2lmini.settings.TRAIN_SETTINGS`; `check_config` checks a config against them.
+    `d2lmini.settings.TRAIN_SETTINGS`; `validate_config` checks a config against them.
     """
 
     num_hiddens: int = 320
@@ -205,15 +205,15 @@ def scheduled_lr(lr: float, schedule: str, progress: float) -> float:
     "cosine" falls along a half cosine from `lr` to 0, so training takes big steps early
     and settles into a minimum at the end.
     """
-    check_value(TRAIN_SETTINGS["lr_schedule"], schedule)
+    validate_value(TRAIN_SETTINGS["lr_schedule"], schedule)
     _, share = LR_SCHEDULES[schedule]
     return lr * share(min(max(progress, 0.0), 1.0))
 
 
 def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
     """Return the optimizer `name` of `d2lmini.settings.OPTIMIZERS` (plain SGD as in the book, or Adam)."""
-    check_value(TRAIN_SETTINGS["lr"], lr)
-    check_value(TRAIN_SETTINGS["optimizer"], name)
+    validate_value(TRAIN_SETTINGS["lr"], lr)
+    validate_value(TRAIN_SETTINGS["optimizer"], name)
     _, optimizer = OPTIMIZERS[name]
     return optimizer(params, lr=lr)
 
@@ -232,9 +232,9 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int
     state carried along, so each prediction sees all the text before it in its stream.
     Raises ValueError when `indices` holds fewer than two tokens (nothing to predict).
     """
-    check_value(TRAIN_SETTINGS["eval_batch_size"], batch_size)
-    check_value(TRAIN_SETTINGS["eval_num_steps"], num_steps)
-    check_indices(indices, "validation text", model.vocab_size)
+    validate_value(TRAIN_SETTINGS["eval_batch_size"], batch_size)
+    validate_value(TRAIN_SETTINGS["eval_num_steps"], num_steps)
+    validate_indices(indices, "validation text", model.vocab_size)
     batch_size = max(1, min(batch_size, len(indices) - 1))
     length = (len(indices) - 1) // batch_size
     used = length * batch_size
@@ -257,7 +257,7 @@ def clip_step(params: list[torch.Tensor], theta: float | None, mode: str, histor
         history.step_clip_cosine.append(cosine)
         history.clipped_steps += int(cosine < 1.0 - 1e-7)
         return norm
-    check_value(TRAIN_SETTINGS["clip_mode"], mode)
+    validate_value(TRAIN_SETTINGS["clip_mode"], mode)
     norm = clip_gradients(params, theta)
     history.clipped_steps += int(theta is not None and norm > theta)
     return norm
@@ -376,7 +376,7 @@ def checkpoint_interval(config: TrainConfig, steps_per_epoch: int) -> tuple[int 
     return None, config.max_seconds / config.checkpoints
 
 
-def check_indices(indices, what: str, vocab_size: int | None = None) -> None:
+def validate_indices(indices, what: str, vocab_size: int | None = None) -> None:
     """Raise TypeError/ValueError unless `indices` is a 1-D integer tensor of at least 2 token indices.
 
     `what` names the text in the message; with `vocab_size` every index must be below it.
@@ -398,13 +398,13 @@ def check_indices(indices, what: str, vocab_size: int | None = None) -> None:
 MAX_ACTIVATION_BYTES = 4 * 1024**3
 
 
-def check_config(config: TrainConfig, vocab_size: int | None = None) -> None:
+def validate_config(config: TrainConfig, vocab_size: int | None = None) -> None:
     """Raise TypeError/ValueError, naming the setting, for a config that cannot run or never ends.
 
     Every field is checked against `d2lmini.settings.TRAIN_SETTINGS`; then the budget must
     be able to end and (with `vocab_size`) a minibatch must fit in memory.
     """
-    check_settings(config, TRAIN_SETTINGS)
+    validate_settings(config, TRAIN_SETTINGS)
     if config.num_epochs is None and config.max_minibatches is None and config.max_seconds is None:
         raise ValueError("Give a budget: epochs (num_epochs), minibatches (max_minibatches) or a time "
                          "limit (max_seconds).")
@@ -540,10 +540,10 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
         raise TypeError(f"config must be a d2lmini.train.TrainConfig, not {type(config).__name__}")
     if not isinstance(model, nn.Module) or not hasattr(model, "vocab_size"):
         raise TypeError(f"model must be a d2lmini model (RNNScratch or TorchRNN), not {type(model).__name__}")
-    check_config(config, model.vocab_size)
-    check_indices(train_indices, "training text", model.vocab_size)
-    check_indices(valid_indices, "validation text", model.vocab_size)
-    check_fits(len(train_indices), config.batch_size, config.num_steps)
+    validate_config(config, model.vocab_size)
+    validate_indices(train_indices, "training text", model.vocab_size)
+    validate_indices(valid_indices, "validation text", model.vocab_size)
+    validate_fits(len(train_indices), config.batch_size, config.num_steps)
     run = TrainingRun(model, train_indices, valid_indices, config, on_checkpoint, should_stop)
     try:
         run.run()
@@ -559,7 +559,7 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
     if not run.history.step_loss:
         raise ValueError(f"The budget ended before one minibatch was trained (time limit (max_seconds) "
                          f"{config.max_seconds!r}): nothing was measured. Give a larger budget.")
-    check_final_model(model, run.history, config.lr)
+    validate_final_model(model, run.history, config.lr)
     return run.history
 
 
@@ -572,7 +572,7 @@ def measure_at_stop(run: TrainingRun) -> None:
         pass
 
 
-def check_final_model(model: nn.Module, history: History, lr: float) -> None:
+def validate_final_model(model: nn.Module, history: History, lr: float) -> None:
     """Raise `TrainingDiverged` if the trained model blew up with its last update.
 
     Every minibatch's loss is checked before its update, so only the last update is judged

@@ -18,7 +18,7 @@ import torch
 
 from d2lmini.corpus import Corpus, load_corpus
 from d2lmini.plot import figure_png, show_png
-from d2lmini.settings import TRAIN_SETTINGS, check_value
+from d2lmini.settings import TRAIN_SETTINGS, validate_value
 from d2lmini.train import (
     TrainConfig,
     TrainingDiverged,
@@ -101,7 +101,7 @@ def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM
     that is non-finite or past the limit. Never raises because training went wrong.
     """
     theta = parse_theta(theta)
-    check_value(TRAIN_SETTINGS["clip_mode"], method)
+    validate_value(TRAIN_SETTINGS["clip_mode"], method)
     if method == "value" and theta is None:
         raise ValueError("per-element clipping needs a clip value")
     corpus = corpus or _bundled()

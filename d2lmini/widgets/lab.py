@@ -24,18 +24,25 @@ from d2lmini.lab import (
     LabResult,
     LabSettings,
     RunTooLong,
-    check_click,
-    check_lab_settings,
     corpus_data,
     expected_seconds,
     only_the_sample_differs,
     resample,
     run_lab,
     strong_baselines,
+    validate_click,
+    validate_lab_settings,
 )
 from d2lmini.runs import SHOWN_SETTINGS, RunLog
 from d2lmini.settings import CORPORA, LAB_SETTINGS
-from d2lmini.sweep import SUGGESTED_VALUES, SWEEPABLE, check_sweep_time, parse_values, run_sweep, value_text
+from d2lmini.sweep import (
+    SUGGESTED_VALUES,
+    SWEEPABLE,
+    parse_values,
+    run_sweep,
+    validate_sweep_time,
+    value_text,
+)
 from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice
 from d2lmini.widgets.lab_views import (
     ERROR_COLOUR,
@@ -73,7 +80,7 @@ def _known_strong_baselines(settings: LabSettings) -> dict[str, float]:
 def _known_baselines(settings: LabSettings) -> dict[str, float]:
     """Return the baselines of the corpus `settings` name, for the live plot ({} if it cannot be loaded)."""
     try:
-        check_lab_settings(settings)
+        validate_lab_settings(settings)
         return dict(corpus_data(settings).baselines)
     except Exception:  # run_lab reports the reason
         return {}
@@ -232,7 +239,7 @@ class LabPanel:
                 and settings != latest.settings):
             return self.resample()
         try:
-            check_click(settings)
+            validate_click(settings)
         except RunTooLong as error:
             return self._refuse(LabResult(settings, error=str(error)))
         except (TypeError, ValueError, DataUnavailableError):
@@ -414,7 +421,7 @@ class LabPanel:
         Shows the reason instead, and returns None, when the values cannot be swept.
         """
         try:
-            seconds = check_sweep_time(self.settings(), self.sweep_setting.value,
+            seconds = validate_sweep_time(self.settings(), self.sweep_setting.value,
                                        parse_values(self.sweep_setting.value, self.sweep_values.value))
         except (TypeError, ValueError, DataUnavailableError) as error:
             self.sweep_estimate.value = f"<span style='color:{ERROR_COLOUR}'>{html.escape(str(error))}</span>"
@@ -442,7 +449,7 @@ class LabPanel:
         try:
             settings = self.settings()
             values = parse_values(name, self.sweep_values.value)
-            check_sweep_time(settings, name, values)
+            validate_sweep_time(settings, name, values)
         except (TypeError, ValueError, DataUnavailableError) as error:
             self._refuse(LabResult(self.base, error=str(error)))
             return None
