@@ -320,7 +320,8 @@ def run_lab(settings: LabSettings, on_checkpoint=None, should_stop=None) -> LabR
     True stops the run as an interrupt does. Never raises, not even for an interrupt: see
     `LabResult.error`. A run stopped part way (an interrupt, a callback that raised, an
     error) keeps its history and model but reports no perplexity: only a finished run's
-    numbers are measurements.
+    numbers are measurements. An interrupt during the sample keeps the finished training's
+    perplexities (`interrupted` is True, `sample` None).
     """
     result, start = LabResult(settings), time.perf_counter()
     try:
@@ -405,12 +406,17 @@ def _train(settings: LabSettings, data: CorpusData, result: LabResult, on_checkp
     if history.stopped is not None:
         result.error, result.interrupted = history.stopped, history.interrupted
         return
-    sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
-                     settings.temperature, torch.Generator().manual_seed(settings.seed))
     steps_per_epoch = max(1, (len(data.train) - 1) // (settings.batch_size * settings.num_steps))
     wanted = planned_minibatches(settings, steps_per_epoch)
     result.stopped_at_time_limit = bool(wanted and result.minibatches < wanted)
     result.train_perplexity = history.train_perplexity[-1]
     result.valid_perplexity = history.valid_perplexity[-1]
     result.worse_than_uniform = not result.valid_perplexity < result.baselines["uniform"]
-    result.sample = sample
+    try:  # training and its last measurement are finished: an interrupt now stops only the sample
+        result.sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
+                                settings.temperature, torch.Generator().manual_seed(settings.seed))
+    except KeyboardInterrupt:
+        result.error, result.interrupted = (
+            f"Stopped by an interrupt while generating the sample. Training had finished: validation "
+            f"perplexity {result.valid_perplexity:.2f}, training {result.train_perplexity:.2f} after "
+            f"{result.minibatches} minibatches."), True

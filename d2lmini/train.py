@@ -13,6 +13,7 @@ from torch import nn
 
 from d2lmini.batching import make_batches, validate_fits
 from d2lmini.cost import planned_minibatches
+from d2lmini.interrupt import interrupts_held
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
 from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, validate_settings, validate_value
 
@@ -215,7 +216,8 @@ def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
     validate_value(TRAIN_SETTINGS["lr"], lr)
     validate_value(TRAIN_SETTINGS["optimizer"], name)
     _, optimizer = OPTIMIZERS[name]
-    return optimizer(params, lr=lr)
+    with interrupts_held():  # the first optimizer of a process imports torch._dynamo: never cut it in half
+        return optimizer(params, lr=lr)
 
 
 def sequence_loss(outputs: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
