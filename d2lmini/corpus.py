@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from d2lmini.markov import make_markov_source
+from d2lmini.settings import CORPUS_SETTINGS, validate_value
 from d2lmini.text import Vocab, preprocess, tokenize
 
 BUNDLED_FILE = "d2lmini_corpus.txt"
@@ -116,8 +117,7 @@ def load_corpus(
     (default: `default_cache_dir()`) and downloaded from `url` (http or https), within
     `timeout` seconds, when no verified copy is cached there (see `download_timemachine`).
     """
-    if not isinstance(name, str):
-        raise TypeError(f"the corpus name must be a string, one of {', '.join(CORPUS_NAMES)}; not {name!r}")
+    name = validate_value(CORPUS_SETTINGS["corpus"], name)
     if name == "bundled":
         return corpus_from_text(name, preprocess(bundled_text()))
     if name == "timemachine":
@@ -178,14 +178,6 @@ def validate_download_url(url: str) -> str:
             f"is at {TIMEMACHINE_URL}; a copy you already have goes into the cache folder as "
             f"{TIMEMACHINE_FILE} (d2lmini.corpus.default_cache_dir() says where).")
     return url
-
-
-def _validate_timeout(timeout: float) -> None:
-    """Raise TypeError or ValueError unless `timeout` is a number of seconds in (0, 3600]."""
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout must be a number of seconds, not {timeout!r}")
-    if not 0 < timeout <= 3600:  # also refuses nan
-        raise ValueError(f"timeout must be more than 0 and at most 3600 seconds, not {timeout!r}")
 
 
 class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
@@ -376,7 +368,8 @@ def download_timemachine(
     (`sha1` is a parameter only so that tests can serve their own file.)
     """
     validate_download_url(url)
-    _validate_timeout(timeout)
+    timeout = validate_value(CORPUS_SETTINGS["timeout"], timeout)
+    data_dir = validate_value(CORPUS_SETTINGS["data_dir"], data_dir)
     folder = Path(data_dir or default_cache_dir())
     path = folder / TIMEMACHINE_FILE
     digest = _cached_digest(path)

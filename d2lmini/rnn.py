@@ -210,8 +210,9 @@ def validate_model_for(model, vocab: Vocab) -> None:
                          "needs them all on one real device (the 'meta' device holds no weights).")
 
 
-def validate_predict_arguments(model, vocab, prefix, num_chars, temperature, generator) -> None:
-    """Raise TypeError/ValueError naming the argument of `predict` that is wrong and what it may be.
+def validate_predict_arguments(model, vocab, prefix, num_chars, temperature, generator) -> tuple:
+    """Return (prefix, num_chars, temperature) as plain str, int and float (or None); raise
+    TypeError/ValueError naming the argument of `predict` that is wrong and what it may be.
 
     The ranges of `prefix`, `num_chars` and `temperature` are `d2lmini.settings.PREDICT_SETTINGS`.
     """
@@ -219,13 +220,14 @@ def validate_predict_arguments(model, vocab, prefix, num_chars, temperature, gen
         raise TypeError(f"model must be a torch.nn.Module such as RNNScratch, not {type(model).__name__}")
     if not isinstance(vocab, Vocab):
         raise TypeError(f"vocab must be a d2lmini.text.Vocab, not {type(vocab).__name__}")
-    for name, value in (("prefix", prefix), ("num_chars", num_chars), ("temperature", temperature)):
-        validate_value(PREDICT_SETTINGS[name], value)
+    prefix, num_chars, temperature = (validate_value(PREDICT_SETTINGS[name], value) for name, value in (
+        ("prefix", prefix), ("num_chars", num_chars), ("temperature", temperature)))
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a CPU torch.Generator or None, not {type(generator).__name__}")
     if generator is not None and generator.device.type != "cpu":
         raise ValueError(f"generator must be a CPU torch.Generator, not one on {generator.device}")
     validate_model_for(model, vocab)
+    return prefix, num_chars, temperature
 
 
 def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
@@ -267,7 +269,8 @@ def predict(
     TypeError/ValueError naming the argument, and a model that does not fit the vocabulary
     (see `validate_model_for`) raises ValueError.
     """
-    validate_predict_arguments(model, vocab, prefix, num_chars, temperature, generator)
+    prefix, num_chars, temperature = validate_predict_arguments(model, vocab, prefix, num_chars,
+                                                                temperature, generator)
     validate_prefix(prefix, vocab)
     device = model_device(model)
     state = model.begin_state(1)

@@ -187,13 +187,14 @@ def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.de
     `hand_written_bptt` chooses the scratch model's backward pass: the hand-written one of
     `d2lmini.bptt` (default, faster) or autograd through `rnn_forward` (notebook 04).
     """
-    generator = torch.Generator().manual_seed(config.seed)
+    num_hiddens, init, seed = (validate_value(TRAIN_SETTINGS[name], getattr(config, name))
+                               for name in ("num_hiddens", "init", "seed"))
+    generator = torch.Generator().manual_seed(seed)
     if kind == "scratch":
-        model = RNNScratch(vocab_size, config.num_hiddens, config.init, generator,
-                           hand_written_bptt=hand_written_bptt)
+        model = RNNScratch(vocab_size, num_hiddens, init, generator, hand_written_bptt=hand_written_bptt)
     elif kind == "torch":
-        torch.manual_seed(config.seed)
-        model = TorchRNN(vocab_size, config.num_hiddens)
+        torch.manual_seed(seed)
+        model = TorchRNN(vocab_size, num_hiddens)
     else:
         raise ValueError(f"kind must be 'scratch' or 'torch', not {kind!r}")
     return model.to(device)
@@ -213,8 +214,8 @@ def scheduled_lr(lr: float, schedule: str, progress: float) -> float:
 
 def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
     """Return the optimizer `name` of `d2lmini.settings.OPTIMIZERS` (plain SGD as in the book, or Adam)."""
-    validate_value(TRAIN_SETTINGS["lr"], lr)
-    validate_value(TRAIN_SETTINGS["optimizer"], name)
+    lr = validate_value(TRAIN_SETTINGS["lr"], lr)
+    name = validate_value(TRAIN_SETTINGS["optimizer"], name)
     _, optimizer = OPTIMIZERS[name]
     with interrupts_held():  # the first optimizer of a process imports torch._dynamo: never cut it in half
         return optimizer(params, lr=lr)
@@ -234,8 +235,8 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int
     state carried along, so each prediction sees all the text before it in its stream.
     Raises ValueError when `indices` holds fewer than two tokens (nothing to predict).
     """
-    validate_value(TRAIN_SETTINGS["eval_batch_size"], batch_size)
-    validate_value(TRAIN_SETTINGS["eval_num_steps"], num_steps)
+    batch_size = validate_value(TRAIN_SETTINGS["eval_batch_size"], batch_size)
+    num_steps = validate_value(TRAIN_SETTINGS["eval_num_steps"], num_steps)
     validate_indices(indices, "validation text", model.vocab_size)
     batch_size = max(1, min(batch_size, len(indices) - 1))
     length = (len(indices) - 1) // batch_size
