@@ -31,21 +31,20 @@ from d2lmini.settings import CORPORA, LAB_SETTINGS, validate_device_name, valida
 from d2lmini.train import History, TrainConfig, TrainingDiverged, divergence_limit, make_model, train
 from d2lmini.verdicts import text_baselines
 
-# The default budget: about two seconds of training on an idle 2-core laptop CPU at the
-# default settings (README, "Performance"). Counted in minibatches, so the same settings
-# and seed give the same curve and sample on any machine, under any load.
+# The default budget (its time: README, "Why these defaults"). Counted in minibatches, so the
+# same settings and seed give the same curve and sample on any machine, under any load.
 LAB_MINIBATCHES = 600
 # A safety stop for settings far from the defaults; the default run never reaches it.
 TIME_LIMIT_SECONDS = 60.0
 # Refuse runs whose estimated cost (`d2lmini.cost`: training, every evaluation and the sample)
-# is more than this many times the default run's (about 30 seconds on a 2-core laptop), or that
-# need more memory than this: the reason goes into the message.
+# is more than this many times the default run's, or that need more memory than this: the
+# reason goes into the message.
 MAX_WORK_FACTOR = 10
 MAX_BYTES = 2 * 1024**3
 # The longest time limit the lab accepts, in seconds.
 MAX_LAB_SECONDS = 600.0
 # One click of the lab's panel (and each run of a sweep) is refused when estimated above this many
-# seconds on the reference machine (one thread of a 2-core laptop): see `validate_click`.
+# seconds on the reference machine (`d2lmini.cost`): see `validate_click`.
 MAX_CLICK_SECONDS = 15.0
 # How this machine compares with the reference, learned from every run the lab finishes.
 MACHINE_SPEED = MachineSpeed()
@@ -62,8 +61,8 @@ class LabSettings(TrainConfig):
     stop. Lab only: the corpus, the prefix, temperature and length of the sample; where
     The Time Machine is cached (`data_dir`, None: `d2lmini.corpus.default_cache_dir()`) and
     fetched from; the device (None: `try_gpu()`), and `num_threads`, how many CPU threads
-    torch may use while the lab trains (restored afterwards; 1 measured fastest on a busy
-    2-core machine, see the README; None leaves the user's setting alone). What each field
+    torch may use while the lab trains (restored afterwards; why 1: README, "Why these
+    defaults"; None leaves the user's setting alone). What each field
     may hold, its label and help: `d2lmini.settings.LAB_SETTINGS`.
     """
 
@@ -240,7 +239,7 @@ def validate_size(settings: LabSettings, data: "CorpusData") -> None:
 
 
 def reference_seconds(settings: LabSettings) -> float:
-    """Return the estimated seconds of a run of `settings` on the reference machine (a 2-core laptop).
+    """Return the estimated seconds of a run of `settings` on the reference machine (`d2lmini.cost`).
 
     Raises like `run_lab` would (TypeError/ValueError, DataUnavailableError) for settings it refuses.
     """
@@ -261,7 +260,7 @@ def validate_click(settings: LabSettings, limit: float = MAX_CLICK_SECONDS) -> f
     """Return the run's reference estimate in seconds; raise `RunTooLong` if it is above `limit`.
 
     The panel of notebook 07 calls this before every run, so that no click it allows runs
-    much past `limit` seconds on a 2-core laptop; the message says what to make smaller.
+    much past `limit` seconds on the reference machine; the message says what to make smaller.
     """
     seconds = reference_seconds(settings)
     if seconds > limit:

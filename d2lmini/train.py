@@ -23,8 +23,8 @@ class TrainConfig:
     """Hyperparameters of one training run; the defaults are the course's defaults.
 
     The defaults are what `benchmarks/quality.py` found best for a vanilla RNN trained for
-    seconds to a minute on a 2-core CPU: 320 hidden units, Adam at 0.01 decaying along a
-    half cosine to 0 by the end of training (`lr_schedule="cosine"`; "constant" keeps
+    about a minute (README, "Why these defaults"): 320 hidden units, Adam at 0.01 decaying
+    along a half cosine to 0 by the end of training (`lr_schedule="cosine"`; "constant" keeps
     it fixed, as the book does with plain SGD), minibatches of 64 x 35 characters.
 
     `theta` is the clipping threshold (None: no clipping). With `clip_mode="norm"` the

@@ -207,7 +207,7 @@ def readout_label(slider: widgets.SelectionSlider) -> widgets.Label:
     """Return a Label that shows `slider`'s value (its label) and follows it (notebook 06's θ and rate).
 
     The panel's SelectionSliders hide their own readout: ipywidgets 8 makes it editable, yet
-    ignores what is typed into it, so a student could type a θ that nothing used (issue #19).
+    ignores what is typed into it, so a student could type a θ that nothing used.
     The label cannot be typed into; the slider is the one way to choose.
     """
     label = widgets.Label(value=slider.label, layout=widgets.Layout(width="3.5em"))

@@ -74,7 +74,7 @@ class GeneratePanel:
     shows it, or the message explaining what to fix. `widget` is the box to display.
     The prefix box sends its text on Enter (or when it loses the focus), not on every key,
     and no control is ever disabled by a regeneration: disabling the box a student types
-    into would take the focus away mid-word (issue #19).
+    into would take the focus away mid-word.
     """
 
     def __init__(self, model, vocab: Vocab, prefix: str = DEFAULT_PREFIX, num_chars: int = 100,

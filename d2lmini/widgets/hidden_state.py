@@ -48,8 +48,8 @@ def next_char_probabilities(model, vocab: Vocab, text: str, k: int = 3) -> list[
     return [(vocab.idx_to_token[int(i)], float(p)) for p, i in zip(top.values, top.indices, strict=True)]
 
 
-# The longest sentence the explorer reads: its heatmap grows one row per character, and a
-# click on 200 characters takes about a second (benchmarks/click_times.py); 10,000 took minutes.
+# The longest sentence the explorer reads: its heatmap grows one row per character, and its
+# click time with it (`benchmarks/click_times.py`; README, "Every click is bounded").
 MAX_SENTENCE = 200
 
 

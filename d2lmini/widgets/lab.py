@@ -439,9 +439,9 @@ class LabPanel:
     def sweep(self):
         """Do what Sweep does: one run per value of the chosen setting; return the `SweepResult` (or None).
 
-        The estimate is checked first (each run under 15 s, the whole under 60 s on a 2-core
-        laptop); every run joins the table and the chart as it finishes; ■ stops the sweep,
-        keeping the runs so far.
+        The estimate is checked first (each run and the whole within `d2lmini.sweep`'s limits);
+        every run joins the table and the chart as it finishes; ■ stops the sweep, keeping the
+        runs so far.
         """
         with interruptible() as self._stop:
             try:
