@@ -13,6 +13,7 @@ from dataclasses import fields, replace
 
 from d2lmini.lab import SAMPLE_SETTINGS, LabResult, LabSettings
 from d2lmini.settings import EXPORT_PATH, LAB_SETTINGS, short_repr, validate_value
+from d2lmini.sweep import SweepResult
 
 # The settings a run's summary and a curve's label show, in the order of the lab's controls.
 SHOWN_SETTINGS = ("corpus", "num_hiddens", "lr", "optimizer", "batch_size", "num_steps", "theta",
@@ -107,7 +108,7 @@ class RunLog:
         """
         if not isinstance(result, LabResult) or not isinstance(result.settings, LabSettings):
             hint = (" Add a sweep's runs one by one: for run in sweep.results: log.add(run)."
-                    if hasattr(result, "results") else "")
+                    if isinstance(result, SweepResult) else "")
             raise TypeError(f"A run log keeps the LabResult of one run (what run_lab returns), not "
                             f"{short_repr(result)}.{hint}")
         if self.results:

@@ -158,8 +158,6 @@ def _value_ok(setting: Setting, value) -> bool:
         return setting.min_length <= len(value) <= (setting.max_length or math.inf)
     if setting.kind not in (int, float):
         return True
-    if setting.kind is float and isinstance(value, int) and abs(value) >= 2**63:
-        return False  # torch cannot take it as a scalar (and 10**400 is beyond any float)
     if setting.kind is float and not math.isfinite(value):
         return False
     if setting.low is not None and (value <= setting.low if setting.low_open else value < setting.low):
