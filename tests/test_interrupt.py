@@ -26,6 +26,8 @@ FRESH_RUN = textwrap.dedent("""
     import os, signal, sys, time
     from d2lmini.lab import LabSettings, run_lab
 
+    # SIGINT raises KeyboardInterrupt, as in a kernel running a cell (a background job ignores it)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     kind, _, where = sys.argv[1].partition(":")
     settings = LabSettings(max_minibatches=8, checkpoints=2, num_chars=10, num_hiddens=16)
     fired = []
@@ -92,6 +94,14 @@ def test_an_interrupt_during_the_sample_keeps_the_finished_numbers(monkeypatch):
 
 def sigint_handler():
     return signal.getsignal(signal.SIGINT)
+
+
+@pytest.fixture(autouse=True)
+def python_handles_sigint():
+    """Let SIGINT raise KeyboardInterrupt, as in a kernel running a cell (pytest may run with it ignored)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 def test_interruptible_in_the_main_thread_raises_and_restores_the_handler():
