@@ -18,33 +18,76 @@ the data, a `Budget` and the checks:
   sample from the student's weights and the baseline ladder.
 """
 
-from d2lmini.exercises import Verdict
-from d2lmini.exercises.capstone_loop import Budget, check_train, loop_problem
-from d2lmini.exercises.capstone_pieces import (
-    check_backward,
-    check_clip,
-    check_forward,
-    check_loss_and_grad,
-    check_minibatches,
-    check_perplexity,
-    check_sgd,
-    first_failing_piece,
-)
+from d2lmini.exercises import Verdict, capstone_loop, capstone_pieces
+from d2lmini.exercises.capstone_loop import Budget, loop_problem
+from d2lmini.exercises.capstone_pieces import first_failing_piece
 from d2lmini.exercises.capstone_run import (
     TEMPERATURE,
     TRIGRAM,
     CapstoneRun,
     CapstoneVerdict,
     StudentCodeFailed,
+    corpus_ladder,
     ladder_lines,
     run_capstone,
 )
 from d2lmini.exercises.coding import NOT_ATTEMPTED
 
 __all__ = ["Budget", "check_backward", "check_capstone", "check_clip", "check_forward",
-           "check_loss_and_grad", "check_minibatches", "check_perplexity", "check_sgd", "check_train"]
+           "check_loss_and_grad", "check_minibatches", "check_perplexity", "check_sgd", "check_train",
+           "trigram_perplexity"]
 
 LOOP_SIGNATURE = "train(indices, params, budget)"
+
+
+def _shown(verdict: Verdict) -> CapstoneVerdict:
+    """The same verdict, as one that shows its message when a notebook cell ends with it."""
+    return CapstoneVerdict(verdict.correct, verdict.message)
+
+
+def check_minibatches(minibatches) -> Verdict:
+    """Capstone piece 1 (notebook 08): `minibatches(indices, batch_size, num_steps)`, sequential."""
+    return _shown(capstone_pieces.check_minibatches(minibatches))
+
+
+def check_forward(forward) -> Verdict:
+    """Capstone piece 2 (notebook 08): `forward(X, state, params)` returns (outputs, hiddens)."""
+    return _shown(capstone_pieces.check_forward(forward))
+
+
+def check_loss_and_grad(loss_and_grad) -> Verdict:
+    """Capstone piece 3 (notebook 08): `loss_and_grad(outputs, Y)`: the loss and its gradient."""
+    return _shown(capstone_pieces.check_loss_and_grad(loss_and_grad))
+
+
+def check_backward(backward) -> Verdict:
+    """Capstone piece 4 (notebook 08): `backward(X, state, hiddens, d_outputs, d_final, params)`, BPTT."""
+    return _shown(capstone_pieces.check_backward(backward))
+
+
+def check_clip(clip) -> Verdict:
+    """Capstone piece 5 (notebook 08): `clip(grads, theta)` returns (clipped gradients, joint norm before)."""
+    return _shown(capstone_pieces.check_clip(clip))
+
+
+def check_sgd(sgd) -> Verdict:
+    """Capstone piece 6 (notebook 08): `sgd(params, grads, lr)` returns the updated parameters."""
+    return _shown(capstone_pieces.check_sgd(sgd))
+
+
+def check_perplexity(perplexity) -> Verdict:
+    """Capstone piece 7 (notebook 08): `perplexity(logits, targets)` returns exp of the mean cross-entropy."""
+    return _shown(capstone_pieces.check_perplexity(perplexity))
+
+
+def check_train(train) -> Verdict:
+    """The capstone's loop (notebook 08): `train(indices, params, budget)`, checked on a small random text."""
+    return _shown(capstone_loop.check_train(train))
+
+
+def trigram_perplexity() -> float:
+    """The Kneser-Ney trigram's perplexity on the course corpus's validation text: the capstone's target."""
+    return corpus_ladder()[TRIGRAM]
 
 
 def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=None, clip=None, sgd=None,
@@ -58,14 +101,14 @@ def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=
     """
     pieces = {"minibatches": minibatches, "forward": forward, "loss_and_grad": loss_and_grad,
               "backward": backward, "clip": clip, "sgd": sgd, "perplexity": perplexity, "train": train}
-    problem = first_failing_piece(pieces)
-    if problem == NOT_ATTEMPTED:
-        return CapstoneVerdict(False, NOT_ATTEMPTED)
-    if problem is None:
-        loop = loop_problem(train) if callable(train) else "write it and pass the function itself."
-        if loop == NOT_ATTEMPTED:
-            loop = "it still returns None."
-        if loop:
+    problem, unattempted = first_failing_piece(pieces)
+    if problem is None or unattempted:
+        loop = loop_problem(train) if callable(train) else NOT_ATTEMPTED if train is None else (
+            f"pass the function itself, not a {type(train).__name__}.")
+        if unattempted and loop == NOT_ATTEMPTED:
+            return CapstoneVerdict(False, NOT_ATTEMPTED)
+        if problem is None and loop:
+            loop = "it still returns None." if loop == NOT_ATTEMPTED else loop
             problem = f"The first piece that is not right yet is the loop, {LOOP_SIGNATURE}: {loop}"
     if problem:
         return CapstoneVerdict(False, "Not yet. " + problem)

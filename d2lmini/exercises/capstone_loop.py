@@ -146,9 +146,12 @@ def loop_problem(train: Callable) -> str | None:
                 f"{len(expected[1])}, one per minibatch of every pass.")
     if _matches(got[1], expected[1]) and _matches(got[2], expected[2]) and _matches(got[0], expected[0]):
         return None
+    per_pass = len(expected[1]) // budget.epochs
     for flags, mistake in MISTAKES:
         variant = reference_train(indices, params, budget, **flags)
-        if _matches(got[1], variant[1]) and _matches(got[0], variant[0]):
+        # Within a pass only, as a loop may reset or keep its mistake from one pass to the next.
+        span = len(variant[1]) if "reset_each_pass" in flags else per_pass
+        if _matches(got[1][:span], variant[1][:span]):
             return "Your loop runs, but " + mistake
     return _first_divergence(got, expected)
 

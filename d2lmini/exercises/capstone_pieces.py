@@ -284,19 +284,16 @@ PIECE_CHECKS: dict[str, tuple[str, Callable[[Callable], Verdict]]] = {
 }
 
 
-def first_failing_piece(pieces: dict[str, Callable]) -> str | None:
-    """What is wrong with the first piece that fails its check, naming it; NOT_ATTEMPTED; or None (08).
-
-    Every piece still a stub (returning None) gives `NOT_ATTEMPTED`.
-    """
+def first_failing_piece(pieces: dict[str, Callable]) -> tuple[str | None, bool]:
+    """(What is wrong with the first piece that fails its check, naming it, or None; whether every
+    piece is still a stub returning None) (notebook 08)."""
     verdicts = [(name, signature, check(pieces.get(name)))
                 for name, (signature, check) in PIECE_CHECKS.items()]
-    if all(v.message == NOT_ATTEMPTED for _, _, v in verdicts) and pieces.get("train") is None:
-        return NOT_ATTEMPTED
+    unattempted = all(v.message == NOT_ATTEMPTED for _, _, v in verdicts)
     for name, signature, verdict in verdicts:
         if not verdict:
             problem = verdict.message.removeprefix("Not yet. ")
             if problem == NOT_ATTEMPTED:
                 problem = "it still returns None."
-            return f"The first piece that is not right yet is {name}, {signature}: {problem}"
-    return None
+            return f"The first piece that is not right yet is {name}, {signature}: {problem}", unattempted
+    return None, unattempted
