@@ -18,20 +18,23 @@ the data, a `Budget` and the checks:
   sample from the student's weights and the baseline ladder.
 """
 
+from d2lmini.corpus import load_corpus
 from d2lmini.exercises import Verdict, capstone_loop, capstone_pieces
 from d2lmini.exercises.capstone_loop import Budget, loop_problem
 from d2lmini.exercises.capstone_pieces import first_failing_piece
 from d2lmini.exercises.capstone_run import (
+    CORPUS,
     TEMPERATURE,
     TRIGRAM,
     CapstoneRun,
     CapstoneVerdict,
     StudentCodeFailed,
-    corpus_ladder,
     ladder_lines,
     run_capstone,
 )
 from d2lmini.exercises.coding import NOT_ATTEMPTED
+from d2lmini.metrics import perplexity_from_bits
+from d2lmini.ngram import kneser_ney_bits
 
 __all__ = ["Budget", "check_backward", "check_capstone", "check_clip", "check_forward",
            "check_loss_and_grad", "check_minibatches", "check_perplexity", "check_sgd", "check_train",
@@ -87,7 +90,8 @@ def check_train(train) -> Verdict:
 
 def trigram_perplexity() -> float:
     """The Kneser-Ney trigram's perplexity on the course corpus's validation text: the capstone's target."""
-    return corpus_ladder()[TRIGRAM]
+    train_text, valid_text = load_corpus(CORPUS).split_text()
+    return perplexity_from_bits(kneser_ney_bits(train_text, valid_text, 3))
 
 
 def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=None, clip=None, sgd=None,
