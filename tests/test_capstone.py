@@ -250,7 +250,7 @@ def train_state_kept_across_passes(indices, params, budget):
     (train_not_detached, "the state is not detached"),
     (train_state_reset, "every minibatch starts from a zero state"),
     (train_state_kept_across_passes, "from the end of one pass"),
-    (train_update_then_clip, "The loss of minibatch 1 is"),
+    (train_update_then_clip, "The loss of minibatch 1 ("),
 ])
 def test_a_wrong_loop_is_named(pieces, wrong, words):
     """The loop check is a short run on a random text; the solution's loop passes the same check."""
@@ -303,3 +303,36 @@ def test_the_run_is_drawn_without_a_figure_left_open():
     show_run(run)
     assert run.clipped == 1 and len(plt.gcf().axes) == 2
     plt.close("all")
+
+
+def forward_with_torch_rnn(X, state, params):
+    W_xh, W_hh, b_h, W_hq, b_q = params
+    rnn = torch.nn.RNN(W_xh.shape[1], W_hh.shape[0], nonlinearity="tanh", bias=False)
+    hiddens, _ = rnn(W_xh[X.T], state[None])
+    return hiddens.reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens
+
+
+def loss_with_torch_cross_entropy(outputs, Y):
+    targets = Y.T.reshape(-1)
+    d_outputs = torch.softmax(outputs, dim=1)
+    d_outputs[torch.arange(len(targets)), targets] -= 1
+    return torch._C._nn.cross_entropy_loss(outputs, targets, None, 1, -100, 0.0), d_outputs / len(targets)
+
+
+def backward_by_autograd(X, state, hiddens, d_outputs, d_final, params):
+    leaves = [p.clone().requires_grad_(True) for p in (*params, state)]
+    with torch.enable_grad():
+        outputs, hidden_states = SOLUTION.forward(X, leaves[-1], leaves[:-1])
+        total = (outputs * d_outputs).sum() + (hidden_states[-1] * d_final).sum()
+        *grads, d_state = torch.autograd.grad(total, leaves)
+    return grads, d_state
+
+
+@pytest.mark.parametrize("name, shortcut, words", [
+    ("forward", forward_with_torch_rnn, "not with torch's built-in RNN"),
+    ("loss_and_grad", loss_with_torch_cross_entropy, "not with torch's"),
+    ("backward", backward_by_autograd, "no autograd"),
+])
+def test_torch_shortcuts_are_refused(name, shortcut, words):
+    verdict = getattr(capstone, f"check_{name}")(shortcut)
+    assert not verdict and words in verdict.message, verdict.message

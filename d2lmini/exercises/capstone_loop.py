@@ -161,8 +161,8 @@ def _first_divergence(got, expected) -> str:
     for values, wanted, name in ((got[1], expected[1], names[0]), (got[2], expected[2], names[1])):
         for k, (a, b) in enumerate(zip(values, wanted, strict=True)):
             if not abs(a - b) <= RTOL * abs(b) + 1e-6:
-                return (f"The {name} of minibatch {k} is {a:.6g}; the same loop built from the package's "
-                        f"pieces gives {b:.6g}. Each piece passed alone, so look at the loop: the order "
+                return (f"The {name} of minibatch {k} ({a:.6g}) differs from that of the same loop built "
+                        "from the package's pieces. Each piece passed alone, so look at the loop: the order "
                         "forward, loss, backward (d_final = 0), clip, update; the learning rate and θ of "
                         "the budget; the state carried on.")
     return ("Your losses and norms follow the package's loop, but the parameters you return are not the "

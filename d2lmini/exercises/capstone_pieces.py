@@ -38,7 +38,7 @@ from d2lmini.rnn import rnn_forward, rnn_step
 
 AUTOGRAD = frozenset({"backward", "grad", "requires_grad_", "enable_grad", "set_grad_enabled"})
 BUILT_IN_RNN = frozenset({"rnn_tanh", "rnn_tanh_cell", "rnn_relu", "rnn_relu_cell"})
-BUILT_IN_LOSS = frozenset({"cross_entropy", "nll_loss"})
+BUILT_IN_LOSS = frozenset({"cross_entropy", "cross_entropy_loss", "nll_loss", "nll_loss_nd", "nll_loss2d"})
 RULES = {
     "forward": [never(BUILT_IN_RNN, "Write the recurrence yourself, not with torch's built-in RNN.")],
     "loss_and_grad": [
@@ -78,7 +78,8 @@ def _tokens(seed: int, vocab: int, *shape) -> torch.Tensor:
 
 def reference_minibatches(indices, batch_size: int, num_steps: int) -> list[torch.Tensor]:
     """The package's sequential minibatches from offset 0, as a flat list X0, Y0, X1, Y1, ..."""
-    return [t for pair in sequential_batches(indices, batch_size, num_steps, offset=0) for t in pair]
+    batches = sequential_batches(indices, batch_size, num_steps, offset=0, device=indices.device)
+    return [t for pair in batches for t in pair]
 
 
 def _minibatch_cases(device: torch.device):
