@@ -336,3 +336,14 @@ def backward_by_autograd(X, state, hiddens, d_outputs, d_final, params):
 def test_torch_shortcuts_are_refused(name, shortcut, words):
     verdict = getattr(capstone, f"check_{name}")(shortcut)
     assert not verdict and words in verdict.message, verdict.message
+
+
+@pytest.mark.parametrize("returned, words", [
+    (None, "still returns None"),
+    ((1, 2), "three things"),
+    (([], ["not a number"], []), "lists of numbers"),
+    (([torch.zeros(2).as_subclass(torch.nn.Buffer)], [], []), "five plain tensors"),
+])
+def test_a_loop_returning_something_else_is_told_what(pieces, returned, words):
+    verdict = capstone.check_capstone(**dict(pieces, train=lambda *args: returned))
+    assert not verdict and "the loop" in verdict.message and words in verdict.message, verdict.message

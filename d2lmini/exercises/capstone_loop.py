@@ -15,6 +15,7 @@ import torch
 
 from d2lmini.batching import sequential_batches
 from d2lmini.exercises import Verdict
+from d2lmini.exercises.capstone_convert import CONVERT, as_run
 from d2lmini.exercises.capstone_pieces import reference_backward, reference_forward, reference_loss_and_grad
 from d2lmini.exercises.clipping import reference_clip
 from d2lmini.exercises.coding import NOT_ATTEMPTED, first_difference, outcome_problem
@@ -106,17 +107,6 @@ def loop_text() -> torch.Tensor:
     return torch.randint(LOOP_VOCAB, (LOOP_TOKENS,), generator=torch.Generator().manual_seed(7))
 
 
-def as_run(value) -> tuple | str:
-    """(params, losses, norms) as lists of tensors and floats, or what is wrong with `value`."""
-    if type(value) not in (tuple, list) or len(value) != 3:
-        return "train should return three things: (params, losses, norms)."
-    params, losses, norms = value
-    try:
-        return list(params), [float(v) for v in losses], [float(v) for v in norms]
-    except Exception as error:  # whatever came back, the verdict says what it is
-        return f"train's losses and norms should be lists of numbers ({type(error).__name__})."
-
-
 def _matches(got, expected) -> bool:
     return first_difference(got, expected, "", rtol=RTOL, atol=1e-6) is None
 
@@ -133,11 +123,12 @@ def loop_problem(train: Callable) -> str | None:
     expected = reference_train(indices, params, budget)
     if not max(expected[2]) > budget.theta:  # the check must exercise clipping
         raise RuntimeError("the loop check's run never clips: change LOOP_BUDGET")
-    outcome = run_guarded(train, (indices, [p.clone() for p in params], budget), seconds=LOOP_SECONDS)
+    outcome = run_guarded(train, (indices, [p.clone() for p in params], budget), as_run, allowed=CONVERT,
+                          seconds=LOOP_SECONDS)
     problem = outcome_problem(outcome, f"a random text of {LOOP_TOKENS} tokens")
     if problem or outcome.value is None:
         return problem or NOT_ATTEMPTED
-    got = as_run(outcome.value)
+    got = outcome.value
     if isinstance(got, str):
         return got
     if len(got[1]) != len(expected[1]):

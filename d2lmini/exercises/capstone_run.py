@@ -20,7 +20,8 @@ import torch
 
 from d2lmini.corpus import load_corpus
 from d2lmini.exercises import Verdict
-from d2lmini.exercises.capstone_loop import Budget, as_run, initial_params
+from d2lmini.exercises.capstone_convert import CONVERT, as_run
+from d2lmini.exercises.capstone_loop import Budget, initial_params
 from d2lmini.exercises.coding import outcome_problem
 from d2lmini.exercises.guard import run_guarded
 from d2lmini.metrics import ladder_bits, perplexity_from_bits, perplexity_from_logits
@@ -71,8 +72,8 @@ def minibatches_per_pass(num_tokens: int, budget: Budget) -> int:
     return max(0, (stream - budget.num_steps) // budget.num_steps + 1)
 
 
-def _call(fn: Callable, args: tuple, piece: str, label: str, seconds: float):
-    outcome = run_guarded(fn, args, seconds=seconds)
+def _call(fn: Callable, args: tuple, piece: str, label: str, seconds: float, convert: Callable | None = None):
+    outcome = run_guarded(fn, args, convert, allowed=CONVERT, seconds=seconds)
     problem = outcome_problem(outcome, label)
     if problem is None and outcome.value is None:
         problem = "it returned None."
@@ -88,8 +89,9 @@ def _forward_stream(forward: Callable, params, tokens: torch.Tensor, state: torc
         X = tokens[start : start + CHUNK][None]
         result = _call(forward, (X, state, params), "forward",
                        "the validation text read as one stream", FORWARD_SECONDS)
-        if type(result) not in (tuple, list) or len(result) != 2:
-            raise StudentCodeFailed("forward: it should return (outputs, hiddens).")
+        if type(result) not in (tuple, list) or len(result) != 2 or any(
+                type(t) not in (torch.Tensor, torch.nn.Parameter) for t in result):
+            raise StudentCodeFailed("forward: it should return (outputs, hiddens), two plain tensors.")
         outputs.append(result[0])
         state = result[1][-1]
     return torch.cat(outputs), state
@@ -107,12 +109,9 @@ def one_stream_perplexity(forward: Callable, perplexity: Callable, params, conte
     state = torch.zeros(1, params[1].shape[0], dtype=params[1].dtype)
     outputs, _ = _forward_stream(forward, params, stream[:-1], state)
     logits, targets = outputs[len(context) - 1 :], stream[len(context) :]
-    mine = _call(perplexity, (logits, targets), "perplexity", "the validation text", FORWARD_SECONDS)
-    reference = perplexity_from_logits(logits, targets)
-    try:
-        mine = float(mine)
-    except Exception:  # anything that is not a number is told so
-        mine = math.nan
+    mine = _call(perplexity, (logits.detach(), targets), "perplexity", "the validation text", FORWARD_SECONDS,
+                 float)
+    reference = perplexity_from_logits(logits.detach(), targets)
     if not abs(mine - reference) <= 1e-3 * reference:
         raise StudentCodeFailed(f"perplexity: on the validation text it gives {mine:.6g}, which is not exp "
                                 "of the mean cross-entropy of your outputs there. Does it work for long "
@@ -142,8 +141,7 @@ def draw_sample(forward: Callable, params, vocab, prefix: str = SAMPLE_PREFIX, n
 
 def _trained_params(value, initial: list[torch.Tensor]) -> list[torch.Tensor]:
     params = list(value)
-    if len(params) != len(initial) or any(not isinstance(p, torch.Tensor) or p.shape != q.shape
-                                          for p, q in zip(params, initial, strict=False)):
+    if len(params) != len(initial) or any(p.shape != q.shape for p, q in zip(params, initial, strict=False)):
         raise StudentCodeFailed("train: the parameters it returns should be [W_xh, W_hh, b_h, W_hq, b_q], "
                                 "with the shapes of those it was given.")
     return [p.detach() for p in params]
@@ -162,9 +160,9 @@ def run_capstone(forward: Callable, perplexity: Callable, train: Callable, budge
     torch.set_num_threads(1)
     try:
         start = time.perf_counter()
-        value = _call(train, (train_indices, params, budget), "train", "the course corpus", TRAIN_SECONDS)
+        run = _call(train, (train_indices, params, budget), "train", "the course corpus", TRAIN_SECONDS,
+                    as_run)
         seconds = time.perf_counter() - start
-        run = as_run(value)
         if isinstance(run, str):
             raise StudentCodeFailed(f"train: {run}")
         expected = budget.epochs * minibatches_per_pass(len(train_indices), budget)
