@@ -347,3 +347,51 @@ def test_torch_shortcuts_are_refused(name, shortcut, words):
 def test_a_loop_returning_something_else_is_told_what(pieces, returned, words):
     verdict = capstone.check_capstone(**dict(pieces, train=lambda *args: returned))
     assert not verdict and "the loop" in verdict.message and words in verdict.message, verdict.message
+
+
+def forward_one_hot(X, state, params):
+    """The textbook form: one-hot inputs, one matmul per step."""
+    W_xh, W_hh, b_h, W_hq, b_q = params
+    H, hiddens, outputs = state, [], []
+    for X_t in torch.nn.functional.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype):
+        H = torch.tanh(X_t @ W_xh + H @ W_hh + b_h)
+        hiddens.append(H)
+        outputs.append(H @ W_hq + b_q)
+    return torch.cat(outputs), torch.stack(hiddens)
+
+
+def loss_and_grad_log_softmax(outputs, Y):
+    targets = Y.T.reshape(-1)
+    log_probs = torch.log_softmax(outputs.double(), dim=1)
+    one_hot = torch.nn.functional.one_hot(targets, outputs.shape[1]).double()
+    loss = -(log_probs * one_hot).sum() / len(targets)
+    return float(loss), ((log_probs.exp() - one_hot) / len(targets)).to(outputs.dtype)
+
+
+def clip_with_linalg(grads, theta):
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    return [g * torch.clamp(theta / norm, max=1.0) for g in grads], norm
+
+
+def train_written_otherwise(indices, params, budget):
+    """A correct loop from differently written pieces (one-hot forward, log_softmax, linalg norm)."""
+    W_hh, losses, norms = params[1], [], []
+    for _ in range(budget.epochs):
+        state = torch.zeros(budget.batch_size, W_hh.shape[0], dtype=W_hh.dtype)
+        for X, Y in SOLUTION.minibatches(indices, budget.batch_size, budget.num_steps):
+            outputs, hiddens = forward_one_hot(X, state, params)
+            loss, d_outputs = loss_and_grad_log_softmax(outputs, Y)
+            grads, _ = SOLUTION.backward(X, state, hiddens, d_outputs, torch.zeros_like(state), params)
+            grads, norm = clip_with_linalg(grads, budget.theta)
+            params = tuple(p - budget.lr * g for p, g in zip(params, grads, strict=True))
+            state = hiddens[-1]
+            losses.append(torch.tensor(loss))
+            norms.append(norm)
+    return params, losses, norms
+
+
+def test_correct_pieces_written_otherwise_pass():
+    for name, fn in [("forward", forward_one_hot), ("loss_and_grad", loss_and_grad_log_softmax),
+                     ("clip", clip_with_linalg), ("train", train_written_otherwise)]:
+        verdict = getattr(capstone, f"check_{name}")(fn)
+        assert verdict, f"{name}: {verdict.message}"

@@ -18,6 +18,8 @@ the data, a `Budget` and the checks:
   sample from the student's weights and the baseline ladder.
 """
 
+from dataclasses import fields
+
 from d2lmini.corpus import load_corpus
 from d2lmini.exercises import Verdict, capstone_loop, capstone_pieces
 from d2lmini.exercises.capstone_loop import Budget, loop_problem
@@ -45,7 +47,7 @@ LOOP_SIGNATURE = "train(indices, params, budget)"
 
 def _shown(verdict: Verdict) -> CapstoneVerdict:
     """The same verdict, as one that shows its message when a notebook cell ends with it."""
-    return CapstoneVerdict(verdict.correct, verdict.message)
+    return CapstoneVerdict(**{f.name: getattr(verdict, f.name) for f in fields(verdict)})
 
 
 def check_minibatches(minibatches) -> Verdict:
