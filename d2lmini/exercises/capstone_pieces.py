@@ -13,32 +13,31 @@ the joint norm before).
 """
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
 
 from d2lmini.batching import sequential_batches
 from d2lmini.exercises import Verdict
-from d2lmini.exercises.capstone_convert import CONVERT, flatten_pair
 from d2lmini.exercises.clipping import reference_clip
 from d2lmini.exercises.coding import (
     NOT_ATTEMPTED,
     Case,
-    available_devices,
     check_function,
-    check_on_devices,
     never,
-    run_case,
     sampler,
     take_pairs,
 )
-from d2lmini.exercises.guard import CappedText
 from d2lmini.metrics import perplexity_from_logits
 from d2lmini.rnn import rnn_forward, rnn_step
 
 AUTOGRAD = frozenset({"backward", "grad", "requires_grad_", "enable_grad", "set_grad_enabled"})
 BUILT_IN_RNN = frozenset({"rnn_tanh", "rnn_tanh_cell", "rnn_relu", "rnn_relu_cell"})
 BUILT_IN_LOSS = frozenset({"cross_entropy", "cross_entropy_loss", "nll_loss", "nll_loss_nd", "nll_loss2d"})
+# The parts of a result that is (list of tensors, extra), and how a verdict names each tensor.
+GRADIENTS, GRADIENT_NAMES = "the gradients", ("dW_xh", "dW_hh", "db_h", "dW_hq", "db_q")
+CLIPPED = ("the clipped gradients", "the norm")
 RULES = {
     "forward": [never(BUILT_IN_RNN, "Write the recurrence yourself, not with torch's built-in RNN.")],
     "loss_and_grad": [
@@ -50,16 +49,12 @@ RULES = {
 }
 
 
-def _check_pairs(fn, make_cases, success: str, rules, signature: str, rtol: float, atol: float) -> Verdict:
-    """`coding.check_function` for pieces that return (list of tensors, extra): `flatten_pair` may run."""
-    cases = {device: list(make_cases(device)) if callable(fn) else [] for device in available_devices()}
-    output = CappedText()
-
-    def problem_on(device):
-        return next((p for case in cases[device]
-                     if (p := run_case(fn, case, rules, rtol, atol, output, allowed=CONVERT))), None)
-
-    return check_on_devices(fn, problem_on, success, signature, quiet=True, output=output)
+def _named_items(verdict: Verdict, part: str, names: tuple[str, ...]) -> Verdict:
+    """The verdict with "the result, <part>,, item i," (how a nested result is worded) named names[i]."""
+    message = verdict.message
+    for i, name in enumerate(names):
+        message = message.replace(f"the result, {part},, item {i},", f"the result, {name},")
+    return replace(verdict, message=message)
 
 
 def _random_params(rand, vocab: int, hiddens: int) -> list[torch.Tensor]:
@@ -183,9 +178,9 @@ def _backward_cases(device: torch.device):
         d_outputs = rand(steps * batch, vocab)
         d_final = rand(batch, hiddens) if final == "random" else torch.zeros(batch, hiddens, device=device)
         args = (X, state, hidden_states, d_outputs, d_final, params)
+        *grads, d_state = reference_backward(*args)
         yield Case(f"batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units, "
-                   f"{final} d_final", args, reference_backward(*args),
-                   names=("dW_xh", "dW_hh", "db_h", "dW_hq", "db_q", "d_state"), convert=flatten_pair)
+                   f"{final} d_final", args, (grads, d_state), names=(GRADIENTS, "d_state"))
 
 
 def check_backward(backward) -> Verdict:
@@ -194,11 +189,13 @@ def check_backward(backward) -> Verdict:
     It returns ([dW_xh, dW_hh, db_h, dW_hq, db_q], d_state): the gradients of the sum of
     d_outputs * outputs + d_final * final state, and the gradient reaching the initial state.
     """
-    return _check_pairs(backward, _backward_cases,
-                        "Your backward pass gives autograd's gradients for all five parameters and "
-                        "the initial state.",
-                        RULES["backward"], "backward(X, state, hiddens, d_outputs, d_final, params)",
-                        rtol=1e-4, atol=1e-5)
+    verdict = check_function(backward, _backward_cases,
+                             "Your backward pass gives autograd's gradients for all five parameters "
+                             "and the initial state.",
+                             RULES["backward"], quiet=True,
+                             signature="backward(X, state, hiddens, d_outputs, d_final, params)",
+                             rtol=1e-4, atol=1e-5)
+    return _named_items(verdict, GRADIENTS, GRADIENT_NAMES)
 
 
 # --- clipping ------------------------------------------------------------------------------
@@ -215,11 +212,10 @@ def _clip_cases(device: torch.device):
     for shapes, scales, theta, label in cases:
         grads = [rand(*shape) * scale for shape, scale in zip(shapes, scales, strict=True)]
         norm = float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads])))
-        yield Case(label, (grads, theta), [*reference_clip(grads, theta), norm],
-                   names=[*(f"gradient {i}" for i in range(len(grads))), "the norm"], convert=flatten_pair)
+        yield Case(label, (grads, theta), (reference_clip(grads, theta), norm), names=CLIPPED)
     zeros = [torch.zeros(shape, device=device) for shape in five]
-    yield Case("five gradients that are all zero", (zeros, 1.0), [*reference_clip(zeros, 1.0), 0.0],
-               names=[*(f"gradient {i}" for i in range(5)), "the norm"], convert=flatten_pair)
+    yield Case("five gradients that are all zero", (zeros, 1.0), (reference_clip(zeros, 1.0), 0.0),
+               names=CLIPPED)
 
 
 def check_clip(clip) -> Verdict:
@@ -227,12 +223,13 @@ def check_clip(clip) -> Verdict:
 
     ‖g‖ is the joint norm of all the gradients, however many: the cases pass five and seven.
     """
-    return _check_pairs(clip, _clip_cases,
-                        "Your clipping scales all the gradients together by their joint norm.",
-                        [never({"data"}, "Your function reads .data; work with the tensors themselves."),
-                         never({"clip_grad_norm_", "clip_grad_value_"},
-                               "Write the clipping yourself, without torch.nn.utils.")],
-                        "clip(grads, theta)", rtol=1e-5, atol=1e-7)
+    verdict = check_function(clip, _clip_cases,
+                             "Your clipping scales all the gradients together by their joint norm.",
+                             [never({"data"}, "Your function reads .data; work with the tensors themselves."),
+                              never({"clip_grad_norm_", "clip_grad_value_"},
+                                    "Write the clipping yourself, without torch.nn.utils.")],
+                             quiet=True, signature="clip(grads, theta)", rtol=1e-5, atol=1e-7)
+    return _named_items(verdict, CLIPPED[0], tuple(f"clipped gradient {i}" for i in range(7)))
 
 
 # --- the update ----------------------------------------------------------------------------
