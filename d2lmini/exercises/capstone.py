@@ -128,7 +128,9 @@ def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=
 
 def _judge(run: CapstoneRun) -> tuple[bool, str]:
     trigram = run.ladder[TRIGRAM]
-    summary = (f"Your RNN trained for {len(run.losses)} minibatches in {run.seconds:.0f} s and reads the "
+    first, last = run.losses[0], sum(run.losses[-20:]) / len(run.losses[-20:])
+    summary = (f"Your RNN trained for {len(run.losses)} minibatches in {run.seconds:.0f} s (training loss "
+               f"{first:.2f} nats at the first, {last:.2f} over the last 20) and reads the "
                f"validation text, as one stream, at perplexity {run.perplexity:.3f}; the Kneser-Ney "
                f"trigram gives {trigram:.3f}. Clipping acted at {run.clipped} of {len(run.losses)} "
                f"minibatches (largest joint norm {max(run.norms, default=0.0):.3g}, θ = {run.theta:g}).")
