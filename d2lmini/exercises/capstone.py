@@ -18,6 +18,7 @@ the data, a `Budget` and the checks:
   sample from the student's weights and the baseline ladder.
 """
 
+import math
 from dataclasses import fields
 
 from d2lmini.corpus import load_corpus
@@ -128,7 +129,8 @@ def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=
 
 def _judge(run: CapstoneRun) -> tuple[bool, str]:
     trigram = run.ladder[TRIGRAM]
-    first, last = run.losses[0], sum(run.losses[-20:]) / len(run.losses[-20:])
+    tail = run.losses[-20:] or [math.nan]
+    first, last = (run.losses or [math.nan])[0], sum(tail) / len(tail)
     summary = (f"Your RNN trained for {len(run.losses)} minibatches in {run.seconds:.0f} s (training loss "
                f"{first:.2f} nats at the first, {last:.2f} over the last 20) and reads the "
                f"validation text, as one stream, at perplexity {run.perplexity:.3f}; the Kneser-Ney "
