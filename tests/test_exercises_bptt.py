@@ -28,7 +28,8 @@ def test_vanishing_steps():
 
 
 def test_truncation_reach():
-    assert ex.check_truncation_reach(20, quiet=True)
+    assert ex.check_truncation_reach(21, quiet=True)
+    assert not ex.check_truncation_reach(20, quiet=True)  # H_20 entered the window detached
     assert not ex.check_truncation_reach(0, quiet=True)
     assert not ex.check_truncation_reach(13, quiet=True)
     assert not ex.check_truncation_reach(None, quiet=True)

@@ -16,7 +16,7 @@ from d2lmini.exercises.coding import Case, check_function, never, sampler
 TANH_H, TANH_DH = 0.6, 2.0
 # Exercise 2: a scalar linear RNN h_t = W * h_{t-1}; when is the gradient below SHARE of its start?
 SCALAR_W, SHARE = 0.9, 0.01
-# Exercise 3: the state is detached every WINDOW steps (steps counted from 0).
+# Exercise 3: the state is detached every WINDOW steps (steps t = 1, 2, ... as in the notebook).
 WINDOW, LOSS_STEP = 10, 23
 
 
@@ -58,12 +58,12 @@ def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
 @self_check
 def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
     """Exercise 3: earliest step t whose H_t gets gradient from the loss at LOSS_STEP (window WINDOW)."""
-    expected = (LOSS_STEP // WINDOW) * WINDOW
+    expected = (LOSS_STEP - 1) // WINDOW * WINDOW + 1
     return count_verdict(
         answer, expected,
         f"Step {LOSS_STEP} lies in the window of steps {expected}..{expected + WINDOW - 1}; the state "
         f"entering it (H_{expected - 1}) was detached, so the gradient stops at H_{expected}.",
-        f"The windows are steps 0..{WINDOW - 1}, {WINDOW}..{2 * WINDOW - 1}, ...; the gradient cannot "
+        f"The windows are steps 1..{WINDOW}, {WINDOW + 1}..{2 * WINDOW}, ...; the gradient cannot "
         "leave the window that holds the loss. Which window holds step "
         f"{LOSS_STEP}, and where does it start?",
         quiet,
