@@ -42,9 +42,9 @@ def bptt_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q):
     exactly like `d2lmini.rnn.rnn_forward`; cache holds X, the initial state, all hidden
     states (steps, batch, hiddens) and the parameters.
 
-    The hidden states are those of `rnn_forward`, H_t = tanh(A_t), computed through the
-    identity tanh(a) = 2 sigmoid(2a) - 1 because PyTorch's sigmoid is several times faster
-    than its tanh on a CPU (see `hidden_states`).
+    The hidden states are those of `plain_forward` and `rnn_forward`, H_t = tanh(A_t),
+    computed through the identity tanh(a) = 2 sigmoid(2a) - 1 because on many CPUs PyTorch's
+    sigmoid is cheaper than its tanh (see `hidden_states`; notebook 05 measures it).
     """
     hiddens = hidden_states(X, state, W_xh, W_hh, b_h)
     outputs = torch.addmm(b_q, hiddens.reshape(-1, W_hh.shape[0]), W_hq)
