@@ -131,9 +131,9 @@ def test_memory_view_names_the_characters(echo, echo_model):
 
 def test_panel_follows_its_controls(echo, echo_model):
     other = corpus_from_text("other", "abcdabcd" * 10)
+    other_model = random_model(len(other.vocab), 32).float()
     panel = make_memory_panel({"echo": (echo_model, echo.text[-200:], echo.vocab),
-                               "other": (random_model(len(other.vocab), 32).float(), other.text, other.vocab)},
-                              position=30, max_lag=10)
+                               "other": (other_model, other.text, other.vocab)}, position=30, max_lag=10)
     assert isinstance(panel, MemoryPanel) and panel.view.position == 30
     assert all(control.description for control in panel.controls)
     assert panel.position.min == 10 and panel.position.max == 199
