@@ -15,7 +15,7 @@ def input_weight_grad(x_t, dA, vocab_size):
 
 
 def bptt(X, state, hiddens, d_outputs, W_hh, W_hq):
-    """Walk the unrolled RNN backwards; return (dW_xh, dW_hh, db_h)."""
+    """The capstone's backward piece (`check_bptt`, the tanh RNN of notebook 05): (dW_xh, dW_hh, db_h)."""
     steps, batch, num_hiddens = hiddens.shape
     vocab_size = W_hq.shape[1]
     d_from_outputs = (d_outputs @ W_hq.T).reshape(steps, batch, num_hiddens)
@@ -32,3 +32,24 @@ def bptt(X, state, hiddens, d_outputs, W_hh, W_hq):
         db_h = db_h + dA.sum(0)
         d_from_next = dA @ W_hh.T
     return dW_xh, dW_hh, db_h
+
+
+def leaky_bptt(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha):
+    """Exercise 5: BPTT for H_t = (1 - alpha) H_{t-1} + alpha relu(A_t).
+
+    Returns (dW_xh, dW_hh, db_h, d_state), d_state = dL/dH_0.
+    """
+    steps, batch, num_hiddens = hiddens.shape
+    d_from_outputs = (d_outputs @ W_hq.T).reshape(steps, batch, num_hiddens)
+    dW_xh, dW_hh, db_h = torch.zeros_like(W_xh), torch.zeros_like(W_hh), torch.zeros_like(b_h)
+    d_from_next = torch.zeros_like(state)
+    for t in reversed(range(steps)):
+        H_prev = hiddens[t - 1] if t > 0 else state
+        A = W_xh[X[:, t]] + H_prev @ W_hh + b_h  # not kept by the forward pass: recompute it
+        dH = d_from_outputs[t] + d_from_next
+        dA = alpha * dH * (A > 0)  # relu'(a) is 1 where a > 0; H_t > 0 does not say that A_t > 0
+        dW_xh = dW_xh.index_add(0, X[:, t], dA)
+        dW_hh = dW_hh + H_prev.T @ dA
+        db_h = db_h + dA.sum(0)
+        d_from_next = (1 - alpha) * dH + dA @ W_hh.T  # H_{t-1} reaches H_t directly and through A_t
+    return dW_xh, dW_hh, db_h, d_from_next

@@ -1,7 +1,9 @@
 """Tests for the self-checks of notebook 05's exercises."""
 
+import pytest
 import torch
 import torch.nn.functional as F
+from solution_files import load_solution
 
 from d2lmini.exercises import bptt as ex
 from d2lmini.exercises.coding import NOT_ATTEMPTED
@@ -66,3 +68,115 @@ def test_input_weight_grad_rejects_wrong_answers():
 def test_verdict_is_printed(capsys):
     ex.check_tanh_backward(1.28)
     assert "Correct!" in capsys.readouterr().out
+
+
+# --- exercise 5: BPTT by hand for the leaky-integrator ReLU RNN -------------------------------
+
+def leaky_bptt_with(mistake=None):
+    """The backward pass of exercise 5, right (mistake None) or with one named mistake."""
+    def leaky_bptt(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha):
+        steps, batch, h = hiddens.shape
+        d_from_outputs = (d_outputs @ W_hq.T).reshape(steps, batch, h)
+        dW_xh, dW_hh, db_h = torch.zeros_like(W_xh), torch.zeros_like(W_hh), torch.zeros_like(b_h)
+        d_from_next = torch.zeros_like(state)
+        d_first_H = None
+        for t in reversed(range(steps)):
+            H_prev = hiddens[t - 1] if t > 0 else state
+            A = W_xh[X[:, t]] + H_prev @ W_hh + b_h
+            dH = d_from_outputs[t] + d_from_next
+            if mistake == "tanh derivative":
+                dA = alpha * dH * (1 - torch.relu(A) ** 2)
+            elif mistake == "mask from H_t":
+                dA = alpha * dH * (hiddens[t] > 0)
+            else:
+                dA = alpha * dH * (A > 0)
+            dW_xh = dW_xh.index_add(0, X[:, t], dA)
+            dW_hh = H_prev.T @ dA if mistake == "no sum over time" else dW_hh + H_prev.T @ dA
+            db_h = db_h + dA.sum(0)
+            W = W_hh if mistake == "wrong transpose" else W_hh.T
+            skip = 0 if mistake == "no direct path" else (1 - alpha) * dH
+            d_from_next = skip + dA @ W
+            d_first_H = dH
+        d_state = d_first_H if mistake == "dL/dH_1 for dL/dH_0" else d_from_next
+        return dW_xh, dW_hh, db_h, d_state
+    return leaky_bptt
+
+
+def leaky_bptt_by_autograd(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha):
+    leaves = [t.clone().requires_grad_() for t in (W_xh, W_hh, b_h, state)]
+    H, outputs = leaves[3], []
+    for t in range(X.shape[1]):
+        H = (1 - alpha) * H + alpha * torch.relu(leaves[0][X[:, t]] + H @ leaves[1] + leaves[2])
+        outputs.append(H @ W_hq)
+    return torch.autograd.grad(torch.cat(outputs), leaves, grad_outputs=d_outputs)
+
+
+def leaky_bptt_by_the_package(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha):
+    return ex.reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)[0]
+
+
+def test_leaky_bptt_accepts_the_solution_and_the_right_loop():
+    assert ex.check_leaky_bptt(load_solution("05").leaky_bptt, quiet=True)
+    result = ex.check_leaky_bptt(leaky_bptt_with(None), quiet=True)
+    assert result and result.message.startswith("Correct!")
+
+
+def test_leaky_bptt_reference_is_the_forward_pass_differentiated():
+    """The autograd reference agrees with a central difference of <dL/dO, O> (so it is not circular)."""
+    g = torch.Generator().manual_seed(3)
+    X = torch.randint(4, (2, 3), generator=g)
+    W_xh, W_hh, b_h = (torch.randn(*s, generator=g, dtype=torch.float64) for s in ((4, 3), (3, 3), (3,)))
+    W_hq, state = torch.randn(3, 4, generator=g, dtype=torch.float64), torch.rand(2, 3, generator=g).double()
+    d_out = torch.randn(6, 4, generator=g, dtype=torch.float64)
+
+    def loss(W):
+        return float((ex.leaky_states(X, state, W_xh, W, b_h, 0.4).reshape(-1, 3) @ W_hq * d_out).sum())
+
+    (_, dW_hh, _, _), _ = ex.reference_leaky_bptt(X, state, d_out, W_xh, W_hh, b_h, W_hq, 0.4)
+    bump = torch.zeros(3, 3, dtype=torch.float64)
+    bump[1, 2] = 1e-6
+    assert abs((loss(W_hh + bump) - loss(W_hh - bump)) / 2e-6 - float(dW_hh[1, 2])) < 1e-6
+
+
+@pytest.mark.parametrize("mistake, words", [
+    ("tanh derivative", "dW_xh, is wrong"),
+    ("mask from H_t", "dW_xh, is wrong"),
+    ("no sum over time", "dW_hh, is wrong"),
+    ("wrong transpose", "is wrong"),
+    ("no direct path", "is wrong"),
+    ("dL/dH_1 for dL/dH_0", "d_state, is wrong"),
+])
+def test_leaky_bptt_rejects_each_mistake(mistake, words):
+    result = ex.check_leaky_bptt(leaky_bptt_with(mistake), quiet=True)
+    assert not result and result.message.startswith("Not yet"), result.message
+    assert words in result.message, result.message
+
+
+def test_leaky_bptt_refuses_autograd_and_the_package():
+    result = ex.check_leaky_bptt(leaky_bptt_by_autograd, quiet=True)
+    assert not result and "autograd" in result.message, result.message
+    result = ex.check_leaky_bptt(leaky_bptt_by_the_package, quiet=True)
+    assert not result and "d2lmini.exercises.bptt.reference_leaky_bptt" in result.message, result.message
+
+
+def test_leaky_bptt_tells_the_old_signature_and_the_stub():
+    def three_gradients(*args):
+        return leaky_bptt_with(None)(*args)[:3]
+
+    result = ex.check_leaky_bptt(three_gradients, quiet=True)
+    assert not result and "sequence of 4 items" in result.message, result.message
+    assert ex.check_leaky_bptt(lambda *args: None, quiet=True).message == NOT_ATTEMPTED
+    assert not ex.check_leaky_bptt(42, quiet=True)
+
+
+def test_leaky_bptt_cases_cover_the_edges():
+    cases = list(ex._leaky_bptt_cases(torch.device("cpu")))
+    shapes = {(c.args[0].shape, c.args[-1]) for c in cases}
+    assert any(X == (1, 1) for X, _ in shapes)  # one step, batch 1
+    assert any(alpha == 1.0 for _, alpha in shapes) and any(alpha < 1 for _, alpha in shapes)
+    assert any(not c.args[1].any() for c in cases)  # a zero initial state
+    for case in cases:  # each case has units on both sides of ReLU's kink, so the mask matters
+        X, state, hiddens, _, W_xh, W_hh, b_h = case.args[:7]
+        H_prev = torch.cat((state[None], hiddens[:-1]))
+        A = W_xh[X.T] + H_prev @ W_hh + b_h
+        assert (A > 0).any() and (A < 0).any()

@@ -122,10 +122,12 @@ def _bptt_cases(device: torch.device):
 
 
 def check_bptt(fn, quiet: bool = False) -> Verdict:
-    """Exercise 6: `fn(X, state, hiddens, d_outputs, W_hh, W_hq)` returns (dW_xh, dW_hh, db_h) by hand.
+    """The capstone's backward piece: `fn(X, state, hiddens, d_outputs, W_hh, W_hq)` -> (dW_xh, dW_hh, db_h).
 
-    hiddens is (steps, batch, hiddens) with H_t = hiddens[t]; d_outputs is dL/dO, (steps*batch, vocab),
-    step-major. The gradients are compared with `d2lmini.bptt` in float64; autograd is not allowed.
+    The tanh RNN of notebook 05, whose page shows this loop (its exercise 5 is `check_leaky_bptt`).
+    hiddens is (steps, batch, hiddens) with hiddens[i] = H_{i+1}; d_outputs is dL/dO,
+    (steps*batch, vocab), step-major. The gradients are compared with `d2lmini.bptt` in float64;
+    autograd is not allowed.
     """
     return check_function(
         fn, _bptt_cases,
@@ -134,3 +136,65 @@ def check_bptt(fn, quiet: bool = False) -> Verdict:
         rules=[never({"backward", "grad", "_run_backward"}, "Compute the gradients by hand; the exercise "
                      "does not allow autograd (backward or torch.autograd.grad).")],
         quiet=quiet, signature="bptt(X, state, hiddens, d_outputs, W_hh, W_hq)", rtol=1e-7, atol=1e-10)
+
+
+# Exercise 5: BPTT by hand for an RNN that is not on the page, a leaky integrator with ReLU:
+#   A_t = X_t W_xh + H_{t-1} W_hh + b_h,   H_t = (1 - alpha) H_{t-1} + alpha relu(A_t).
+# Its expected gradients come from autograd, which the student's function may not use.
+AUTOGRAD_NAMES = frozenset({"backward", "grad", "_run_backward", "grad_fn", "requires_grad_"})
+
+
+def leaky_states(X, state, W_xh, W_hh, b_h, alpha: float) -> torch.Tensor:
+    """Return H_1..H_T of exercise 5's leaky-integrator ReLU RNN, stacked (steps, batch, hiddens)."""
+    H, hiddens = state, []
+    for i in range(X.shape[1]):  # step t = i + 1
+        H = (1 - alpha) * H + alpha * torch.relu(W_xh[X[:, i]] + H @ W_hh + b_h)
+        hiddens.append(H)
+    return torch.stack(hiddens)
+
+
+def reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha):
+    """Exercise 5's (dW_xh, dW_hh, db_h, d_state) and the hidden states, by autograd on `leaky_states`."""
+    with torch.enable_grad():
+        leaves = [t.detach().clone().requires_grad_() for t in (W_xh, W_hh, b_h, state)]
+        hiddens = leaky_states(X, leaves[3], *leaves[:3], alpha)
+        outputs = hiddens.reshape(-1, W_hh.shape[0]) @ W_hq
+        grads = torch.autograd.grad(outputs, leaves, grad_outputs=d_outputs)
+    return tuple(g.detach() for g in grads), hiddens.detach()
+
+
+def _leaky_bptt_cases(device: torch.device):
+    rand = sampler(7, device, torch.float64)
+    generator = torch.Generator().manual_seed(70)
+    shapes = (  # batch, steps, vocab, hiddens, alpha, start from a zero state
+        (2, 4, 5, 3, 0.5, False), (3, 6, 7, 4, 0.3, False), (1, 1, 3, 2, 0.5, False),
+        (4, 5, 6, 3, 1.0, True))
+    for batch, steps, vocab, hiddens, alpha, zero_state in shapes:
+        X = torch.randint(vocab, (batch, steps), generator=generator).to(device)
+        W_xh, W_hh, b_h = rand(vocab, hiddens), rand(hiddens, hiddens) * 0.5, rand(hiddens) * 0.5
+        W_hq = rand(hiddens, vocab)
+        state = rand(batch, hiddens).abs() * (0 if zero_state else 1)
+        d_outputs = rand(steps * batch, vocab)
+        expected, hiddens_all = reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)
+        start = "a zero initial state" if zero_state else "a random initial state"
+        yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}, alpha={alpha}, {start}",
+                   (X, state, hiddens_all, d_outputs, W_xh, W_hh, b_h, W_hq, alpha), expected,
+                   names=("dW_xh", "dW_hh", "db_h", "d_state"))
+
+
+def check_leaky_bptt(fn, quiet: bool = False) -> Verdict:
+    """Exercise 5: `fn(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)` returns
+    (dW_xh, dW_hh, db_h, d_state) of the leaky-integrator ReLU RNN, written by hand.
+
+    hiddens[i] = H_{i+1} (steps, batch, hiddens); d_outputs is dL/dO (steps*batch, vocab),
+    step-major; d_state = dL/dH_0. Compared in float64 with autograd on the same model;
+    autograd is not allowed in `fn`, and neither is the package's code.
+    """
+    return check_function(
+        fn, _leaky_bptt_cases,
+        "You adapted the step's backward: ReLU's derivative needs A_t, H_{t-1} sends its gradient "
+        "back along both of its paths, and each weight sums its gradient over time.",
+        rules=[never(AUTOGRAD_NAMES, "Compute the gradients by hand; the exercise does not allow "
+                     "autograd (backward, torch.autograd.grad, torch.func, requires_grad_, grad_fn).")],
+        quiet=quiet, signature="leaky_bptt(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)",
+        rtol=1e-7, atol=1e-10)
