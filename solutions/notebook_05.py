@@ -9,9 +9,23 @@ ANSWERS = {
 }
 
 
-def input_weight_grad(x_t, dA, vocab_size):
-    """X_t^T dA for one-hot X_t: row b of dA is added into row x_t[b]."""
-    return torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype, device=dA.device).index_add_(0, x_t, dA)
+def masked_loss_and_grad(outputs, Y, lengths):
+    """Exercise 4: the mean cross-entropy over the real (unpadded) steps, and dL/doutputs.
+
+    outputs: logits (steps*batch, vocab), step-major; Y: targets (batch, steps); lengths[i]:
+    the number of real steps of sequence i, the rest of its row is padding.
+    """
+    steps = Y.shape[1]
+    # True for the real steps, in the step-major order of the rows of outputs
+    real = (torch.arange(steps, device=Y.device) < lengths[:, None]).T.reshape(-1)
+    labels = Y.T.reshape(-1)
+    rows = torch.arange(len(labels), device=labels.device)
+    n = int(real.sum())  # only the real steps count in the mean
+    log_probs = torch.log_softmax(outputs, dim=1)
+    loss = -log_probs[rows, labels][real].sum() / n
+    d_outputs = torch.softmax(outputs, dim=1)
+    d_outputs[rows, labels] -= 1
+    return loss, d_outputs * real[:, None] / n  # a padded row's loss is not in L: its gradient is 0
 
 
 def bptt(X, state, hiddens, d_outputs, W_hh, W_hq):

@@ -5,8 +5,10 @@ import torch
 import torch.nn.functional as F
 from solution_files import load_solution
 
+from d2lmini.bptt import PARAM_NAMES, plain_backward, plain_forward, sequence_loss_and_grad
 from d2lmini.exercises import bptt as ex
 from d2lmini.exercises.coding import NOT_ATTEMPTED
+from d2lmini.rnn import init_rnn_params, rnn_forward
 
 
 def test_tanh_backward():
@@ -37,32 +39,114 @@ def test_truncation_reach():
     assert not ex.check_truncation_reach(None, quiet=True)
 
 
-def test_input_weight_grad_accepts_correct_functions():
-    def with_one_hot(x_t, dA, vocab_size):
-        return F.one_hot(x_t, vocab_size).to(dA.dtype).T @ dA
+# --- exercise 4: the loss and its gradient for sequences padded at their ends ----------------
 
-    def with_index_add(x_t, dA, vocab_size):
-        return torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype).index_add_(0, x_t, dA)
+def masked_loss_and_grad_with(mistake=None):
+    """Exercise 4's function, right (mistake None) or with one named mistake."""
+    def masked_loss_and_grad(outputs, Y, lengths):
+        steps = Y.shape[1]
+        mask = torch.arange(steps) < lengths[:, None]  # (batch, steps)
+        real = mask.reshape(-1) if mistake == "batch-major mask" else mask.T.reshape(-1)
+        labels = Y.T.reshape(-1)
+        rows = torch.arange(len(labels))
+        n = len(labels) if mistake == "mean over all rows" else int(real.sum())
+        loss = -torch.log_softmax(outputs, 1)[rows, labels][real].sum() / n
+        d_outputs = torch.softmax(outputs, 1)
+        d_outputs[rows, labels] -= 1
+        if mistake != "padded rows kept":
+            d_outputs = d_outputs * real[:, None]
+        return loss, d_outputs if mistake == "gradient not divided by n" else d_outputs / n
+    return masked_loss_and_grad
 
-    assert ex.check_input_weight_grad(with_one_hot, quiet=True)
-    assert ex.check_input_weight_grad(with_index_add, quiet=True)
+
+def test_masked_loss_accepts_the_solution_and_the_right_function():
+    assert ex.check_masked_loss_and_grad(load_solution("05").masked_loss_and_grad, quiet=True)
+    result = ex.check_masked_loss_and_grad(masked_loss_and_grad_with(None), quiet=True)
+    assert result and result.message.startswith("Correct!")
 
 
-def test_input_weight_grad_rejects_wrong_answers():
-    def overwrites(x_t, dA, vocab_size):  # a repeated token keeps only its last row
-        grad = torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype)
-        grad[x_t] = dA
-        return grad
+MASKED_LOSS_MISTAKES = {
+    "mean over all rows": "the result, loss, is",
+    "batch-major mask": "the result, loss, is",
+    "padded rows kept": "d_outputs, is wrong at row 5 (step 2, sequence 2)",  # lengths [4, 2, 1]
+    "gradient not divided by n": "d_outputs, is wrong at row 0 (step 1, sequence 0)",
+}
 
-    def crashes(x_t, dA, vocab_size):
-        raise RuntimeError("boom")
 
-    assert not ex.check_input_weight_grad(None, quiet=True)
-    assert ex.check_input_weight_grad(lambda x_t, dA, v: None, quiet=True).message == NOT_ATTEMPTED
-    assert not ex.check_input_weight_grad(overwrites, quiet=True)
-    result = ex.check_input_weight_grad(crashes, quiet=True)
-    assert not result and "RuntimeError" in result.message
-    assert not ex.check_input_weight_grad(lambda x_t, dA, v: dA, quiet=True)
+@pytest.mark.parametrize("mistake", MASKED_LOSS_MISTAKES)
+def test_masked_loss_rejects_each_mistake(mistake):
+    result = ex.check_masked_loss_and_grad(masked_loss_and_grad_with(mistake), quiet=True)
+    assert not result and result.message.startswith("Not yet"), result.message
+    assert MASKED_LOSS_MISTAKES[mistake] in result.message, result.message
+
+
+def test_masked_loss_mistakes_get_messages_of_their_own():
+    messages = {ex.check_masked_loss_and_grad(masked_loss_and_grad_with(m), quiet=True).message
+                for m in MASKED_LOSS_MISTAKES}
+    assert len(messages) == len(MASKED_LOSS_MISTAKES)
+
+
+def test_masked_loss_refuses_autograd_and_the_package():
+    def by_autograd(outputs, Y, lengths):
+        leaf = outputs.clone().requires_grad_()
+        real = (torch.arange(Y.shape[1]) < lengths[:, None]).T.reshape(-1)
+        loss = F.cross_entropy(leaf[real], Y.T.reshape(-1)[real])
+        loss.backward()
+        return loss.detach(), leaf.grad
+
+    def by_the_package(outputs, Y, lengths):
+        return ex.reference_masked_loss_and_grad(outputs, Y, lengths)
+
+    result = ex.check_masked_loss_and_grad(by_autograd, quiet=True)
+    assert not result and "autograd" in result.message, result.message
+    result = ex.check_masked_loss_and_grad(by_the_package, quiet=True)
+    assert not result and "reference_masked_loss_and_grad" in result.message, result.message
+    assert ex.check_masked_loss_and_grad(lambda *args: None, quiet=True).message == NOT_ATTEMPTED
+    assert not ex.check_masked_loss_and_grad(42, quiet=True)
+
+
+def test_masked_loss_reference_is_the_masked_mean():
+    """Without padding it is the page's `sequence_loss_and_grad`; with it, padded rows weigh nothing."""
+    g = torch.Generator().manual_seed(4)
+    outputs, Y = torch.randn(12, 5, generator=g, dtype=torch.float64), torch.randint(5, (3, 4), generator=g)
+    loss, d_outputs = ex.reference_masked_loss_and_grad(outputs, Y, torch.tensor([4, 4, 4]))
+    page_loss, page_d = sequence_loss_and_grad(outputs, Y)
+    assert abs(loss - float(page_loss)) < 1e-12 and torch.allclose(d_outputs, page_d, atol=1e-15)
+    loss, d_outputs = ex.reference_masked_loss_and_grad(outputs, Y, torch.tensor([4, 2, 1]))
+    real = [0, 1, 2, 3, 4, 6, 9]  # step-major rows (step 1: sequences 0-2, step 2: 0-1, steps 3-4: 0)
+    assert ex.real_steps(torch.tensor([4, 2, 1]), 4).nonzero().flatten().tolist() == real
+    assert abs(loss - float(F.cross_entropy(outputs[real], Y.T.reshape(-1)[real]))) < 1e-12
+    assert not d_outputs[[5, 7, 8, 10, 11]].any()
+
+
+def test_trailing_padding_needs_no_change_to_the_backward_loop():
+    """As the success message says: the page's loop, fed the masked dL/dO, gives its gradients."""
+    g = torch.Generator().manual_seed(5)
+    params = {n: p.double() for n, p in init_rnn_params(6, 4, "xavier", g).items()}
+    X, Y = torch.randint(6, (2, 2, 5), generator=g)
+    lengths, state = torch.tensor([5, 2]), torch.zeros(2, 4, dtype=torch.float64)
+    outputs, _, cache = plain_forward(X, state, *(params[n] for n in PARAM_NAMES))
+    _, d_outputs = ex.reference_masked_loss_and_grad(outputs, Y, lengths)
+    by_hand = plain_backward(d_outputs, None, cache)
+    leaves = {n: p.clone().requires_grad_() for n, p in params.items()}
+    logits, _ = rnn_forward(X, state, *(leaves[n] for n in PARAM_NAMES))
+    real = ex.real_steps(lengths, 5)
+    F.cross_entropy(logits[real], Y.T.reshape(-1)[real]).backward()
+    for name in PARAM_NAMES:
+        assert torch.allclose(by_hand[name], leaves[name].grad, atol=1e-12), name
+
+
+def test_masked_loss_cases_cover_the_edges():
+    cases = list(ex._masked_loss_cases(torch.device("cpu")))
+    shapes = [(c.args[1].shape, c.args[0].shape[1]) for c in cases]
+    assert ((1, 1), 2) in [(tuple(Y), V) for Y, V in shapes]  # one token, a vocabulary of 2
+    assert any(bool((c.args[2] == c.args[1].shape[1]).all()) for c in cases)  # no padding at all
+    assert any(bool((c.args[2] < c.args[1].shape[1]).any()) and 1 in c.args[2].tolist() for c in cases)
+    for case in cases:  # targets repeat within the real steps of a case
+        if case.args[1].numel() > 1:
+            real = ex.real_steps(case.args[2], case.args[1].shape[1])
+            targets = case.args[1].T.reshape(-1)[real]
+            assert len(set(targets.tolist())) < len(targets)
 
 
 def test_verdict_is_printed(capsys):

@@ -5,8 +5,10 @@ and returns a `Verdict`. The numbers of each question are module constants.
 """
 
 import math
+from collections.abc import Callable
 
 import torch
+import torch.nn.functional as F
 
 from d2lmini.bptt import hidden_gradients, hidden_states, weight_gradients
 from d2lmini.exercises import Verdict, count_verdict, number_verdict, self_check
@@ -70,30 +72,64 @@ def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
     )
 
 
-def _input_weight_grad_reference(x_t, dA, vocab_size):
-    """X_t^T dA for one-hot X_t, as `d2lmini.bptt.weight_gradients` computes it: an index_add of rows."""
-    return torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype, device=dA.device).index_add_(0, x_t, dA)
+# Exercise 4: the loss and its gradient for a minibatch of sequences padded at their ends.
+def real_steps(lengths: torch.Tensor, steps: int) -> torch.Tensor:
+    """Exercise 4's mask: True for the real (not padded) rows of step-major outputs, shape (steps*batch,)."""
+    return (torch.arange(steps, device=lengths.device) < lengths[:, None]).T.reshape(-1)
 
 
-def _input_weight_grad_cases(device: torch.device):
-    rand = sampler(5, device, torch.float64)
-    generator = torch.Generator().manual_seed(50)
-    inputs = [("x_t = [3, 0, 3, 5] (token 3 twice), vocab_size=7, 6 hidden units",
-               torch.tensor([3, 0, 3, 5]), 7, 6)]
-    inputs += [(f"batch={batch}, vocab_size={vocab}, {hiddens} hidden units",
-                torch.randint(vocab, (batch,), generator=generator), vocab, hiddens)
-               for batch, vocab, hiddens in ((8, 28, 16), (1, 3, 2))]
-    for label, x_t, vocab, hiddens in inputs:
-        args = (x_t.to(device), rand(len(x_t), hiddens), vocab)
-        yield Case(label, args, _input_weight_grad_reference(*args))
+def reference_masked_loss_and_grad(outputs, Y, lengths):
+    """Exercise 4's (loss, dL/doutputs): the mean cross-entropy over the real steps, by autograd."""
+    with torch.enable_grad():
+        leaf = outputs.detach().clone().requires_grad_()
+        losses = F.cross_entropy(leaf, Y.T.reshape(-1), reduction="none")
+        loss = losses[real_steps(lengths, Y.shape[1])].mean()
+        (d_outputs,) = torch.autograd.grad(loss, leaf)
+    return float(loss.detach()), d_outputs
 
 
-def check_input_weight_grad(fn, quiet: bool = False) -> Verdict:
-    """Exercise 4: `fn(x_t, dA, vocab_size)` must return X_t^T dA for one-hot X_t, shape (vocab, hiddens)."""
+def _where_in_outputs(batch: int) -> Callable[[str, tuple], str]:
+    def locate(what: str, index: tuple) -> str:
+        if len(index) != 2:
+            return ""
+        row, column = index
+        return f" at row {row} (step {row // batch + 1}, sequence {row % batch}), column {column}"
+    return locate
+
+
+def _masked_loss_cases(device: torch.device):
+    rand = sampler(4, device, torch.float64)
+    generator = torch.Generator().manual_seed(40)
+    inputs = [  # targets Y (batch, steps), lengths, vocabulary size
+        (torch.tensor([[1, 3, 3, 0], [3, 1, 0, 0], [4, 0, 0, 0]]), [4, 2, 1], 5),
+        (torch.tensor([[1]]), [1], 2),
+        (torch.randint(2, (2, 5), generator=generator), [5, 5], 2),
+        (torch.randint(7, (4, 6), generator=generator), [2, 6, 1, 5], 7),
+    ]
+    for Y, lengths, vocab in inputs:
+        batch, steps = Y.shape
+        padding = "no padding" if min(lengths) == steps else "padded"
+        args = (rand(steps * batch, vocab) * 2, Y.to(device), torch.tensor(lengths, device=device))
+        yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, lengths {lengths} ({padding})", args,
+                   reference_masked_loss_and_grad(*args), names=("loss", "d_outputs"),
+                   locate=_where_in_outputs(batch))
+
+
+def check_masked_loss_and_grad(fn, quiet: bool = False) -> Verdict:
+    """Exercise 4: `fn(outputs, Y, lengths)` returns (loss, d_outputs) for sequences padded at their ends.
+
+    outputs are step-major logits (steps*batch, vocab), Y the targets (batch, steps) and
+    lengths[i] the number of real steps of sequence i; the loss is the mean cross-entropy
+    over the real steps only. Compared in float64 with autograd; autograd is not allowed in `fn`.
+    """
     return check_function(
-        fn, _input_weight_grad_cases,
-        "Your input-weight gradient adds the rows of dA into the rows of the tokens read.",
-        quiet=quiet, signature="input_weight_grad(x_t, dA, vocab_size)", rtol=1e-9, atol=1e-12)
+        fn, _masked_loss_cases,
+        "Padded steps send no gradient, and the mean divides by the number of real steps. "
+        "Since the padding comes after every real step of its sequence, no gradient from it "
+        "could reach a real step anyway: the backward loop itself needs no change.",
+        rules=[never(AUTOGRAD_NAMES, "Compute the gradient by hand; the exercise does not allow "
+                     "autograd (backward, torch.autograd.grad, torch.func, requires_grad_, grad_fn).")],
+        quiet=quiet, signature="masked_loss_and_grad(outputs, Y, lengths)", rtol=1e-9, atol=1e-12)
 
 
 def reference_bptt(X, state, hiddens, d_outputs, W_hh, W_hq):
