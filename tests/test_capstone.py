@@ -30,7 +30,7 @@ def stub(*args):
 
 
 def test_the_solution_passes(pieces):
-    verdict = capstone.check_capstone(**pieces, quiet=True)
+    verdict = capstone.check_capstone(**pieces)
     assert verdict and verdict.message.startswith("Correct!"), verdict.message
 
 
@@ -45,11 +45,11 @@ def test_unattempted_prints_not_attempted(capsys):
     assert not verdict and verdict.message == NOT_ATTEMPTED
     assert capsys.readouterr().out.strip() == NOT_ATTEMPTED
     assert capstone.check_capstone(rnn_step=stub, forward=stub, backward=stub, clip=stub,
-                                   perplexity=stub, quiet=True).message == NOT_ATTEMPTED
+                                   perplexity=stub).message == NOT_ATTEMPTED
 
 
 def test_a_piece_left_as_a_stub_is_named(pieces):
-    verdict = capstone.check_capstone(**dict(pieces, clip=stub), quiet=True)
+    verdict = capstone.check_capstone(**dict(pieces, clip=stub))
     assert not verdict
     assert "first piece that differs is clip" in verdict.message and "still returns None" in verdict.message
 
@@ -78,14 +78,14 @@ def clip_per_element(grads, theta):
     ("clip", clip_per_element),
 ])
 def test_a_broken_piece_is_named(pieces, name, broken):
-    verdict = capstone.check_capstone(**dict(pieces, **{name: broken}), quiet=True)
+    verdict = capstone.check_capstone(**dict(pieces, **{name: broken}))
     assert not verdict
     assert verdict.message.startswith(f"Not yet. The first piece that differs is {name} (")
 
 
 def test_the_first_of_two_broken_pieces_is_named(pieces):
     verdict = capstone.check_capstone(**dict(pieces, backward=bptt_without_tanh_derivative,
-                                             clip=clip_per_element), quiet=True)
+                                             clip=clip_per_element))
     assert "first piece that differs is backward" in verdict.message
 
 

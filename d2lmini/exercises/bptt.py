@@ -21,7 +21,7 @@ WINDOW, LOSS_STEP = 10, 23
 
 
 @self_check
-def check_tanh_backward(answer, quiet: bool = False) -> Verdict:
+def check_tanh_backward(answer) -> Verdict:
     """Exercise 1: dL/dA for H = tanh(A) = TANH_H and dL/dH = TANH_DH."""
     expected = TANH_DH * (1 - TANH_H**2)
     return number_verdict(
@@ -29,7 +29,6 @@ def check_tanh_backward(answer, quiet: bool = False) -> Verdict:
         f"dA = dH * (1 - H^2) = {TANH_DH} * (1 - {TANH_H}^2) = {expected:.2f}.",
         "The derivative of tanh can be written with its own output: tanh'(a) = 1 - tanh(a)^2. "
         "Multiply dL/dH by it.",
-        quiet,
     )
 
 
@@ -42,7 +41,7 @@ def vanishing_steps(w: float = SCALAR_W, share: float = SHARE) -> int:
 
 
 @self_check
-def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
+def check_vanishing_steps(answer) -> Verdict:
     """Exercise 2: steps back until the gradient of h_t = W h_{t-1} is below SHARE of its start."""
     expected = vanishing_steps()
     return count_verdict(
@@ -51,12 +50,11 @@ def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
         f"{SCALAR_W}^{expected} = {SCALAR_W**expected:.4f} is below: after {expected} steps.",
         f"Each step back multiplies the gradient by {SCALAR_W}. Find the smallest k with "
         f"{SCALAR_W}^k < {SHARE}, e.g. with math.log or a loop.",
-        quiet,
     )
 
 
 @self_check
-def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
+def check_truncation_reach(answer) -> Verdict:
     """Exercise 3: earliest step t whose H_t gets gradient from the loss at LOSS_STEP (window WINDOW)."""
     expected = (LOSS_STEP // WINDOW) * WINDOW
     return count_verdict(
@@ -66,7 +64,6 @@ def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
         f"The windows are steps 0..{WINDOW - 1}, {WINDOW}..{2 * WINDOW - 1}, ...; the gradient cannot "
         "leave the window that holds the loss. Which window holds step "
         f"{LOSS_STEP}, and where does it start?",
-        quiet,
     )
 
 
@@ -85,15 +82,15 @@ def _input_weight_grad_cases(device: torch.device):
                for batch, vocab, hiddens in ((8, 28, 16), (1, 3, 2))]
     for label, x_t, vocab, hiddens in inputs:
         args = (x_t.to(device), rand(len(x_t), hiddens), vocab)
-        yield Case(label, args, _input_weight_grad_reference(*args))
+        yield Case(label, args, reference=_input_weight_grad_reference)
 
 
-def check_input_weight_grad(fn, quiet: bool = False) -> Verdict:
+def check_input_weight_grad(fn) -> Verdict:
     """Exercise 4: `fn(x_t, dA, vocab_size)` must return X_t^T dA for one-hot X_t, shape (vocab, hiddens)."""
     return check_function(
         fn, _input_weight_grad_cases,
         "Your input-weight gradient adds the rows of dA into the rows of the tokens read.",
-        quiet=quiet, signature="input_weight_grad(x_t, dA, vocab_size)", rtol=1e-9, atol=1e-12)
+        signature="input_weight_grad(x_t, dA, vocab_size)", rtol=1e-9, atol=1e-12)
 
 
 def reference_bptt(X, state, hiddens, d_outputs, W_hh, W_hq):
@@ -118,10 +115,10 @@ def _bptt_cases(device: torch.device):
         d_outputs = rand(steps * batch, vocab)
         args = (X, state, hiddens_all, d_outputs, W_hh, W_hq)
         yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", args,
-                   reference_bptt(*args), names=("dW_xh", "dW_hh", "db_h"))
+                   reference=reference_bptt, names=("dW_xh", "dW_hh", "db_h"))
 
 
-def check_bptt(fn, quiet: bool = False) -> Verdict:
+def check_bptt(fn) -> Verdict:
     """Exercise 6: `fn(X, state, hiddens, d_outputs, W_hh, W_hq)` returns (dW_xh, dW_hh, db_h) by hand.
 
     hiddens is (steps, batch, hiddens) with H_t = hiddens[t]; d_outputs is dL/dO, (steps*batch, vocab),
@@ -133,4 +130,4 @@ def check_bptt(fn, quiet: bool = False) -> Verdict:
         "from the next step, and each weight collects its gradient from every step.",
         rules=[never({"backward", "grad", "_run_backward"}, "Compute the gradients by hand; the exercise "
                      "does not allow autograd (backward or torch.autograd.grad).")],
-        quiet=quiet, signature="bptt(X, state, hiddens, d_outputs, W_hh, W_hq)", rtol=1e-7, atol=1e-10)
+        signature="bptt(X, state, hiddens, d_outputs, W_hh, W_hq)", rtol=1e-7, atol=1e-10)

@@ -87,7 +87,7 @@ def first_failing_piece(pieces: dict[str, Callable]) -> str | None:
 
     Every piece still returning None gives `NOT_ATTEMPTED`.
     """
-    verdicts = [(name, where, check(pieces.get(name), quiet=True)) for name, where, check in PIECES]
+    verdicts = [(name, where, check(pieces.get(name))) for name, where, check in PIECES]
     if all(v.message.startswith("Not attempted") for _, _, v in verdicts):
         return NOT_ATTEMPTED
     for name, where, verdict in verdicts:
@@ -148,10 +148,10 @@ def train_and_evaluate(pieces: dict[str, Callable], budget: Budget = Budget()) -
 
 
 def check_capstone(rnn_step=None, forward=None, backward=None, clip=None, perplexity=None,
-                   quiet: bool = False, budget: Budget = Budget()) -> Verdict:
+                   budget: Budget = Budget()) -> Verdict:
     """Capstone of notebook 07: check the five pieces, then train with them and compare with the package.
 
-    Prints (unless `quiet`) and returns a Verdict: "Not attempted yet" while every piece
+    Returns a Verdict (shown when a notebook cell ends with the check): "Not attempted yet" while every piece
     returns None; the first piece that fails its own check; a training run that fails or
     ends at a different validation perplexity (relative difference above `TOLERANCE`); or
     "Correct!" with both perplexities.
@@ -169,8 +169,6 @@ def check_capstone(rnn_step=None, forward=None, backward=None, clip=None, perple
         result = Verdict(True, f"Correct! Your RNN, built from your own five pieces, trained for "
                                f"{budget.minibatches} minibatches and reached validation perplexity "
                                f"{mine:.4f}; the package's model, same seed and budget: {reference:.4f}.")
-    if not quiet:
-        print(result.message)
     return result
 
 
