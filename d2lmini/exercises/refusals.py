@@ -10,8 +10,10 @@ the hook off). Used by `d2lmini.exercises.guard`; introduced with notebook 01's 
 """
 
 import _thread
+import dis
 import os
 import sys
+import sysconfig
 import threading
 import types
 from dataclasses import dataclass
@@ -28,6 +30,9 @@ SOLUTIONS = PACKAGE.parent / "solutions"  # the instructors' answers, in a clone
 MACHINERY = frozenset(str(PACKAGE / "exercises" / name) for name in
                       ("__init__.py", "coding.py", "guard.py", "refusals.py", "kernel_state.py"))
 CLIPPING_HELPERS = torch.nn.utils.clip_grad.__file__
+# Where Python's standard library and installed packages live (torch, sympy, ...).
+LIBRARIES = tuple(sorted({path + os.sep for name in ("stdlib", "platstdlib", "purelib", "platlib")
+                          if (path := sysconfig.get_paths().get(name))}))
 
 
 @dataclass(frozen=True)
@@ -90,11 +95,18 @@ def _fingerprint(code: types.CodeType) -> tuple:
     return fingerprint
 
 
+# The compiler writes `module.f(x)` as LOAD_ATTR when `module` is imported in the same source,
+# LOAD_METHOD when the function is compiled alone: the same code either way.
+SAME_OPERATION = {"LOAD_METHOD": "LOAD_ATTR"}
+
+
 def _compute_fingerprint(code: types.CodeType) -> tuple:
     consts = tuple(_fingerprint(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
                    for c in code.co_consts)
-    return (code.co_name, code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars,
-            code.co_argcount, code.co_kwonlyargcount, code.co_flags)
+    operations = tuple(SAME_OPERATION.get(i.opname, i.opname) for i in dis.get_instructions(code)
+                       if i.opname not in ("CACHE", "PUSH_NULL", "PRECALL"))
+    return (code.co_name, operations, consts, code.co_names, code.co_varnames, code.co_freevars,
+            code.co_argcount, code.co_kwonlyargcount, code.co_flags & 0x3FF)  # not the __future__ flags
 
 
 def _named_functions(code: types.CodeType):
@@ -203,7 +215,9 @@ class Refuser:
         if filename.startswith(self.solutions) or code in _SOLUTION_CODE:
             return ("the instructors' solutions", "Your function runs the instructors' solutions "
                     f"(solutions/, {code.co_qualname}). {REFERENCE}")
-        twin = _PACKAGE_CODE.get(_fingerprint(code)) if not code.co_name.startswith("<") else None
+        if code.co_name.startswith("<") or filename.startswith(LIBRARIES):
+            return None  # installed libraries are not copies of ours: no need to fingerprint them
+        twin = _PACKAGE_CODE.get(_fingerprint(code))
         if twin is not None and twin[0] not in self.allowed:
             return twin[1], (f"Your function runs a copy of {twin[1]}, the package's own code. {REFERENCE}")
         return None
