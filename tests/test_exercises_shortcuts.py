@@ -93,7 +93,8 @@ def changes_the_default_dtype(*args):
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (switches_gradients_off, "torch.set_grad_enabled"), (changes_the_default_dtype, "torch.set_default_dtype"),
+    (switches_gradients_off, "torch.set_grad_enabled"),
+    (changes_the_default_dtype, "torch.set_default_dtype"),
 ], ids=["grad", "dtype"])
 def test_a_changed_setting_is_put_back_and_named(wrong, words):
     result = hidden_state.check_rnn_step(wrong)
@@ -125,8 +126,10 @@ def starts_a_raw_thread(*args):
     return rnn_step(*args)
 
 
-@pytest.mark.parametrize("wrong", [starts_a_thread_that_patches_torch_later, reaches_the_package_from_a_thread,
-                                   starts_a_raw_thread], ids=lambda f: f.__name__)
+THREADS = [starts_a_thread_that_patches_torch_later, reaches_the_package_from_a_thread, starts_a_raw_thread]
+
+
+@pytest.mark.parametrize("wrong", THREADS, ids=lambda f: f.__name__)
 def test_a_thread_is_refused_and_none_outlives_the_check(wrong):
     original, before = torch.tanh, threading.active_count()
     result = hidden_state.check_rnn_step(wrong)
@@ -331,7 +334,7 @@ def loop_by_the_cached_reference(model, batches, optimizer):
 @pytest.mark.parametrize("check, wrong, words", [
     (bptt.check_bptt, bptt_by_a_copy_of_the_package, "a copy of d2lmini.bptt"),
     (hidden_state.check_rnn_step, step_by_a_copy_of_one_function, "a copy of d2lmini.rnn.rnn_step"),
-    (rnn_scratch.check_train_loop, loop_by_the_cached_reference, "d2lmini.exercises.rnn_scratch._reference_loop"),
+    (rnn_scratch.check_train_loop, loop_by_the_cached_reference, "rnn_scratch._reference_loop"),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_the_package_is_refused_under_any_name(check, wrong, words):
     result = check(wrong)
@@ -363,7 +366,7 @@ def expected_from_the_frames(*args):
 
 def expected_from_the_garbage_collector(*args):
     for thing in gc.get_objects():
-        if isinstance(thing, Case) and thing.args is args:
+        if type(thing) is Case and thing.args is args:
             if thing.expected is not None:
                 return thing.expected
             return thing.reference(*args)  # the reference itself: refused
