@@ -126,7 +126,19 @@ def starts_a_raw_thread(*args):
     return rnn_step(*args)
 
 
+def reaches_the_package_from_a_pool(*args):
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(d2lmini.rnn.rnn_step, *args).result()
+
+
 THREADS = [starts_a_thread_that_patches_torch_later, reaches_the_package_from_a_thread, starts_a_raw_thread]
+
+
+def test_a_thread_a_library_starts_is_watched_too():
+    result = hidden_state.check_rnn_step(reaches_the_package_from_a_pool)
+    assert not result and "d2lmini.rnn.rnn_step" in result.message, result.message
+    assert threading.getprofile() is None
 
 
 @pytest.mark.parametrize("wrong", THREADS, ids=lambda f: f.__name__)

@@ -275,7 +275,7 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
     outcome = Outcome(seconds=seconds, memory=memory)
     before, state, threads = snapshot(), settings(), set(sys._current_frames())
     refuser, stream = Refuser(allowed, (CLIPPING, *bans)), output if output is not None else CappedText()
-    saved = sys.stdout, sys.stderr, sys.getprofile()
+    saved = sys.stdout, sys.stderr, sys.getprofile(), threading.getprofile()
     hook = refuser
     with _InterruptWatch() as interrupt, _DataLimit(memory):
         watchdog = _Watchdog(threading.get_ident(), seconds, memory)
@@ -283,6 +283,7 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
             try:
                 sys.stdout = sys.stderr = stream
                 watchdog.start()
+                threading.setprofile(refuser)  # threads a library starts for the function are watched too
                 sys.setprofile(refuser)
                 value = fn(*args)
                 outcome.value = value if convert is None or value is None else convert(value)
@@ -290,13 +291,15 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
                 _stop(watchdog)
                 hook = sys.getprofile()
                 sys.setprofile(saved[2])
+                threading.setprofile(saved[3])
         except BaseException as error:  # the student's code may end in any way: report it
             outcome.error = error
         finally:
             _stop(watchdog)
             sys.stdout, sys.stderr = saved[0], saved[1]
             outcome.timed_out, outcome.out_of_memory = watchdog.fired, watchdog.out_of_memory
-            outcome.threads = stop_threads(threads, watchdog.thread.ident)
+            spared = {watchdog.thread.ident, *(t.ident for t in refuser.library_threads if t is not None)}
+            outcome.threads = stop_threads(threads, spared)
             outcome.changed = put_back_settings(state)
             outcome.replaced = restore(before)
     outcome.refused, outcome.refusal = refuser.refused, refuser.refusal

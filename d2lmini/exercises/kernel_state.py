@@ -104,9 +104,10 @@ def put_back_settings(before: dict[str, object]) -> list[str]:
     return [SETTING_NAMES[key] for key in SETTING_NAMES if now[key] != before[key]]
 
 
-def stop_threads(before: set[int], watchdog: int | None) -> int:
-    """Stop every Python thread started since `before` (raising SystemExit in it); return how many."""
-    started = set(sys._current_frames()) - before - {watchdog}
+def stop_threads(before: set[int], spared: set[int | None]) -> int:
+    """Stop every Python thread started since `before`, except `spared` ones (raising SystemExit in
+    it); return how many. Threads that torch or Python start for their own work are spared."""
+    started = set(sys._current_frames()) - before - spared
     for ident in started:
         raise_in(ident, SystemExit)
     for _ in range(40):  # up to a second for them to end

@@ -160,6 +160,16 @@ def _readable_name(code) -> str:
 REFERENCE = "The exercise asks you to write it yourself, so that call is refused here."
 
 
+THREAD_START = threading.Thread.start.__code__
+THREAD_STARTERS = tuple(f for f, why in DANGEROUS.items() if "thread" in why)
+
+
+def _from_a_library(frame, up: int = 1) -> bool:
+    """True when the call in `frame` (or its caller, `up` = 1) was made by an installed library's code."""
+    caller = frame.f_back if up else frame
+    return caller is not None and caller.f_code.co_filename.startswith(LIBRARIES)
+
+
 class Refuser:
     """A profile hook that refuses the package's code (except `allowed` files), copies of it, the
     solutions, what `bans` name, and the C functions in `DANGEROUS`; records the first refusal."""
@@ -173,12 +183,16 @@ class Refuser:
         self.refusal: str | None = None
         self.package = str(PACKAGE) + os.sep
         self.seen: dict[int, tuple[types.CodeType, tuple[str, str] | None]] = {}
+        self.library_threads: list[threading.Thread] = []  # started by torch or Python itself: spared
 
     def __call__(self, frame, event, arg):
+        if event == "call" and frame.f_code is THREAD_START and _from_a_library(frame):
+            self.library_threads.append(frame.f_locals.get("self"))
+            return
         if event == "call":
             found = self._code(frame.f_code)
         elif event == "c_call" and frame.f_code.co_filename not in MACHINERY:  # the guard's own calls pass
-            found = self._builtin(arg)
+            found = None if arg in THREAD_STARTERS and _from_a_library(frame, 0) else self._builtin(arg)
         else:
             return
         if found is not None:
