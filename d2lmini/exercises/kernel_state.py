@@ -28,8 +28,17 @@ def raise_in(thread_id: int, exception: type[BaseException]) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exception))
 
 
+_FOUND: dict[str, object] = {"modules": -1, "namespaces": []}  # found again when a module is imported
+
+
 def _namespaces() -> list:
     """torch's namespaces, every loaded d2lmini module, and the classes the exercise machinery defines."""
+    if _FOUND["modules"] != len(sys.modules):
+        _FOUND["namespaces"], _FOUND["modules"] = _find_namespaces(), len(sys.modules)
+    return _FOUND["namespaces"]
+
+
+def _find_namespaces() -> list:
     modules = [m for name, m in list(sys.modules.items())
                if (name == "d2lmini" or name.startswith("d2lmini.")) and isinstance(m, types.ModuleType)]
     machinery = [m for m in modules if getattr(m, "__file__", None) in MACHINERY]

@@ -179,6 +179,7 @@ class Refuser:
         self.allowed = MACHINERY | allowed
         self.bans = bans
         self.builtins = {id(b): ban for ban in bans for b in ban.builtins}
+        self.watched = set(self.builtins) | {id(f) for f in DANGEROUS}
         self.refused: str | None = None
         self.refusal: str | None = None
         self.package = str(PACKAGE) + os.sep
@@ -191,8 +192,8 @@ class Refuser:
             return
         if event == "call":
             found = self._code(frame.f_code)
-        elif event == "c_call" and frame.f_code.co_filename not in MACHINERY:  # the guard's own calls pass
-            found = None if arg in THREAD_STARTERS and _from_a_library(frame, 0) else self._builtin(arg)
+        elif event == "c_call" and id(arg) in self.watched:  # most C calls: one dict lookup
+            found = self._builtin(arg, frame)
         else:
             return
         if found is not None:
@@ -202,11 +203,12 @@ class Refuser:
             # raising here also removes the hook; `refused` keeps the verdict
             raise RefusedCall(f"{name} is refused here: write it yourself.")
 
-    def _builtin(self, function) -> tuple[str, str] | None:
-        try:
-            danger = DANGEROUS.get(function)
-        except TypeError:  # an unhashable callable: not one of ours
-            danger = None
+    def _builtin(self, function, frame) -> tuple[str, str] | None:
+        if frame.f_code.co_filename in MACHINERY:  # the guard's own calls (putting the hook back)
+            return None
+        if function in THREAD_STARTERS and _from_a_library(frame, 0):
+            return None  # a thread torch or Python starts for its own work
+        danger = DANGEROUS.get(function)
         if danger is not None:
             return danger.split(",")[0], f"Your function calls {danger}; it is refused here."
         ban = self.builtins.get(id(function))
