@@ -130,12 +130,19 @@ def loop_returning_the_last_loss(model, batches, optimizer):
     return 0.0
 
 
-def input_grad_overwriting_repeats(x_t, dA, vocab_size):
-    return torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype, device=dA.device).index_put((x_t,), dA)
+def masked_loss_over_all_rows(outputs, Y, lengths):
+    unpadded = torch.full_like(lengths, Y.shape[1])
+    loss, d_outputs = load_solution("05").masked_loss_and_grad(outputs, Y, unpadded)
+    real = (torch.arange(Y.shape[1], device=Y.device) < lengths[:, None]).T.reshape(-1)
+    return loss, d_outputs * real[:, None]  # padding left out of the gradient, but counted in the mean
 
 
-def input_grad_forgetting_the_transpose(x_t, dA, vocab_size):
-    return dA
+def masked_loss_keeping_padded_rows(outputs, Y, lengths):
+    loss, _ = load_solution("05").masked_loss_and_grad(outputs, Y, lengths)
+    real = (torch.arange(Y.shape[1], device=Y.device) < lengths[:, None]).T.reshape(-1)
+    d_outputs = torch.softmax(outputs, 1)
+    d_outputs[torch.arange(len(real)), Y.T.reshape(-1)] -= 1
+    return loss, d_outputs / int(real.sum())
 
 
 def bptt_without_recursion(X, state, hiddens, d_outputs, W_hh, W_hq):
@@ -249,9 +256,9 @@ CHECKERS = {
         (loop_without_detach, "detach it"), (loop_with_fresh_states, "fresh state"),
         (loop_without_zero_grad, "the parameters, W_xh, is wrong"),
         (loop_returning_the_last_loss, "mean loss")]),
-    "input_weight_grad": (bptt.check_input_weight_grad, "05", [
-        (input_grad_overwriting_repeats, "wrong at row 3"),
-        (input_grad_forgetting_the_transpose, "has shape")]),
+    "masked_loss_and_grad": (bptt.check_masked_loss_and_grad, "05", [
+        (masked_loss_over_all_rows, "loss, is"),
+        (masked_loss_keeping_padded_rows, "d_outputs, is wrong at row 5 (step 2, sequence 2)")]),
     "bptt": (bptt.check_bptt, "05", [
         (bptt_without_recursion, "is wrong"), (bptt_without_tanh_derivative, "is wrong"),
         (bptt_with_autograd, "autograd")]),
