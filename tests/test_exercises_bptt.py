@@ -3,6 +3,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from IPython.lib.pretty import pretty
 from solution_files import load_solution
 
 from d2lmini.bptt import PARAM_NAMES, plain_backward, plain_forward, sequence_loss_and_grad
@@ -12,10 +13,10 @@ from d2lmini.rnn import init_rnn_params, rnn_forward
 
 
 def test_tanh_backward():
-    assert ex.check_tanh_backward(2.0 * (1 - 0.36), quiet=True)
-    assert ex.check_tanh_backward(1.28, quiet=True)
-    assert not ex.check_tanh_backward(2.0 * (1 - 0.6), quiet=True)  # forgot to square
-    assert not ex.check_tanh_backward(None, quiet=True)
+    assert ex.check_tanh_backward(2.0 * (1 - 0.36))
+    assert ex.check_tanh_backward(1.28)
+    assert not ex.check_tanh_backward(2.0 * (1 - 0.6))  # forgot to square
+    assert not ex.check_tanh_backward(None)
 
 
 def test_vanishing_steps():
@@ -25,18 +26,18 @@ def test_vanishing_steps():
     assert k == 44
     assert ex.vanishing_steps() == k
     assert ex.vanishing_steps(0.5, 0.25) == 3  # 0.5^2 = 0.25 is not below 0.25
-    assert ex.check_vanishing_steps(44, quiet=True)
-    assert not ex.check_vanishing_steps(43, quiet=True)
-    assert not ex.check_vanishing_steps(True, quiet=True)
-    assert not ex.check_vanishing_steps("forty-four", quiet=True)
+    assert ex.check_vanishing_steps(44)
+    assert not ex.check_vanishing_steps(43)
+    assert not ex.check_vanishing_steps(True)
+    assert not ex.check_vanishing_steps("forty-four")
 
 
 def test_truncation_reach():
-    assert ex.check_truncation_reach(21, quiet=True)
-    assert not ex.check_truncation_reach(20, quiet=True)  # H_20 entered the window detached
-    assert not ex.check_truncation_reach(0, quiet=True)
-    assert not ex.check_truncation_reach(13, quiet=True)
-    assert not ex.check_truncation_reach(None, quiet=True)
+    assert ex.check_truncation_reach(21)
+    assert not ex.check_truncation_reach(20)  # H_20 entered the window detached
+    assert not ex.check_truncation_reach(0)
+    assert not ex.check_truncation_reach(13)
+    assert not ex.check_truncation_reach(None)
 
 
 # --- exercise 4: the loss and its gradient for sequences padded at their ends ----------------
@@ -60,8 +61,8 @@ def masked_loss_and_grad_with(mistake=None):
 
 
 def test_masked_loss_accepts_the_solution_and_the_right_function():
-    assert ex.check_masked_loss_and_grad(load_solution("05").masked_loss_and_grad, quiet=True)
-    result = ex.check_masked_loss_and_grad(masked_loss_and_grad_with(None), quiet=True)
+    assert ex.check_masked_loss_and_grad(load_solution("05").masked_loss_and_grad)
+    result = ex.check_masked_loss_and_grad(masked_loss_and_grad_with(None))
     assert result and result.message.startswith("Correct!")
 
 
@@ -75,13 +76,13 @@ MASKED_LOSS_MISTAKES = {
 
 @pytest.mark.parametrize("mistake", MASKED_LOSS_MISTAKES)
 def test_masked_loss_rejects_each_mistake(mistake):
-    result = ex.check_masked_loss_and_grad(masked_loss_and_grad_with(mistake), quiet=True)
+    result = ex.check_masked_loss_and_grad(masked_loss_and_grad_with(mistake))
     assert not result and result.message.startswith("Not yet"), result.message
     assert MASKED_LOSS_MISTAKES[mistake] in result.message, result.message
 
 
 def test_masked_loss_mistakes_get_messages_of_their_own():
-    messages = {ex.check_masked_loss_and_grad(masked_loss_and_grad_with(m), quiet=True).message
+    messages = {ex.check_masked_loss_and_grad(masked_loss_and_grad_with(m)).message
                 for m in MASKED_LOSS_MISTAKES}
     assert len(messages) == len(MASKED_LOSS_MISTAKES)
 
@@ -97,12 +98,12 @@ def test_masked_loss_refuses_autograd_and_the_package():
     def by_the_package(outputs, Y, lengths):
         return ex.reference_masked_loss_and_grad(outputs, Y, lengths)
 
-    result = ex.check_masked_loss_and_grad(by_autograd, quiet=True)
+    result = ex.check_masked_loss_and_grad(by_autograd)
     assert not result and "autograd" in result.message, result.message
-    result = ex.check_masked_loss_and_grad(by_the_package, quiet=True)
+    result = ex.check_masked_loss_and_grad(by_the_package)
     assert not result and "reference_masked_loss_and_grad" in result.message, result.message
-    assert ex.check_masked_loss_and_grad(lambda *args: None, quiet=True).message == NOT_ATTEMPTED
-    assert not ex.check_masked_loss_and_grad(42, quiet=True)
+    assert ex.check_masked_loss_and_grad(lambda *args: None).message == NOT_ATTEMPTED
+    assert not ex.check_masked_loss_and_grad(42)
 
 
 def test_masked_loss_reference_is_the_masked_mean():
@@ -149,9 +150,9 @@ def test_masked_loss_cases_cover_the_edges():
             assert len(set(targets.tolist())) < len(targets)
 
 
-def test_verdict_is_printed(capsys):
-    ex.check_tanh_backward(1.28)
-    assert "Correct!" in capsys.readouterr().out
+def test_the_verdict_displays_itself_and_prints_nothing(capsys):
+    assert pretty(ex.check_tanh_backward(1.28)).startswith("Correct!")
+    assert capsys.readouterr().out == ""
 
 
 # --- exercise 5: BPTT by hand for the leaky-integrator ReLU RNN -------------------------------
@@ -200,8 +201,8 @@ def leaky_bptt_by_the_package(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_h
 
 
 def test_leaky_bptt_accepts_the_solution_and_the_right_loop():
-    assert ex.check_leaky_bptt(load_solution("05").leaky_bptt, quiet=True)
-    result = ex.check_leaky_bptt(leaky_bptt_with(None), quiet=True)
+    assert ex.check_leaky_bptt(load_solution("05").leaky_bptt)
+    result = ex.check_leaky_bptt(leaky_bptt_with(None))
     assert result and result.message.startswith("Correct!")
 
 
@@ -231,15 +232,15 @@ def test_leaky_bptt_reference_is_the_forward_pass_differentiated():
     ("dL/dH_1 for dL/dH_0", "d_state, is wrong"),
 ])
 def test_leaky_bptt_rejects_each_mistake(mistake, words):
-    result = ex.check_leaky_bptt(leaky_bptt_with(mistake), quiet=True)
+    result = ex.check_leaky_bptt(leaky_bptt_with(mistake))
     assert not result and result.message.startswith("Not yet"), result.message
     assert words in result.message, result.message
 
 
 def test_leaky_bptt_refuses_autograd_and_the_package():
-    result = ex.check_leaky_bptt(leaky_bptt_by_autograd, quiet=True)
+    result = ex.check_leaky_bptt(leaky_bptt_by_autograd)
     assert not result and "autograd" in result.message, result.message
-    result = ex.check_leaky_bptt(leaky_bptt_by_the_package, quiet=True)
+    result = ex.check_leaky_bptt(leaky_bptt_by_the_package)
     assert not result and "d2lmini.exercises.bptt.reference_leaky_bptt" in result.message, result.message
 
 
@@ -247,10 +248,10 @@ def test_leaky_bptt_tells_the_old_signature_and_the_stub():
     def three_gradients(*args):
         return leaky_bptt_with(None)(*args)[:3]
 
-    result = ex.check_leaky_bptt(three_gradients, quiet=True)
+    result = ex.check_leaky_bptt(three_gradients)
     assert not result and "sequence of 4 items" in result.message, result.message
-    assert ex.check_leaky_bptt(lambda *args: None, quiet=True).message == NOT_ATTEMPTED
-    assert not ex.check_leaky_bptt(42, quiet=True)
+    assert ex.check_leaky_bptt(lambda *args: None).message == NOT_ATTEMPTED
+    assert not ex.check_leaky_bptt(42)
 
 
 def test_leaky_bptt_cases_cover_the_edges():

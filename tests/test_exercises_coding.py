@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 import torch
 import torch.nn.functional as F
+from IPython.lib.pretty import pretty
 from solution_files import load_solution
 
 from d2lmini.exercises import bptt, clipping, concat_matmul, hidden_state, one_hot, perplexity, rnn_scratch
@@ -266,17 +267,17 @@ CHECKERS = {
         (clip_through_data, ".data")]),
     "perplexity": (perplexity.check_perplexity_function, "07", [
         (perplexity_naive_softmax, "nan"), (perplexity_by_library, "F.cross_entropy"),
-        (perplexity_harmonic, "expected")]),
+        (perplexity_harmonic, "not the right value")]),
     "kn_bigram": (perplexity.check_kn_bigram, "07", [
-        (kn_with_raw_unigram, "expected"), (kn_without_unseen_contexts, "ZeroDivisionError"),
-        (kn_without_discount, "expected")]),
+        (kn_with_raw_unigram, "not the right value"), (kn_without_unseen_contexts, "ZeroDivisionError"),
+        (kn_without_discount, "not the right value")]),
 }
 
 
 @pytest.mark.parametrize("name", CHECKERS)
 def test_the_solution_passes(name):
     check, notebook, _ = CHECKERS[name]
-    result = check(getattr(load_solution(notebook), name), quiet=True)
+    result = check(getattr(load_solution(notebook), name))
     assert result, result.message
     assert result.message.startswith("Correct!")
 
@@ -286,7 +287,7 @@ def test_the_solution_passes(name):
 ], ids=lambda value: getattr(value, "__name__", None) if callable(value) else None)
 def test_a_mistake_fails_and_is_named(name, wrong, expected_words):
     check = CHECKERS[name][0]
-    result = check(wrong, quiet=True)
+    result = check(wrong)
     assert not result
     assert result.message.startswith("Not yet"), result.message
     assert expected_words in result.message, result.message
@@ -304,13 +305,13 @@ def test_the_stub_is_not_attempted_and_shows_nothing_else(name, capsys):
 
     check = CHECKERS[name][0]
     assert check(stub).message == NOT_ATTEMPTED
-    assert check(None).message == NOT_ATTEMPTED
-    assert capsys.readouterr().out == (NOT_ATTEMPTED + "\n") * 2
+    assert pretty(check(None)) == NOT_ATTEMPTED  # what the notebook shows
+    assert capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize("name", CHECKERS)
 def test_something_that_is_not_a_function_is_told_so(name):
-    result = CHECKERS[name][0](42, quiet=True)
+    result = CHECKERS[name][0](42)
     assert not result and "function" in result.message
 
 
@@ -343,6 +344,6 @@ def test_a_changed_input_is_reported_before_the_values():
     def doubles_in_place(x):
         return x.mul_(2)
 
-    result = check_function(doubles_in_place, cases, "fine", quiet=True)
+    result = check_function(doubles_in_place, cases, "fine")
     assert not result and "in place" in result.message
-    assert check_function(lambda x: x * 2, cases, "fine", quiet=True)
+    assert check_function(lambda x: x * 2, cases, "fine")

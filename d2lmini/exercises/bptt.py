@@ -23,7 +23,7 @@ WINDOW, LOSS_STEP = 10, 23
 
 
 @self_check
-def check_tanh_backward(answer, quiet: bool = False) -> Verdict:
+def check_tanh_backward(answer) -> Verdict:
     """Exercise 1: dL/dA for H = tanh(A) = TANH_H and dL/dH = TANH_DH."""
     expected = TANH_DH * (1 - TANH_H**2)
     return number_verdict(
@@ -31,7 +31,6 @@ def check_tanh_backward(answer, quiet: bool = False) -> Verdict:
         f"dA = dH * (1 - H^2) = {TANH_DH} * (1 - {TANH_H}^2) = {expected:.2f}.",
         "The derivative of tanh can be written with its own output: tanh'(a) = 1 - tanh(a)^2. "
         "Multiply dL/dH by it.",
-        quiet,
     )
 
 
@@ -44,7 +43,7 @@ def vanishing_steps(w: float = SCALAR_W, share: float = SHARE) -> int:
 
 
 @self_check
-def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
+def check_vanishing_steps(answer) -> Verdict:
     """Exercise 2: steps back until the gradient of h_t = W h_{t-1} is below SHARE of its start."""
     expected = vanishing_steps()
     return count_verdict(
@@ -53,12 +52,11 @@ def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
         f"{SCALAR_W}^{expected} = {SCALAR_W**expected:.4f} is below: after {expected} steps.",
         f"Each step back multiplies the gradient by {SCALAR_W}. Find the smallest k with "
         f"{SCALAR_W}^k < {SHARE}, e.g. with math.log or a loop.",
-        quiet,
     )
 
 
 @self_check
-def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
+def check_truncation_reach(answer) -> Verdict:
     """Exercise 3: earliest step t whose H_t gets gradient from the loss at LOSS_STEP (window WINDOW)."""
     expected = (LOSS_STEP - 1) // WINDOW * WINDOW + 1
     return count_verdict(
@@ -68,7 +66,6 @@ def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
         f"The windows are steps 1..{WINDOW}, {WINDOW + 1}..{2 * WINDOW}, ...; the gradient cannot "
         "leave the window that holds the loss. Which window holds step "
         f"{LOSS_STEP}, and where does it start?",
-        quiet,
     )
 
 
@@ -111,11 +108,11 @@ def _masked_loss_cases(device: torch.device):
         padding = "no padding" if min(lengths) == steps else "padded"
         args = (rand(steps * batch, vocab) * 2, Y.to(device), torch.tensor(lengths, device=device))
         yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, lengths {lengths} ({padding})", args,
-                   reference_masked_loss_and_grad(*args), names=("loss", "d_outputs"),
+                   reference=reference_masked_loss_and_grad, names=("loss", "d_outputs"),
                    locate=_where_in_outputs(batch))
 
 
-def check_masked_loss_and_grad(fn, quiet: bool = False) -> Verdict:
+def check_masked_loss_and_grad(fn) -> Verdict:
     """Exercise 4: `fn(outputs, Y, lengths)` returns (loss, d_outputs) for sequences padded at their ends.
 
     outputs are step-major logits (steps*batch, vocab), Y the targets (batch, steps) and
@@ -129,7 +126,7 @@ def check_masked_loss_and_grad(fn, quiet: bool = False) -> Verdict:
         "could reach a real step anyway: the backward loop itself needs no change.",
         rules=[never(AUTOGRAD_NAMES, "Compute the gradient by hand; the exercise does not allow "
                      "autograd (backward, torch.autograd.grad, torch.func, requires_grad_, grad_fn).")],
-        quiet=quiet, signature="masked_loss_and_grad(outputs, Y, lengths)", rtol=1e-9, atol=1e-12)
+        signature="masked_loss_and_grad(outputs, Y, lengths)", rtol=1e-9, atol=1e-12)
 
 
 def reference_bptt(X, state, hiddens, d_outputs, W_hh, W_hq):
@@ -154,10 +151,10 @@ def _bptt_cases(device: torch.device):
         d_outputs = rand(steps * batch, vocab)
         args = (X, state, hiddens_all, d_outputs, W_hh, W_hq)
         yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", args,
-                   reference_bptt(*args), names=("dW_xh", "dW_hh", "db_h"))
+                   reference=reference_bptt, names=("dW_xh", "dW_hh", "db_h"))
 
 
-def check_bptt(fn, quiet: bool = False) -> Verdict:
+def check_bptt(fn) -> Verdict:
     """The capstone's backward piece: `fn(X, state, hiddens, d_outputs, W_hh, W_hq)` -> (dW_xh, dW_hh, db_h).
 
     The tanh RNN of notebook 05, whose page shows this loop (its exercise 5 is `check_leaky_bptt`).
@@ -171,7 +168,7 @@ def check_bptt(fn, quiet: bool = False) -> Verdict:
         "from the next step, and each weight collects its gradient from every step.",
         rules=[never({"backward", "grad", "_run_backward"}, "Compute the gradients by hand; the exercise "
                      "does not allow autograd (backward or torch.autograd.grad).")],
-        quiet=quiet, signature="bptt(X, state, hiddens, d_outputs, W_hh, W_hq)", rtol=1e-7, atol=1e-10)
+        signature="bptt(X, state, hiddens, d_outputs, W_hh, W_hq)", rtol=1e-7, atol=1e-10)
 
 
 # Exercise 5: BPTT by hand for an RNN that is not on the page, a leaky integrator with ReLU:
@@ -211,14 +208,19 @@ def _leaky_bptt_cases(device: torch.device):
         W_hq = rand(hiddens, vocab)
         state = rand(batch, hiddens).abs() * (0 if zero_state else 1)
         d_outputs = rand(steps * batch, vocab)
-        expected, hiddens_all = reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)
+        _, hiddens_all = reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)
         start = "a zero initial state" if zero_state else "a random initial state"
         yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}, alpha={alpha}, {start}",
-                   (X, state, hiddens_all, d_outputs, W_xh, W_hh, b_h, W_hq, alpha), expected,
-                   names=("dW_xh", "dW_hh", "db_h", "d_state"))
+                   (X, state, hiddens_all, d_outputs, W_xh, W_hh, b_h, W_hq, alpha),
+                   reference=_leaky_reference, names=("dW_xh", "dW_hh", "db_h", "d_state"))
 
 
-def check_leaky_bptt(fn, quiet: bool = False) -> Verdict:
+def _leaky_reference(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha):
+    """The gradients `reference_leaky_bptt` computes for a case's inputs (computed after the call)."""
+    return reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)[0]
+
+
+def check_leaky_bptt(fn) -> Verdict:
     """Exercise 5: `fn(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)` returns
     (dW_xh, dW_hh, db_h, d_state) of the leaky-integrator ReLU RNN, written by hand.
 
@@ -232,5 +234,5 @@ def check_leaky_bptt(fn, quiet: bool = False) -> Verdict:
         "back along both of its paths, and each weight sums its gradient over time.",
         rules=[never(AUTOGRAD_NAMES, "Compute the gradients by hand; the exercise does not allow "
                      "autograd (backward, torch.autograd.grad, torch.func, requires_grad_, grad_fn).")],
-        quiet=quiet, signature="leaky_bptt(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)",
+        signature="leaky_bptt(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)",
         rtol=1e-7, atol=1e-10)

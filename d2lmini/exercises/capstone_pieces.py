@@ -94,7 +94,7 @@ def check_minibatches(minibatches) -> Verdict:
     return check_function(minibatches, _minibatch_cases,
                           "Row i of each minibatch continues row i of the one before, and Y is X "
                           "shifted by one character.",
-                          quiet=True, signature="minibatches(indices, batch_size, num_steps)")
+                          signature="minibatches(indices, batch_size, num_steps)")
 
 
 # --- the forward pass ----------------------------------------------------------------------
@@ -123,7 +123,7 @@ def check_forward(forward) -> Verdict:
     """Piece 2: `forward(X, state, params)` returns (outputs (steps*batch, vocab), step-major; hiddens)."""
     return check_function(forward, _forward_cases,
                           "Your forward pass gives the package's outputs and hidden states.",
-                          RULES["forward"], quiet=True, signature="forward(X, state, params)")
+                          RULES["forward"], signature="forward(X, state, params)")
 
 
 # --- the loss and its gradient -------------------------------------------------------------
@@ -153,7 +153,7 @@ def check_loss_and_grad(loss_and_grad) -> Verdict:
     """
     return check_function(loss_and_grad, _loss_cases,
                           "Your loss and its gradient match the package's, even for large logits.",
-                          RULES["loss_and_grad"], quiet=True, signature="loss_and_grad(outputs, Y)",
+                          RULES["loss_and_grad"], signature="loss_and_grad(outputs, Y)",
                           rtol=1e-4, atol=1e-6)
 
 
@@ -192,7 +192,7 @@ def check_backward(backward) -> Verdict:
     verdict = check_function(backward, _backward_cases,
                              "Your backward pass gives autograd's gradients for all five parameters "
                              "and the initial state.",
-                             RULES["backward"], quiet=True,
+                             RULES["backward"],
                              signature="backward(X, state, hiddens, d_outputs, d_final, params)",
                              rtol=1e-4, atol=1e-5)
     return _named_items(verdict, GRADIENTS, GRADIENT_NAMES)
@@ -228,7 +228,7 @@ def check_clip(clip) -> Verdict:
                              [never({"data"}, "Your function reads .data; work with the tensors themselves."),
                               never({"clip_grad_norm_", "clip_grad_value_"},
                                     "Write the clipping yourself, without torch.nn.utils.")],
-                             quiet=True, signature="clip(grads, theta)", rtol=1e-5, atol=1e-7)
+                             signature="clip(grads, theta)", rtol=1e-5, atol=1e-7)
     return _named_items(verdict, CLIPPED[0], tuple(f"clipped gradient {i}" for i in range(7)))
 
 
@@ -247,7 +247,7 @@ def _sgd_cases(device: torch.device):
 def check_sgd(sgd) -> Verdict:
     """Piece 6: `sgd(params, grads, lr)` returns new tensors p - lr * g (the inputs unchanged)."""
     return check_function(sgd, _sgd_cases, "Your update takes one SGD step and leaves its inputs alone.",
-                          quiet=True, signature="sgd(params, grads, lr)")
+                          signature="sgd(params, grads, lr)")
 
 
 # --- perplexity ----------------------------------------------------------------------------
@@ -264,7 +264,7 @@ def check_perplexity(perplexity) -> Verdict:
     """Piece 7: `perplexity(logits, targets)` returns exp of the mean cross-entropy in nats, a number."""
     return check_function(perplexity, _perplexity_cases,
                           "Your perplexity is e to the mean cross-entropy in nats, stable for large logits.",
-                          RULES["perplexity"], quiet=True, signature="perplexity(logits, targets)",
+                          RULES["perplexity"], signature="perplexity(logits, targets)",
                           rtol=1e-4)
 
 
