@@ -32,7 +32,7 @@ REQUIRED = {
         "d2lmini.gradcheck.finite_difference_gradients",
         "d2lmini.bptt.hidden_states", "d2lmini.bptt.HandWrittenBPTT",  # the fast paths, shown
     },
-    "06_gradient_clipping.ipynb": {"d2lmini.train.clip_gradients"},
+    "06_gradient_clipping.ipynb": {"d2lmini.clipping.clip_gradients"},
     "07_perplexity.ipynb": {
         "d2lmini.metrics.perplexity_from_logits", "d2lmini.ngram.gram_codes", "d2lmini.ngram.lookup",
         "d2lmini.ngram.count_tables", "d2lmini.ngram.interpolated_probs",
@@ -168,5 +168,5 @@ def test_the_sync_tool_repairs_a_planted_difference(tmp_path):
     path = NOTEBOOKS / "06_gradient_clipping.ipynb"
     assert tool.sync(path, write=False) == []
     copy = plant(path, tmp_path, lambda s: s.replace("def ", "def  ", 1))
-    assert tool.sync(copy, write=True) == ["d2lmini.train.clip_gradients"]
+    assert tool.sync(copy, write=True) == ["d2lmini.clipping.clip_gradients"]
     assert mismatches(copy) == [] and tool.sync(copy, write=False) == []
