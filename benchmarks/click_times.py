@@ -31,7 +31,7 @@ import torch
 matplotlib.use("Agg")
 
 from d2lmini.corpus import load_corpus  # noqa: E402
-from d2lmini.lab import LabSettings, RunTooLong, check_click  # noqa: E402
+from d2lmini.lab import LabSettings, RunTooLong, validate_click  # noqa: E402
 from d2lmini.rnn import RNNScratch  # noqa: E402
 from d2lmini.settings import LAB_SETTINGS  # noqa: E402
 from d2lmini.train import TrainConfig  # noqa: E402
@@ -107,7 +107,7 @@ def largest_budget(**settings) -> int:
     accepted = low
     for budget in range(low, high + 1, step):
         try:
-            check_click(LabSettings(max_minibatches=budget, **settings))
+            validate_click(LabSettings(max_minibatches=budget, **settings))
             accepted = budget
         except RunTooLong:
             break

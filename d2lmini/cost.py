@@ -79,26 +79,32 @@ def estimate_cost(config, vocab_size: int, train_tokens: int, valid_tokens: int,
     # A budget in minibatches or epochs is estimated as asked, even past the time limit that would
     # stop it: a run cut short by the clock is not the run asked for.
     train_seconds = config.max_seconds if minibatches is None else minibatches * one_minibatch
-    if config.eval_batch_size is None:  # one stream, after the end of the training text
+    e, evaluations = EVAL_SECONDS, planned_evaluations(config, per_epoch)
+
+    def one_evaluation(batch: int, chunk: int, length: int) -> float:
+        return (math.ceil(length / chunk) * e["call"] + length * (e["step"] + e["step_mac"] * step_macs)
+                + batch * length * e["token_mac"] * step_macs)
+
+    # The last evaluation reads one stream after the end of the training text; with `eval_batch_size`
+    # the others are estimates from that many cold-started streams.
+    one_stream = one_evaluation(1, (config.eval_batch_size is None and config.eval_num_steps) or EVAL_CHUNK,
+                                max(0, valid_tokens - 1) + min(CONTEXT_TOKENS, train_tokens))
+    if config.eval_batch_size is None:
         eval_batch, eval_steps = 1, config.eval_num_steps or EVAL_CHUNK
-        length = max(0, valid_tokens - 1) + min(CONTEXT_TOKENS, train_tokens)
+        eval_seconds = evaluations * one_stream
     else:
         eval_batch = max(1, min(config.eval_batch_size, valid_tokens - 1))
         eval_steps = config.eval_num_steps or config.num_steps
-        length = max(0, valid_tokens - 1) // eval_batch
-    e = EVAL_SECONDS
-    one_evaluation = (math.ceil(length / eval_steps) * e["call"]
-                      + length * (e["step"] + e["step_mac"] * step_macs)
-                      + valid_tokens * e["token_mac"] * step_macs)
-    evaluations = planned_evaluations(config, per_epoch)
+        estimate = one_evaluation(eval_batch, eval_steps, max(0, valid_tokens - 1) // eval_batch)
+        eval_seconds = (evaluations - 1) * estimate + one_stream
     p = PREDICT_SECONDS
     predict_seconds = ((num_chars + 1) * p["call"]
                        + (prefix_length + num_chars) * (p["step"] + p["step_mac"] * step_macs))
     parameters = h * h + 2 * h * v + h + v
     floats = (4 * parameters + 3 * tokens * (h + v)
-              + 2 * eval_batch * eval_steps * (h + v) + 2 * prefix_length * (h + v))
-    return RunCost(minibatches, evaluations, train_seconds, evaluations * one_evaluation, predict_seconds,
-                   4 * floats)
+              + 2 * max(eval_batch * eval_steps, EVAL_CHUNK, CONTEXT_TOKENS) * (h + v)
+              + 2 * prefix_length * (h + v))
+    return RunCost(minibatches, evaluations, train_seconds, eval_seconds, predict_seconds, 4 * floats)
 
 
 class MachineSpeed:

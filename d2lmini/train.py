@@ -39,9 +39,10 @@ class TrainConfig:
     the share of that budget used so far. Checkpoints (a validation measurement, a
     `History` entry and a callback) come about `checkpoints` times per run (None: after every
     epoch), and always at the end. Validation reads the text as one stream continuing the
-    training text (`eval_batch_size` None: `evaluate_perplexity`, the protocol of every
-    baseline), `eval_num_steps` tokens per call (None: `EVAL_CHUNK`); an `eval_batch_size` of
-    n asks for n cold-started streams instead, a cheaper estimate (`estimate_perplexity`).
+    training text (`evaluate_perplexity`, the protocol of every baseline), `eval_num_steps`
+    tokens per call (None: `EVAL_CHUNK`). An `eval_batch_size` of n asks, at every checkpoint
+    but the last, for a cheaper estimate instead: n cold-started streams (`estimate_perplexity`,
+    `eval_num_steps` per call, None: `num_steps`); `History.valid_estimated` marks them.
 
     What each field may hold, its label and help are declared once, in
     `d2lmini.settings.TRAIN_SETTINGS`; `validate_config` checks a config against them.
@@ -76,6 +77,11 @@ class History:
     `train_perplexity` is that of the minibatches since the previous checkpoint; `seconds` is the
     budget's clock at the checkpoint.
 
+    `valid_perplexity` is read as one stream after the training text (`evaluate_perplexity`,
+    the baselines' protocol) except where `valid_estimated` is True: there it is the cheaper
+    estimate of `eval_batch_size` cold-started streams (`estimate_perplexity`), which a config
+    may ask for at the checkpoints before the last; the last is always one stream.
+
     `step_grad_norm` is measured before clipping. `step_clip_cosine` (per-element
     clipping only) is the cosine between the gradient before and after clipping.
     `stopped` is None for a run that used its budget, else why it stopped early (an
@@ -87,6 +93,7 @@ class History:
     minibatches: list[int] = field(default_factory=list)
     train_perplexity: list[float] = field(default_factory=list)
     valid_perplexity: list[float] = field(default_factory=list)
+    valid_estimated: list[bool] = field(default_factory=list)
     tokens_per_second: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     step_loss: list[float] = field(default_factory=list)
@@ -221,6 +228,8 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, before: torch.T
     nothing to predict.
     """
     check_indices(indices, "validation text", model.vocab_size)
+    if before is not None:
+        check_indices(before, "text before the validation text", model.vocab_size)
     context = indices[:0] if before is None else before[-CONTEXT_TOKENS:]
     stream = torch.cat([context, indices]).to(model_device(model))
     first = max(len(context), 1)              # stream[first] is the first token scored
@@ -424,10 +433,11 @@ MAX_ACTIVATION_BYTES = 4 * 1024**3
 
 
 def eval_tokens_per_call(config: TrainConfig) -> int:
-    """Return how many tokens one evaluation call of `config` reads (see `evaluate`)."""
+    """Return the most tokens one evaluation call of `config` reads (see `evaluate`)."""
     if config.eval_batch_size is None:
         return max(config.eval_num_steps or EVAL_CHUNK, CONTEXT_TOKENS)
-    return config.eval_batch_size * (config.eval_num_steps or config.num_steps)
+    streams = config.eval_batch_size * (config.eval_num_steps or config.num_steps)
+    return max(EVAL_CHUNK, CONTEXT_TOKENS, streams)
 
 
 def validate_config(config: TrainConfig, vocab_size: int | None = None) -> None:
@@ -450,12 +460,13 @@ def validate_config(config: TrainConfig, vocab_size: int | None = None) -> None:
 
 
 def evaluate(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
-             config: TrainConfig) -> float:
-    """Return the validation perplexity as `config` asks: one stream after the training text
-    (`eval_batch_size` None, the default: `evaluate_perplexity`) or `eval_batch_size`
-    cold-started streams (`estimate_perplexity`, an estimate)."""
-    if config.eval_batch_size is None:
-        return evaluate_perplexity(model, valid_indices, train_indices, config.eval_num_steps or EVAL_CHUNK)
+             config: TrainConfig, estimate: bool = False) -> float:
+    """Return the validation perplexity: one stream after the training text (`evaluate_perplexity`),
+    or with `estimate` `config.eval_batch_size` cold-started streams (`estimate_perplexity`)."""
+    if not estimate:
+        return evaluate_perplexity(model, valid_indices, train_indices,
+                                   (config.eval_num_steps if config.eval_batch_size is None else None)
+                                   or EVAL_CHUNK)
     return estimate_perplexity(model, valid_indices, config.eval_batch_size,
                                config.eval_num_steps or config.num_steps)
 
@@ -514,9 +525,9 @@ class TrainingRun:
                 if self.checkpoint_due():
                     self.checkpoint()
             else:
-                if not (self.every_steps or self.every_seconds):
+                if not (self.every_steps or self.every_seconds or self.budget.spent(self.steps, epoch)):
                     self.checkpoint()                           # checkpointed once per epoch
-        self.checkpoint()                                       # the end of the run, if anything is new
+        self.checkpoint(final=True)                             # the end of the run
 
     def checkpoint_due(self) -> bool:
         """Return True when a mid-epoch checkpoint is due (`TrainConfig.checkpoints`)."""
@@ -526,16 +537,22 @@ class TrainingRun:
             return self.budget.train_seconds() - self.last_train_seconds >= self.every_seconds
         return False
 
-    def checkpoint(self) -> None:
-        """Measure and record a checkpoint if anything was trained since the last one; call back."""
+    def checkpoint(self, final: bool = False) -> None:
+        """Measure and record a checkpoint if anything was trained since the last one; call back.
+
+        The `final` checkpoint (the end of the run) always reads the validation text as one
+        stream (`evaluate_perplexity`), whatever `eval_batch_size` asks of the others.
+        """
         history, config, budget, steps = self.history, self.config, self.budget, self.steps
         if steps == self.last_steps:
             return
         losses = history.step_loss[self.last_steps:]
         tokens = (steps - self.last_steps) * config.batch_size * config.num_steps
         trained, clock = budget.train_seconds(), budget.seconds()
+        estimate = not final and config.eval_batch_size is not None
         with budget.evaluating():
-            valid = evaluate(self.model, self.train_indices, self.valid_indices, config)
+            valid = evaluate(self.model, self.train_indices, self.valid_indices, config, estimate)
+            history.valid_estimated.append(estimate)
             history.epoch.append(steps / self.steps_per_epoch)
             history.minibatches.append(steps)
             history.train_perplexity.append(safe_exp(math.fsum(losses) / len(losses)))
@@ -633,7 +650,7 @@ def measure_at_stop(run: TrainingRun) -> None:
     """Checkpoint an interrupted run where it stopped, so what was trained is measured; a second
     interrupt (or any error) while measuring leaves the history as it was."""
     try:
-        run.checkpoint()
+        run.checkpoint(final=True)
     except (Exception, KeyboardInterrupt):
         pass
 

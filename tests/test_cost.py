@@ -6,8 +6,9 @@ from dataclasses import replace
 import pytest
 
 from d2lmini.cost import EVAL_SECONDS, TRAIN_SECONDS, MachineSpeed, estimate_cost
-from d2lmini.lab import MAX_CLICK_SECONDS, LabSettings, check_click, expected_seconds, reference_seconds
+from d2lmini.lab import MAX_CLICK_SECONDS, LabSettings, expected_seconds, reference_seconds, validate_click
 from d2lmini.settings import LAB_SETTINGS
+from d2lmini.train import CONTEXT_TOKENS
 
 VOCAB, TRAIN, VALID = 28, 117_458, 13_051
 
@@ -34,10 +35,20 @@ def test_more_work_never_costs_less():
 
 
 def test_evaluation_of_one_stream_costs_a_call_per_chunk():
-    c = estimate_cost(replace(LabSettings(), eval_batch_size=1, eval_num_steps=10, checkpoints=1,
+    c = estimate_cost(replace(LabSettings(), eval_batch_size=None, eval_num_steps=10, checkpoints=1,
                               max_minibatches=1), VOCAB, TRAIN, VALID)
-    calls = math.ceil((VALID - 1) / 10)
+    calls = math.ceil((VALID - 1 + CONTEXT_TOKENS) / 10)  # the end of the training text, then the text
     assert c.eval_seconds > c.evaluations * calls * EVAL_SECONDS["call"]
+
+
+def test_estimates_at_the_checkpoints_cost_less_than_one_stream_and_the_last_is_one_stream():
+    one_stream = cost(eval_batch_size=None)
+    estimates = cost(eval_batch_size=32)
+    last_only = estimate_cost(replace(LabSettings(), eval_batch_size=32, checkpoints=None, max_minibatches=1),
+                              VOCAB, TRAIN, VALID)
+    assert estimates.eval_seconds < one_stream.eval_seconds / 2
+    assert last_only.evaluations == 2
+    assert last_only.eval_seconds > one_stream.eval_seconds / one_stream.evaluations
 
 
 def test_machine_speed_is_the_median_ratio_of_the_last_runs():
@@ -72,9 +83,9 @@ def test_the_lab_learns_this_machines_speed_from_its_runs(monkeypatch):
 def test_every_control_at_its_limit_alone_is_a_click_under_the_bound():
     for name in ("num_hiddens", "batch_size", "num_steps", "max_minibatches"):
         top = LAB_SETTINGS[name].slider[1]
-        assert check_click(replace(LabSettings(), **{name: top})) <= MAX_CLICK_SECONDS, name
+        assert validate_click(replace(LabSettings(), **{name: top})) <= MAX_CLICK_SECONDS, name
 
 
 def test_two_controls_at_their_limits_are_refused_with_what_to_make_smaller():
     with pytest.raises(ValueError, match="about [0-9]+ s on a 2-core laptop.*kept under 15 s.*smaller"):
-        check_click(LabSettings(num_hiddens=384, batch_size=256))
+        validate_click(LabSettings(num_hiddens=384, batch_size=256))

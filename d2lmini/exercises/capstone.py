@@ -17,6 +17,7 @@ import torch.nn.functional as F
 
 from d2lmini.batching import sequential_batches
 from d2lmini.bptt import PARAM_NAMES, hidden_gradients, sequence_loss_and_grad, weight_gradients
+from d2lmini.clipping import clip_gradients
 from d2lmini.corpus import load_corpus
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.bptt import check_bptt
@@ -27,7 +28,6 @@ from d2lmini.exercises.perplexity import check_perplexity_function
 from d2lmini.exercises.rnn_scratch import check_forward
 from d2lmini.metrics import perplexity_from_logits
 from d2lmini.rnn import init_rnn_params, rnn_forward, rnn_step
-from d2lmini.clipping import clip_gradients
 
 # Relative difference allowed between the two runs' validation perplexities. Two correct
 # implementations differ only by rounding, which 150 SGD steps amplify (measured: 1.1e-7
