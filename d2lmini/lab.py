@@ -158,6 +158,15 @@ class CorpusData:
     floor: float | None
     strong: dict[str, float] | None = None
 
+    def strong_baselines(self) -> dict[str, float]:
+        """Return the best Kneser-Ney n-gram's and PPMd's perplexities (computed once, kept in `strong`)."""
+        if self.strong is None:
+            ladder = ladder_bits(*self.corpus.split_text())
+            kn_bits = ladder[f"best n-gram (KN n={ladder.best_order})"]
+            self.strong = {f"Kneser-Ney {ladder.best_order}-gram": perplexity_from_bits(kn_bits),
+                           "PPMd compressor": perplexity_from_bits(ladder["ppmd"])}
+        return self.strong
+
 
 # How many corpora (with their baselines) the lab keeps; the least recently used goes first.
 CACHED_CORPORA = 4
@@ -192,13 +201,7 @@ def strong_baselines(settings: LabSettings) -> dict[str, float]:
     These are the baselines an expert would pick (notebook 07, section 6); a sweep's plot
     draws them. Computed once per corpus (about a second) and kept with its `CorpusData`.
     """
-    data = corpus_data(settings)
-    if data.strong is None:
-        ladder = ladder_bits(*data.corpus.split_text())
-        kn_bits = ladder[f"best n-gram (KN n={ladder.best_order})"]
-        data.strong = {f"Kneser-Ney {ladder.best_order}-gram": perplexity_from_bits(kn_bits),
-                       "PPMd compressor": perplexity_from_bits(ladder["ppmd"])}
-    return data.strong
+    return corpus_data(settings).strong_baselines()
 
 
 def label(name: str) -> str:

@@ -1,9 +1,10 @@
-"""Tests for notebook 07's perplexity lab: `run_lab` and the panel, driven by setting widget values."""
+"""Tests for notebook 08's perplexity lab: `run_lab` and the panel, driven by setting widget values."""
 
 import math
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import replace
 
 import pytest
@@ -55,6 +56,7 @@ def test_defaults_learn_below_the_unigram_baseline(bundled):
     assert len(result.sample) == len(FIXED.prefix) + FIXED.num_chars
 
 
+@pytest.mark.slow  # the whole default run
 def test_the_default_budget_is_counted_in_minibatches_not_seconds():
     settings = LabSettings()
     assert settings.max_minibatches == LAB_MINIBATCHES and not settings.count_eval_time
@@ -64,6 +66,7 @@ def test_the_default_budget_is_counted_in_minibatches_not_seconds():
     assert not result.stopped_at_time_limit and len(result.history.epoch) == settings.checkpoints
 
 
+@pytest.mark.slow  # two runs beside a busy process
 def test_two_runs_agree_while_another_process_keeps_a_core_busy():
     spin = "import time\nend = time.time() + 60\nwhile time.time() < end: pass"
     busy = subprocess.Popen([sys.executable, "-c", spin])
@@ -199,16 +202,88 @@ def test_a_click_estimated_over_15_seconds_is_refused_before_training(panel):
     assert panel.update().error is None
 
 
-def test_the_time_machine_offline_gives_a_message(tmp_path):
-    url = f"http://127.0.0.1:{closed_port()}/timemachine.txt"
-    panel = LabPanel(replace(FIXED, data_dir=tmp_path, timemachine_url=url, download_timeout=5.0))
+@pytest.fixture
+def silent_server():
+    """A server on 127.0.0.1 that accepts connections and never answers; yields its URL."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)  # connections wait in the backlog: connected, never answered
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/timemachine.txt"
+
+
+TINY = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=12, checkpoints=2, num_chars=20)
+
+
+class Counter:
+    """Wrap `module.name`, counting its calls (and those whose first argument satisfies `which`)."""
+
+    def __init__(self, monkeypatch, module, name, which=lambda *args: True):
+        self.calls, inner = 0, getattr(module, name)
+
+        def counted(*args, **kwargs):
+            self.calls += bool(which(*args))
+            return inner(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+
+
+def test_the_time_machine_offline_answers_within_one_timeout_with_one_download_attempt(
+        tmp_path, silent_server, monkeypatch):
+    import d2lmini.lab as lab
+
+    timeout = 0.5
+    panel = LabPanel(replace(TINY, data_dir=tmp_path, timemachine_url=silent_server,
+                             download_timeout=timeout))
     assert "downloads on first use" in dict((v, k) for k, v in panel.corpus.options)["timemachine"]
     panel.corpus.value = "timemachine"
+    loads = Counter(monkeypatch, lab, "load_corpus")
+    start = time.perf_counter()
     result = panel.update()
+    took = time.perf_counter() - start
+    assert loads.calls == 1, "one download attempt per click"
+    assert took < 2 * timeout, f"the click answered after {took:.2f} s, more than one {timeout} s timeout"
     assert result.error is not None and "Could not download" in panel.message.value
     assert "bundled" in panel.message.value and not list(tmp_path.iterdir())
     panel.corpus.value = "bundled"
     assert panel.update().error is None
+
+
+def count_the_work(monkeypatch):
+    """Count, from now on, validations, corpus lookups and loads (the panel has loaded its corpus:
+    a lookup finds it, as a click finds it after the first), cost estimates and training's checks."""
+    import d2lmini.lab as lab
+    import d2lmini.train as train
+
+    return {"validations": Counter(monkeypatch, lab, "validate_lab_settings"),
+            "corpus lookups": Counter(monkeypatch, lab, "corpus_data"),
+            "corpus loads": Counter(monkeypatch, lab, "load_corpus"),
+            "estimates": Counter(monkeypatch, lab, "estimate_cost",
+                                 lambda config, *rest: config.max_minibatches != LAB_MINIBATCHES),  # not the
+            # default run's estimate, the reference that a run's work is measured against
+            "train validations": Counter(monkeypatch, train, "validate_config"),
+            "setting checks in training": Counter(monkeypatch, train, "check_value")}
+
+
+def test_one_click_validates_loads_and_estimates_once(monkeypatch):
+    panel = make_lab(TINY)
+    counts = count_the_work(monkeypatch)
+    result = panel.update()
+    assert result.error is None
+    assert {name: counter.calls for name, counter in counts.items()} == {
+        "validations": 1, "corpus lookups": 1, "corpus loads": 0, "estimates": 1,
+        "train validations": 0, "setting checks in training": 0}
+
+
+def test_each_value_of_a_sweep_is_validated_loaded_and_estimated_once(monkeypatch):
+    panel = make_lab(TINY)
+    panel.sweep_setting.value = "num_hiddens"
+    panel.sweep_values.value = "8, 16"
+    counts = count_the_work(monkeypatch)
+    sweep = panel.sweep()
+    assert sweep is not None and len(sweep.results) == 2 and sweep.stopped is None
+    assert {name: counter.calls for name, counter in counts.items()} == {
+        "validations": 2, "corpus lookups": 2, "corpus loads": 0, "estimates": 2,
+        "train validations": 0, "setting checks in training": 0}
 
 
 def test_markov_source_has_its_entropy_floor_and_its_own_prefix(panel):

@@ -22,6 +22,7 @@ from d2lmini.lab import (
     DEFAULT_PREFIXES,
     MACHINE_SPEED,
     MAX_CLICK_SECONDS,
+    CorpusData,
     LabPlan,
     LabResult,
     LabSettings,
@@ -30,7 +31,6 @@ from d2lmini.lab import (
     plan_lab,
     resample,
     run_lab,
-    strong_baselines,
     validate_lab_settings,
 )
 from d2lmini.runs import SHOWN_SETTINGS, RunLog
@@ -68,14 +68,6 @@ def _corpus_options(data_dir) -> list[tuple[str, str]]:
     cached = timemachine_is_cached(data_dir)
     return [(label + ("" if name != "timemachine" or cached else " (downloads on first use)"), name)
             for name, label in CORPORA.items()]
-
-
-def _known_strong_baselines(settings: LabSettings) -> dict[str, float]:
-    """Return the best n-gram's and PPMd's perplexities on the corpus of `settings` ({} if unavailable)."""
-    try:
-        return strong_baselines(settings)
-    except Exception:  # the run itself has loaded this corpus; nothing to add if it cannot be
-        return {}
 
 
 def _known_baselines(settings: LabSettings) -> dict[str, float]:
@@ -319,14 +311,15 @@ class LabPanel:
             self.run.restore()
             return self._refuse(result)
         self.run.end(result)
-        self._show(result)
+        self._show(result, plan.data)
         return result
 
     def _stop_requested(self) -> bool:
         return self._stop is not None and self._stop.is_set()
 
-    def _show(self, result: LabResult) -> None:
-        """Keep `result` as a new run and show it: the curves, the table, the numbers and the sample."""
+    def _show(self, result: LabResult, data: CorpusData) -> None:
+        """Keep `result` (a run on `data`) as a new run and show it: the curves, the table, the numbers
+        and the sample."""
         self.runs.add(result)
         self.result = result
         self.plot.value = curves_png(overlay(self.runs), result.baselines, result.floor)
@@ -334,7 +327,7 @@ class LabPanel:
         self.runs_table.value = runs_html(self.runs)
         if result.error is None:
             self.valid_ppl.value = f"validation perplexity: <b>{result.valid_perplexity:.2f}</b>"
-            self.message.value = verdict_html(result, _known_strong_baselines(result.settings))
+            self.message.value = verdict_html(result, data.strong_baselines())
             self._show_sample(result)
             return
         partial = result.history.valid_perplexity
@@ -470,7 +463,7 @@ class LabPanel:
                               on_checkpoint=self.run.checkpoint, should_stop=self._stop_requested)
         self.run.end(sweep.results[-1] if sweep.results else None)
         self.sweep_result = sweep
-        lines = strong_baselines(settings)
+        lines = plans[0].data.strong_baselines()
         self.sweep_plot.value = sweep_png(sweep, lines)
         self.message.value = _sweep_message(sweep, lines)
         return sweep
@@ -478,7 +471,7 @@ class LabPanel:
     def _sweep_run_done(self, index: int, result: LabResult) -> None:
         self.run.run_done(result)
         if result.history.step_loss or result.diverged:
-            self._show(result)
+            self._show(result, self.run.plans[index].data)
 
 
 def _sweep_message(sweep, lines: dict[str, float]) -> str:
