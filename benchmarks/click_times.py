@@ -120,18 +120,18 @@ def lab_cases() -> list[Case]:
                                                              "max_minibatches")}
     attribute = {"num_hiddens": "hidden_size", "batch_size": "batch_size", "num_steps": "num_steps",
                  "max_minibatches": "budget"}
-    cases = [Case("07", "lab", "the defaults", make_lab)]
-    cases += [Case("07", "lab", f"{LAB_SETTINGS[name].label} {top} (its maximum)",
+    cases = [Case("08", "lab", "the defaults", make_lab)]
+    cases += [Case("08", "lab", f"{LAB_SETTINGS[name].label} {top} (its maximum)",
                    lambda name=name, top=top: _set(make_lab(), **{attribute[name]: top}))
               for name, top in tops.items()]
     budget = largest_budget(num_hiddens=tops["num_hiddens"])
     cases += [
-        Case("07", "lab", f"hidden size {tops['num_hiddens']} and {budget} minibatches (slowest accepted)",
+        Case("08", "lab", f"hidden size {tops['num_hiddens']} and {budget} minibatches (slowest accepted)",
              lambda: _set(make_lab(), hidden_size=tops["num_hiddens"], budget=budget)),
-        Case("07", "lab", "hidden size and batch size at their maxima (refused)",
+        Case("08", "lab", "hidden size and batch size at their maxima (refused)",
              lambda: _set(make_lab(), hidden_size=tops["num_hiddens"], batch_size=tops["batch_size"])),
-        Case("07", "lab", "a new temperature after a default run (resampled)", _resampling_lab, "resample"),
-        Case("07", "lab sweep", "hidden size 32, 128, 384 (the suggestion)", make_lab, "sweep"),
+        Case("08", "lab", "a new temperature after a default run (resampled)", _resampling_lab, "resample"),
+        Case("08", "lab sweep", "hidden size 32, 128, 384 (the suggestion)", make_lab, "sweep"),
     ]
     return cases
 
