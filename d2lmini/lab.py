@@ -54,7 +54,7 @@ MAX_BYTES = 2 * 1024**3
 # The longest time limit the lab accepts, in seconds.
 MAX_LAB_SECONDS = 600.0
 # One click of the lab's panel (and each run of a sweep) is refused when estimated above this many
-# seconds on the reference machine (one thread of a 2-core laptop): see `check_click`.
+# seconds on the reference machine (one thread of a 2-core laptop): see `validate_click`.
 MAX_CLICK_SECONDS = 15.0
 # How this machine compares with the reference, learned from every run the lab finishes.
 MACHINE_SPEED = MachineSpeed()

@@ -231,7 +231,8 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, before: torch.T
     if before is not None:
         check_indices(before, "text before the validation text", model.vocab_size)
     context = indices[:0] if before is None else before[-CONTEXT_TOKENS:]
-    stream = torch.cat([context, indices]).to(model_device(model))
+    device = model_device(model)
+    stream = torch.cat([context.to(device), indices.to(device)])
     first = max(len(context), 1)              # stream[first] is the first token scored
     state = model.begin_state(1)
     if first > 1:

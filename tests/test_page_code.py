@@ -25,6 +25,7 @@ REQUIRED = {
     "04_rnn_scratch.ipynb": {
         "d2lmini.rnn.init_rnn_params", "d2lmini.rnn.init_rnn_state", "d2lmini.rnn.rnn_step",
         "d2lmini.rnn.rnn_forward_one_hot", "d2lmini.rnn.rnn_forward", "d2lmini.rnn.RNNScratch",
+        "d2lmini.train.train_step", "d2lmini.train.evaluate_perplexity",
     },
     "05_bptt.ipynb": {
         "d2lmini.bptt.step_backward", "d2lmini.bptt.hidden_gradients", "d2lmini.bptt.weight_gradients",
