@@ -47,10 +47,9 @@ def macs_per_token(num_hiddens: int, vocab_size: int) -> int:
     return num_hiddens * num_hiddens + 2 * num_hiddens * vocab_size
 
 
-def planned_evaluations(config, per_epoch: int) -> int:
-    """Return how many times the validation text is read (`per_epoch` minibatches a pass): every
-    checkpoint and the end."""
-    planned = planned_minibatches(config, per_epoch)
+def planned_evaluations(config, planned: int | None, per_epoch: int) -> int:
+    """Return how many times the validation text is read in a run of `planned` minibatches (None:
+    only the clock limits it), `per_epoch` to a pass: every checkpoint and the end."""
     if config.checkpoints:
         return (config.checkpoints if planned is None else min(config.checkpoints, planned)) + 1
     if planned is None:
@@ -79,7 +78,7 @@ def estimate_cost(config, vocab_size: int, train_tokens: int, valid_tokens: int,
     # A budget in minibatches or epochs is estimated as asked, even past the time limit that would
     # stop it: a run cut short by the clock is not the run asked for.
     train_seconds = config.max_seconds if minibatches is None else minibatches * one_minibatch
-    e, evaluations = EVAL_SECONDS, planned_evaluations(config, per_epoch)
+    e, evaluations = EVAL_SECONDS, planned_evaluations(config, minibatches, per_epoch)
 
     def one_evaluation(batch: int, chunk: int, length: int) -> float:
         return (math.ceil(length / chunk) * e["call"] + length * (e["step"] + e["step_mac"] * step_macs)

@@ -96,7 +96,7 @@ def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
         ax.set_xticks(range(len(sweep.values)), labels=[value_text(v) for v in sweep.values])
     finished = [(v, p) for v, p in points if p is not None and math.isfinite(p)]
     xs = [where[v] if categorical else v for v, _ in finished]
-    ax.plot(xs, [p for _, p in finished], "o-", color="C0", label="RNN, validation")
+    ax.plot(xs, [p for _, p in finished], "o-", color="C0", label="RNN, validation (one stream)")
     for x, (_, p) in zip(xs, finished, strict=True):
         ax.annotate(f"{p:.2f}", (x, p), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
     failed = [v for v, p in points if p is None or not math.isfinite(p)]
