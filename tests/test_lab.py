@@ -486,3 +486,17 @@ def test_the_panel_compares_a_finished_run_with_the_strongest_baselines():
     for name, value in strong_baselines(FIXED).items():
         assert f"{name} ({value:.2f})" in panel.message.value
     assert result.valid_perplexity > min(strong_baselines(FIXED).values())  # 120 minibatches: still behind
+
+
+def test_the_corpus_cache_keeps_only_the_last_few_corpora(tmp_path, monkeypatch):
+    import d2lmini.lab as lab
+
+    monkeypatch.setattr(lab, "_CACHE", type(lab._CACHE)())
+    folders = [replace(TINY, data_dir=tmp_path / str(k)) for k in range(lab.CACHED_CORPORA + 1)]
+    first = corpus_data(folders[0])
+    assert corpus_data(folders[0]) is first
+    for settings in folders[1:]:
+        corpus_data(settings)
+    assert len(lab._CACHE) == lab.CACHED_CORPORA
+    last = corpus_data(folders[-1])
+    assert corpus_data(folders[-1]) is last and corpus_data(folders[0]) is not first  # the oldest went

@@ -189,3 +189,16 @@ def test_the_interrupt_button_stops_a_run_started_in_a_kernel_subshell_thread(pa
     (result,) = results
     assert result.interrupted and 0 < result.minibatches < 3000 and "(stopped)" in panel.valid_ppl.value
     assert not panel.train_button.disabled
+
+
+def test_a_run_is_an_object_made_when_it_begins_that_owns_its_drawing_and_end(panel):
+    assert panel.run is None
+    result = panel.update()
+    run = panel.run
+    assert isinstance(run, PanelRun) and run.finished == [result]
+    assert [plan.settings for plan in run.plans] == [result.settings]
+    assert run.plans[0].cost.seconds == result.estimated_seconds  # the estimate shown is the run's plan
+    assert "estimated" in panel.progress_text.value and panel.progress.bar_style == "success"
+    panel.hidden_size.value = 24
+    panel.update()
+    assert panel.run is not run  # a new run, a new object
