@@ -18,6 +18,8 @@ from d2lmini.widgets.lab_views import curves_png, numbers_html, verdict_html
 
 # Fewer minibatches than the default run, to keep the tests quick.
 FIXED = LabSettings(max_minibatches=120)
+# The smallest run that shows a control or a message at work.
+TINY = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=12, checkpoints=2, num_chars=20)
 
 
 def closed_port() -> int:
@@ -29,7 +31,7 @@ def closed_port() -> int:
 
 @pytest.fixture
 def panel():
-    return make_lab(replace(FIXED, max_minibatches=20))
+    return make_lab(TINY)
 
 
 def test_defaults_learn_below_the_unigram_baseline(bundled):
@@ -125,7 +127,8 @@ def test_panel_trains_with_the_values_set_in_its_widgets(panel):
 
 
 def test_diverging_learning_rate_gives_a_message_and_the_panel_stays_usable(panel):
-    panel.learning_rate.value = panel.learning_rate.max  # 1000
+    panel.hidden_size.value, panel.batch_size.value = 128, 32  # a model that blows up within 20 minibatches
+    panel.learning_rate.value = panel.learning_rate.max
     panel.theta.value = "off"
     result = panel.update()
     assert result.diverged and result.valid_perplexity is None
@@ -211,7 +214,6 @@ def silent_server():
         yield f"http://127.0.0.1:{server.getsockname()[1]}/timemachine.txt"
 
 
-TINY = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=12, checkpoints=2, num_chars=20)
 
 
 class Counter:
@@ -481,11 +483,11 @@ def test_the_verdict_names_the_strong_baselines_still_ahead_and_those_beaten():
 def test_the_panel_compares_a_finished_run_with_the_strongest_baselines():
     from d2lmini.lab import strong_baselines
 
-    panel = make_lab(FIXED)
+    panel = make_lab(TINY)
     result = panel.update()
     for name, value in strong_baselines(FIXED).items():
         assert f"{name} ({value:.2f})" in panel.message.value
-    assert result.valid_perplexity > min(strong_baselines(FIXED).values())  # 120 minibatches: still behind
+    assert result.valid_perplexity > min(strong_baselines(FIXED).values())  # 12 minibatches: still behind
 
 
 def test_the_corpus_cache_keeps_only_the_last_few_corpora(tmp_path, monkeypatch):
