@@ -7,8 +7,9 @@ controls from Python to the slowest values they allow, and times one `panel.upda
 click) with one torch thread and with torch's default number of threads. Prints a Markdown
 table of the median seconds. The panel's first drawing (in its notebook cell, which also
 fills the caches: the corpus, the baselines) is not a click and is not timed. No panel may
-take more than about 15 s on a 2-core laptop (issue #19); the limits that keep it so are
-tested in tests/test_widgets_*.py, tests/test_cost.py and tests/test_lab*.py.
+take more than about 15 s on the reference machine (README, "Every click is bounded"); the
+limits that keep it so are tested in tests/test_widgets_*.py, tests/test_cost.py and
+tests/test_lab*.py.
 
 The perplexity lab (notebook 07) trains on one thread whatever torch's setting (its `num_threads`),
 so its two columns measure the same thing. Its rows: every slider at its maximum alone, the

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from d2lmini.batching import check_fits
+from d2lmini.batching import validate_fits
 from d2lmini.corpus import (
     TIMEMACHINE_URL,
     Corpus,
@@ -27,8 +27,8 @@ from d2lmini.corpus import (
 from d2lmini.cost import MachineSpeed, RunCost, estimate_cost
 from d2lmini.device import try_gpu
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
-from d2lmini.rnn import check_prefix, predict
-from d2lmini.settings import CORPORA, LAB_SETTINGS, check_device_name, check_settings
+from d2lmini.rnn import predict, validate_prefix
+from d2lmini.settings import CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
 from d2lmini.train import (
     History,
     TrainConfig,
@@ -40,21 +40,20 @@ from d2lmini.train import (
 )
 from d2lmini.verdicts import PerplexityVerdict, judge_perplexity, text_baselines
 
-# The default budget: about two seconds of training on an idle 2-core laptop CPU at the
-# default settings (README, "Performance"). Counted in minibatches, so the same settings
-# and seed give the same curve and sample on any machine, under any load.
+# The default budget (its time: README, "Why these defaults"). Counted in minibatches, so the
+# same settings and seed give the same curve and sample on any machine, under any load.
 LAB_MINIBATCHES = 600
 # A safety stop for settings far from the defaults; the default run never reaches it.
 TIME_LIMIT_SECONDS = 60.0
 # Refuse runs whose estimated cost (`d2lmini.cost`: training, every evaluation and the sample)
-# is more than this many times the default run's (about 30 seconds on a 2-core laptop), or that
-# need more memory than this: the reason goes into the message.
+# is more than this many times the default run's, or that need more memory than this: the
+# reason goes into the message.
 MAX_WORK_FACTOR = 10
 MAX_BYTES = 2 * 1024**3
 # The longest time limit the lab accepts, in seconds.
 MAX_LAB_SECONDS = 600.0
 # One click of the lab's panel (and each run of a sweep) is refused when estimated above this many
-# seconds on the reference machine (one thread of a 2-core laptop): see `validate_click`.
+# seconds on the reference machine (`d2lmini.cost`): see `validate_click`.
 MAX_CLICK_SECONDS = 15.0
 # How this machine compares with the reference, learned from every run the lab finishes.
 MACHINE_SPEED = MachineSpeed()
@@ -73,8 +72,8 @@ class LabSettings(TrainConfig):
     stop. Lab only: the corpus, the prefix, temperature and length of the sample; where
     The Time Machine is cached (`data_dir`, None: `d2lmini.corpus.default_cache_dir()`) and
     fetched from; the device (None: `try_gpu()`), and `num_threads`, how many CPU threads
-    torch may use while the lab trains (restored afterwards; 1 measured fastest on a busy
-    2-core machine, see the README; None leaves the user's setting alone). What each field
+    torch may use while the lab trains (restored afterwards; why 1: README, "Why these
+    defaults"; None leaves the user's setting alone). What each field
     may hold, its label and help: `d2lmini.settings.LAB_SETTINGS`.
     """
 
@@ -218,8 +217,8 @@ def validate_lab_settings(settings: LabSettings) -> None:
     """
     if not isinstance(settings, LabSettings):
         raise TypeError(f"run_lab needs a d2lmini.lab.LabSettings, not {type(settings).__name__}.")
-    check_settings(settings, LAB_SETTINGS)
-    check_device_name(settings.device)
+    validate_settings(settings, LAB_SETTINGS)
+    validate_device_name(settings.device)
     if settings.max_minibatches is None and settings.num_epochs is None and settings.max_seconds is None:
         raise ValueError("Give the lab a budget: a number of minibatches, of epochs or a time limit.")
     if settings.max_seconds is not None and settings.max_seconds > MAX_LAB_SECONDS:
@@ -265,10 +264,10 @@ def validate_size(settings: LabSettings, data: "CorpusData", cost: RunCost) -> N
                          "minibatches or of checkpoints smaller.")
 
 
-def validate_fits(settings: LabSettings, data: "CorpusData") -> None:
+def validate_minibatch_fits(settings: LabSettings, data: "CorpusData") -> None:
     """Raise ValueError, in the panel's words, when a minibatch does not fit in the training text."""
     try:
-        check_fits(len(data.train), settings.batch_size, settings.num_steps)
+        validate_fits(len(data.train), settings.batch_size, settings.num_steps)
     except ValueError:
         raise ValueError(
             f"A minibatch of {settings.batch_size} rows x {settings.num_steps} steps = "
@@ -304,17 +303,17 @@ def plan_lab(settings: LabSettings, click_limit: float | None = None) -> LabPlan
     """
     validate_lab_settings(settings)
     data = corpus_data(settings)
-    check_prefix(settings.prefix, data.corpus.vocab)
+    validate_prefix(settings.prefix, data.corpus.vocab)
     plan = LabPlan(settings, data, lab_cost(settings, data))
     if click_limit is not None:
         validate_click(plan, click_limit)
     validate_size(settings, data, plan.cost)
-    validate_fits(settings, data)
+    validate_minibatch_fits(settings, data)
     return plan
 
 
 def reference_seconds(settings: LabSettings) -> float:
-    """Return the estimated seconds of a run of `settings` on the reference machine (a 2-core laptop).
+    """Return the estimated seconds of a run of `settings` on the reference machine (`d2lmini.cost`).
 
     Raises like `plan_lab` (TypeError/ValueError, DataUnavailableError) for settings it refuses.
     """
@@ -334,7 +333,7 @@ def validate_click(plan: "LabPlan | LabSettings", limit: float = MAX_CLICK_SECON
     """Return the run's reference estimate in seconds; raise `RunTooLong` if it is above `limit`.
 
     The panel of notebook 08 calls this with its plan before every run, so that no click it
-    allows runs much past `limit` seconds on a 2-core laptop; the message says what to make
+    allows runs much past `limit` seconds on the reference machine; the message says what to make
     smaller. Settings are planned first (`plan_lab`, which raises for settings it refuses).
     """
     if not isinstance(plan, LabPlan):
@@ -379,7 +378,8 @@ def run_lab(settings: "LabSettings | LabPlan", on_checkpoint=None, should_stop=N
     asked after every minibatch and True stops the run as an interrupt does. Never raises,
     not even for an interrupt: see `LabResult.error`. A run stopped part way (an interrupt, a
     callback that raised, an error) keeps its history and model but reports no perplexity:
-    only a finished run's numbers are measurements.
+    only a finished run's numbers are measurements. An interrupt during the sample keeps the
+    finished training's perplexities (`interrupted` is True, `sample` None).
     """
     start = time.perf_counter()
     result = LabResult(settings.settings if isinstance(settings, LabPlan) else settings)
@@ -472,5 +472,11 @@ def _train(plan: LabPlan, result: LabResult, on_checkpoint, should_stop) -> None
     result.train_perplexity = history.train_perplexity[-1]
     result.valid_perplexity = history.valid_perplexity[-1]
     result.verdict = judge_perplexity(result.valid_perplexity, result.baselines)
-    result.sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
-                            settings.temperature, torch.Generator().manual_seed(settings.seed))
+    try:  # training and its last measurement are finished: an interrupt now stops only the sample
+        result.sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
+                                settings.temperature, torch.Generator().manual_seed(settings.seed))
+    except KeyboardInterrupt:
+        result.error, result.interrupted = (
+            f"Stopped by an interrupt while generating the sample. Training had finished: validation "
+            f"perplexity {result.valid_perplexity:.2f}, training {result.train_perplexity:.2f} after "
+            f"{result.minibatches} minibatches."), True

@@ -7,12 +7,13 @@ the U-curves of hidden size, learning rate and sequence length. `parse_values` r
 values as a student types them. A sweep stops at an interrupt, keeping the runs finished so far.
 """
 
+import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from d2lmini.lab import MAX_CLICK_SECONDS, LabPlan, LabResult, LabSettings, plan_lab, run_lab
-from d2lmini.settings import LAB_SETTINGS, check_value
+from d2lmini.settings import LAB_SETTINGS, short_repr, validate_value
 
 # The settings a sweep can vary (those the lab's controls set that change the trained model).
 SWEEPABLE = ("num_hiddens", "lr", "num_steps", "batch_size", "theta", "max_minibatches")
@@ -51,23 +52,29 @@ def value_text(value) -> str:
     return "off" if value is None else f"{value:g}"
 
 
-def check_sweepable(name: str) -> None:
+def validate_sweepable(name: str) -> None:
     """Raise ValueError, listing the settings a sweep can vary, unless `name` is one of them."""
-    if name not in SWEEPABLE:
+    if not isinstance(name, str) or name not in SWEEPABLE:
         labels = ", ".join(f"{LAB_SETTINGS[n].label} ({n})" for n in SWEEPABLE)
-        raise ValueError(f"A sweep varies one of: {labels}; not {name!r}.")
+        raise ValueError(f"A sweep varies one of: {labels}; not {short_repr(name)}.")
 
 
-def check_sweep(name: str, values: list) -> None:
-    """Raise ValueError (naming the setting by its label) unless `name` can be swept over `values`."""
-    check_sweepable(name)
+def validate_sweep(name: str, values: Iterable) -> list:
+    """Return `values` as a list of plain numbers; raise TypeError/ValueError (naming the setting by its
+    label) unless `name` can be swept over them."""
+    validate_sweepable(name)
+    setting = LAB_SETTINGS[name]
+    if isinstance(values, str | bytes | dict) or not isinstance(values, Iterable):
+        raise TypeError(f"A sweep of the {setting.label} needs a list of 2 to {MAX_VALUES} values such as "
+                        f"[{SUGGESTED_VALUES[name]}], not {short_repr(values)}.")
+    values = list(itertools.islice(values, MAX_VALUES + 1))  # a generator may never end
     if not 2 <= len(values) <= MAX_VALUES:
-        raise ValueError(f"A sweep of the {LAB_SETTINGS[name].label} needs 2 to {MAX_VALUES} values, "
-                         f"not {len(values)}.")
-    for value in values:
-        check_value(LAB_SETTINGS[name], value)
+        raise ValueError(f"A sweep of the {setting.label} needs 2 to {MAX_VALUES} values, "
+                         f"not {len(values) if len(values) <= MAX_VALUES else 'more'}.")
+    values = [validate_value(setting, value) for value in values]
     if len(set(values)) != len(values):
-        raise ValueError(f"The values of the {LAB_SETTINGS[name].label} repeat: each run would be the same.")
+        raise ValueError(f"The values of the {setting.label} repeat: each run would be the same.")
+    return values
 
 
 def parse_values(name: str, text: str) -> list:
@@ -75,8 +82,11 @@ def parse_values(name: str, text: str) -> list:
 
     Raises ValueError naming the setting and the value that is not allowed.
     """
-    check_sweepable(name)
+    validate_sweepable(name)
     setting, values = LAB_SETTINGS[name], []
+    if not isinstance(text, str):
+        raise TypeError(f"The values of the {setting.label} are typed as text such as "
+                        f"{SUGGESTED_VALUES[name]!r}, not {short_repr(text)}.")
     for word in text.replace(";", ",").replace(" ", ",").split(","):
         word = word.strip()
         if not word:
@@ -94,13 +104,14 @@ def parse_values(name: str, text: str) -> list:
                 raise ValueError(f"The {setting.label} takes whole numbers, not {word}.")
             number = int(number)
         values.append(number)
-    check_sweep(name, values)
-    return values
+    return validate_sweep(name, values)
 
 
 def sweep_settings(settings: LabSettings, name: str, values: list) -> list[LabSettings]:
     """Return one `LabSettings` per value: `settings` with `name` set to that value."""
-    check_sweep(name, values)
+    if not isinstance(settings, LabSettings):
+        raise TypeError(f"A sweep starts from a d2lmini.lab.LabSettings, not {type(settings).__name__}.")
+    values = validate_sweep(name, values)
     return [replace(settings, **{name: value}) for value in values]
 
 
@@ -108,19 +119,19 @@ def plan_sweep(settings: LabSettings, name: str, values: list) -> list[LabPlan]:
     """Return one `d2lmini.lab.LabPlan` per value; raise ValueError if a run or the whole is too long.
 
     Each value is planned once (validated, corpus loaded, cost estimated: `plan_lab`); each run
-    must pass `validate_click` (under 15 s on a 2-core laptop) and all of them together must
-    stay under `MAX_SWEEP_SECONDS`. The panel runs these plans (`run_sweep(..., plans=...)`).
+    must pass `validate_click` and all of them together must stay under `MAX_SWEEP_SECONDS` on
+    the reference machine (`d2lmini.cost`). The panel runs these plans (`run_sweep(..., plans=...)`).
     """
     plans = []
-    for value, run_settings in zip(values, sweep_settings(settings, name, values), strict=True):
+    for run_settings in sweep_settings(settings, name, values):
         try:
-            plan = plan_lab(run_settings, click_limit=MAX_CLICK_SECONDS)
+            plans.append(plan_lab(run_settings, click_limit=MAX_CLICK_SECONDS))
         except ValueError as error:
-            raise ValueError(f"With the {LAB_SETTINGS[name].label} at {value_text(value)}: {error}") from None
-        plans.append(plan)
+            value = value_text(getattr(run_settings, name))
+            raise ValueError(f"With the {LAB_SETTINGS[name].label} at {value}: {error}") from None
     total = sum(plan.cost.seconds for plan in plans)
     if total > MAX_SWEEP_SECONDS:
-        raise ValueError(f"This sweep would take about {total:.0f} s on a 2-core laptop; a sweep is "
+        raise ValueError(f"This sweep would take about {total:.0f} s on the reference machine; a sweep is "
                          f"kept under {MAX_SWEEP_SECONDS:.0f} s. Use fewer values or fewer minibatches.")
     return plans
 
@@ -145,8 +156,8 @@ def run_sweep(settings: LabSettings, name: str, values: list,
     `plan_sweep`, one per value) are run as they are; without them each value is planned once,
     when its run starts.
     """
-    sweep = SweepResult(settings, name, list(values))
     runs = sweep_settings(settings, name, values) if plans is None else plans
+    sweep = SweepResult(settings, name, [getattr(run.settings if plans else run, name) for run in runs])
     try:
         for index, run in enumerate(runs):
             if should_stop is not None and should_stop():

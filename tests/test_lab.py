@@ -263,7 +263,8 @@ def count_the_work(monkeypatch):
                                  lambda config, *rest: config.max_minibatches != LAB_MINIBATCHES),  # not the
             # default run's estimate, the reference that a run's work is measured against
             "train validations": Counter(monkeypatch, train, "validate_config"),
-            "setting checks in training": Counter(monkeypatch, train, "check_value")}
+            "schema validations": Counter(monkeypatch, lab, "validate_settings"),
+            "schema validations in training": Counter(monkeypatch, train, "validate_settings")}
 
 
 def test_one_click_validates_loads_and_estimates_once(monkeypatch):
@@ -273,7 +274,7 @@ def test_one_click_validates_loads_and_estimates_once(monkeypatch):
     assert result.error is None
     assert {name: counter.calls for name, counter in counts.items()} == {
         "validations": 1, "corpus lookups": 1, "corpus loads": 0, "estimates": 1,
-        "train validations": 0, "setting checks in training": 0}
+        "train validations": 0, "schema validations": 1, "schema validations in training": 0}
 
 
 def test_each_value_of_a_sweep_is_validated_loaded_and_estimated_once(monkeypatch):
@@ -285,7 +286,7 @@ def test_each_value_of_a_sweep_is_validated_loaded_and_estimated_once(monkeypatc
     assert sweep is not None and len(sweep.results) == 2 and sweep.stopped is None
     assert {name: counter.calls for name, counter in counts.items()} == {
         "validations": 2, "corpus lookups": 2, "corpus loads": 0, "estimates": 2,
-        "train validations": 0, "setting checks in training": 0}
+        "train validations": 0, "schema validations": 2, "schema validations in training": 0}
 
 
 def test_markov_source_has_its_entropy_floor_and_its_own_prefix(panel):

@@ -282,21 +282,24 @@ def test_the_clock_steers_the_schedule_when_it_is_the_only_limit():
 
 def test_training_validates_once_and_never_inside_the_loop(bundled, monkeypatch):
     """`train` validates its configuration once, at its start; the loop never looks at a setting's
-    schema again (the schedule and the clipping mode are resolved before the first step)."""
+    schema again (the schedule, the clipping mode and the optimizer are resolved before the first step)."""
     import d2lmini.train
 
-    calls = []
+    calls, resolved = [], {"lr_schedule", "clip_mode", "lr", "optimizer"}
     validate = d2lmini.train.validate_config
     monkeypatch.setattr(d2lmini.train, "validate_config", lambda *a: calls.append(a) or validate(*a))
+    value = d2lmini.train.validate_value
 
-    def no_more(*args):
-        raise AssertionError("a setting was validated again inside the training loop")
+    def checked_once(setting, *args):
+        assert setting.name not in resolved, f"{setting.name} was validated again after the start"
+        return value(setting, *args)
 
-    monkeypatch.setattr(d2lmini.train, "check_value", no_more)  # what scheduled_lr checks
     for clip_mode, theta in [("norm", 1.0), ("value", 0.5), ("norm", None)]:
         calls.clear()
         model, train_indices, valid_indices, config = tiny(bundled, clip_mode=clip_mode, theta=theta)
+        monkeypatch.setattr(d2lmini.train, "validate_value", checked_once)
         history = train(model, train_indices, valid_indices, config)
+        monkeypatch.setattr(d2lmini.train, "validate_value", value)
         assert len(calls) == 1 and len(history.step_loss) == config.max_minibatches
 
 

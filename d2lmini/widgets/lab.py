@@ -34,7 +34,7 @@ from d2lmini.lab import (
     validate_lab_settings,
 )
 from d2lmini.runs import SHOWN_SETTINGS, RunLog
-from d2lmini.settings import CORPORA, LAB_SETTINGS
+from d2lmini.settings import CORPORA, EXPORT_PATH, LAB_SETTINGS, validate_value
 from d2lmini.sweep import (
     SUGGESTED_VALUES,
     SWEEPABLE,
@@ -401,13 +401,19 @@ class LabPanel:
         self.plot.value = curves_png([], _known_baselines(self.base))
         self.message.value = "<p style='margin:2px 0'>Runs cleared.</p>"
 
-    def export(self, path: str | Path = "lab_runs.csv") -> Path:
+    def export(self, path: str | Path = "lab_runs.csv") -> Path | None:
         """Write every run (settings and results) to the CSV file `path`; return its path.
 
-        `panel.runs.to_dataframe()` gives the same as a pandas DataFrame.
+        A path that is not a file name, or a file that cannot be written, is shown in the panel's
+        message (and None returned). `panel.runs.to_dataframe()` gives the same as a pandas DataFrame.
         """
-        path = Path(path)
-        self.runs.to_csv(path)
+        try:
+            path = Path(validate_value(EXPORT_PATH, path))
+            self.runs.to_csv(path)
+        except (TypeError, ValueError, OSError) as error:
+            self.message.value = (f"<p style='color:{ERROR_COLOUR};margin:2px 0'><b>The runs could not be "
+                                  f"saved: {html.escape(str(error))}</b></p>")
+            return None
         self.message.value = (f"<p style='margin:2px 0'>Saved {len(self.runs)} runs to "
                               f"<code>{html.escape(str(path.resolve()))}</code>; "
                               "<code>lab.runs.to_dataframe()</code> gives them as a table in Python.</p>")
@@ -437,9 +443,9 @@ class LabPanel:
     def sweep(self):
         """Do what Sweep does: one run per value of the chosen setting; return the `SweepResult` (or None).
 
-        The estimate is checked first (each run under 15 s, the whole under 60 s on a 2-core
-        laptop); every run joins the table and the chart as it finishes; ■ stops the sweep,
-        keeping the runs so far.
+        The estimate is checked first (each run and the whole within `d2lmini.sweep`'s limits);
+        every run joins the table and the chart as it finishes; ■ stops the sweep, keeping the
+        runs so far.
         """
         with interruptible() as self._stop:
             try:
