@@ -23,6 +23,7 @@ from d2lmini.batching import make_batches
 from d2lmini.figures import PALETTE, UNUSED, position_owner, show_char
 from d2lmini.text import Vocab, preprocess, tokenize
 from d2lmini.widgets import controls_disabled
+from d2lmini.widgets.a11y import Access
 
 DEFAULT_TEXT = "a hidden state carries the past into the present"
 
@@ -148,7 +149,8 @@ def encoding_html(encoding: Encoding, vocab: Vocab, max_tokens: int = 24) -> str
     rows = [header]
     for token, index in zip(tokens, indices, strict=True):
         row = [_cell(html.escape(show_char(token)), bold=True), _cell(str(index))]
-        row += [_cell("1", "#3182bd", True, color="white") if j == index else _cell("0", color="#bbbbbb")
+        # Contrast at least 4.5:1 (WCAG AA): white on #08519c is 7.6:1, #707070 on white 4.9:1.
+        row += [_cell("1", "#08519c", True, color="white") if j == index else _cell("0", color="#707070")
                 for j in range(len(vocab))]
         rows.append(row)
     shown = len(encoding.tokens)
@@ -247,12 +249,25 @@ class OneHotPanel:
         # set_title (not the titles= argument) works with ipywidgets 7 as well as 8.
         self.encoding_box = widgets.Accordion(children=[self.encoding_view], selected_index=None)
         self.encoding_box.set_title(0, "tokens, indices and one-hot vectors (click to open)")
+        self.access = Access()
+        names = ("text to encode (sent when you leave the box)", self.preprocess.description,
+                 "minibatches: random sampling or sequential partitioning",
+                 "batch size: subsequences per minibatch", "steps: characters per subsequence",
+                 "seed (offset, order) of the minibatches")
+        for control, name in zip(self.controls, names, strict=True):
+            if isinstance(control, widgets.IntSlider):
+                self.access.follow(control, name)
+            else:
+                self.access.name(control, name)
+        self.access.expandable(self.encoding_box)
+        self.access.announce(self.message)
         self.widget = widgets.VBox(controls + [
             self.message, self.encoding_box,
             widgets.HTML("<b>The start of the text as one (batch, steps) block, before and after the "
                          "transpose</b>"),
             self.batch_view,
             widgets.HTML("<b>Which characters land in which minibatch</b>"), self.layout_view,
+            self.access.widget,
         ])
         self.update()
 
