@@ -254,6 +254,16 @@ def draw_shift(ax, word: str = "machine") -> list[tuple[str, str]]:
     return [(word[j], word[j + 1]) for j in range(n - 1)]
 
 
+def batch_transpose_alt(rows: list[str], vocab: Vocab) -> str:
+    """Return the text alternative of `draw_batch_transpose(ax, rows, vocab)` (notebook 03)."""
+    batch, steps = len(rows), len(rows[0])
+    columns = "; ".join(", ".join(repr(row[t]) for row in rows) for t in range(steps))
+    return (f"Diagram of a minibatch in three shapes. Left: X, (batch, steps) = ({batch}, {steps}), one row "
+            f"per subsequence: {', '.join(repr(r) for r in rows)}. Middle: X.T, ({steps}, {batch}), one row "
+            f"per time step: {columns}. Right: one (batch, vocab) = ({batch}, {len(vocab)}) slab of one-hot "
+            f"vectors per time step, a single 1 in each row at the character's index.")
+
+
 def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, int]:
     """Draw character `rows` as (batch, steps) -> (steps, batch) -> (steps, batch, vocab) (notebook 03).
 

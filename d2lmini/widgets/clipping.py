@@ -172,6 +172,21 @@ def result_alt(result: ClippingResult) -> str:
             f"for a uniform guess.")
 
 
+def runs_alt(results: list[ClippingResult]) -> str:
+    """Return the text alternative of `plot_grad_norms` and `plot_losses` drawn for `results` side by side."""
+    parts = []
+    for result in results:
+        norms, losses = result.step_grad_norm, result.step_loss
+        if not result.steps:
+            parts.append(f"{result_label(result)}: no minibatch finished")
+            continue
+        parts.append(f"{result_label(result)} (learning rate {result.lr:g}): largest gradient norm "
+                     f"{max(norms):.3g}, {result.clipped_steps} of {result.steps} steps clipped, "
+                     f"loss from {losses[0]:.3g} to {losses[-1]:.3g} nats")
+    return ("Gradient norm per minibatch before clipping (log scale) and training loss per minibatch, "
+            "one line style per run. " + "; ".join(parts) + ".")
+
+
 def plot_grad_norms(ax, results: list[ClippingResult],
                     title: str = "Gradient norm per minibatch (before clipping)"):
     """Draw each run's gradient-norm trace (log scale), its threshold, and its clipped steps."""

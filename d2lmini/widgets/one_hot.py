@@ -205,6 +205,15 @@ def layout_html(text: str, positions: list[torch.Tensor], max_batches: int = 12)
 # --------------------------------------------------------------------------- the panel
 
 
+def summary_text(text: str, sampling: str, batch_size: int, num_steps: int, positions) -> str:
+    """Return the panel's one-line summary: the text's length and how many minibatches it makes."""
+    if not text:
+        return ""
+    made = "no minibatch" if positions is None else f"{len(positions)} minibatches"
+    return (f"{len(text)} characters, one token each; {sampling} minibatches of {batch_size} rows x "
+            f"{num_steps} steps: {made}.")
+
+
 class OneHotPanel:
     """The notebook 03 panel: type text, see tokens / indices / one-hot, the batch transpose
     and which characters land in which minibatch.
@@ -235,6 +244,7 @@ class OneHotPanel:
         self.seed = widgets.IntSlider(value=0, min=0, max=9, description="seed (offset, order)", style=style,
                                       layout=widgets.Layout(width="340px"))
         self.message = widgets.HTML()
+        self.summary = widgets.HTML()  # one line a screen reader announces after every change
         self.encoding_view = widgets.HTML()
         self.batch_view = widgets.HTML()
         self.layout_view = widgets.HTML()
@@ -261,8 +271,9 @@ class OneHotPanel:
                 self.access.name(control, name)
         self.access.expandable(self.encoding_box)
         self.access.announce(self.message)
+        self.access.announce(self.summary)
         self.widget = widgets.VBox(controls + [
-            self.message, self.encoding_box,
+            self.message, self.summary, self.encoding_box,
             widgets.HTML("<b>The start of the text as one (batch, steps) block, before and after the "
                          "transpose</b>"),
             self.batch_view,
@@ -303,6 +314,8 @@ class OneHotPanel:
         self.batch_view.value = batch_html(batch) if batch is not None else "<p>(no minibatch)</p>"
         self.layout_view.value = (layout_html(text, positions) if positions is not None
                                   else "<p>(no minibatches)</p>")
+        self.summary.value = summary_text(text, self.sampling.value, self.batch_size.value,
+                                          self.num_steps.value, positions)
         return OneHotView(encoding if text else None, batch, positions, layout)
 
 
