@@ -34,8 +34,8 @@ from pathlib import Path
 
 import pytest
 from browser.axe import axe_violations, find_axe, low_contrast, new_problems
-from browser.keyboard import drive_panels
 from browser.jupyterlab import CHROMIUM_ARGS, require_browser, running_jupyterlab, shutdown_kernels
+from browser.keyboard import drive_panels
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

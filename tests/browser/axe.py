@@ -39,7 +39,8 @@ def find_axe() -> Path:
 # One entry per violating node: the rule, the element as "tag.first-jp-or-lm-class" (stable across
 # notebooks, unlike axe's nth-child selectors), whether it is the course's, and axe's selector.
 AXE_RUN = """async (tags) => {
-  const result = await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});
+  const options = {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']};
+  const result = await axe.run(document, options);
   const describe = (el) => {
     if (!el) return '?';
     const cls = [...el.classList].find(c => /^(jp|lm|cm|jupyter)-/.test(c));
@@ -47,15 +48,18 @@ AXE_RUN = """async (tags) => {
   };
   return result.violations.flatMap(v => v.nodes.map(n => {
     const el = document.querySelector(n.target[0]);
-    return {rule: v.id, element: describe(el), course: !!(el && el.closest(%r)),
+    return {rule: v.id, element: describe(el), course: !!(el && el.closest('COURSE_SELECTOR')),
             target: n.target.join(' '), html: n.html.slice(0, 200)};
   }));
-}""" % COURSE
+}""".replace("COURSE_SELECTOR", COURSE)
 
 # Text in the course's content whose contrast against its background is below WCAG AA.
 LOW_CONTRAST = """() => {
   const lum = (rgb) => {
-    const c = rgb.slice(0, 3).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+    const c = rgb.slice(0, 3).map(v => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    });
     return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
   };
   const parse = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
@@ -69,11 +73,12 @@ LOW_CONTRAST = """() => {
     return [255, 255, 255];
   };
   const found = [];
-  for (const root of document.querySelectorAll(%r)) {
+  for (const root of document.querySelectorAll('COURSE_SELECTOR')) {
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       const el = node.parentElement;
-      if (!node.textContent.trim() || !el || el.closest('svg, .MathJax, mjx-container, [aria-hidden=true]')) continue;
+      if (!node.textContent.trim() || !el) continue;
+      if (el.closest('svg, .MathJax, mjx-container, [aria-hidden=true]')) continue;
       if (el.offsetParent === null && getComputedStyle(el).position !== 'fixed') continue;
       const style = getComputedStyle(el);
       const fg = parse(style.color), bg = background(el);
@@ -82,11 +87,14 @@ LOW_CONTRAST = """() => {
       const ratio = (a + 0.05) / (b + 0.05);
       const size = parseFloat(style.fontSize), bold = parseInt(style.fontWeight) >= 700;
       const needed = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
-      if (ratio < needed) found.push(`"${node.textContent.trim().slice(0, 30)}" ${style.color} on rgb(${bg.slice(0, 3)}) ${ratio.toFixed(2)}:1`);
+      if (ratio < needed) {
+        const text = node.textContent.trim().slice(0, 30);
+        found.push(`"${text}" ${style.color} on rgb(${bg.slice(0, 3)}) ${ratio.toFixed(2)}:1`);
+      }
     }
   }
   return found;
-}""" % COURSE
+}""".replace("COURSE_SELECTOR", COURSE)
 
 
 def axe_violations(page, axe_js: Path) -> list[dict]:
@@ -109,7 +117,8 @@ def known_jupyterlab_violations() -> set[tuple[str, str]]:
 def new_problems(violations: list[dict]) -> list[str]:
     """Return the course's violations and JupyterLab's that jupyterlab_axe.toml does not list."""
     known = known_jupyterlab_violations()
-    problems = [f"course content: {v['rule']} at {v['target']} ({v['html']})" for v in violations if v["course"]]
+    problems = [f"course content: {v['rule']} at {v['target']} ({v['html']})"
+                for v in violations if v["course"]]
     problems += sorted({f"JupyterLab, not listed in {KNOWN_FILE.name}: {v['rule']} at {v['element']}"
                         for v in violations if not v["course"] and (v["rule"], v["element"]) not in known})
     return problems

@@ -1,12 +1,12 @@
 """Drive every panel by keyboard alone, from a table (issue 29; used by test_browser_notebooks.py).
 
 `PANELS` maps a notebook's number to its panels' steps, each (role, accessible name, keys): the
-control is reached with Tab from the step before (the first by Shift+Tab from the second, so it
-is reachable too), the keys are pressed (arrows on a slider, ArrowDown in a dropdown, Space on a
+control is reached with Tab from the step before (the first by Shift+Tab from the second, so
+it is reachable too), the keys are pressed (arrows on a slider, ArrowDown in a dropdown, Space on a
 checkbox, Enter on a button or an accordion header, text then Enter in a text box), and then:
-the panel's live region (role=status) says something new (an accordion header: it is expanded), the control still has the focus when
-the kernel is idle again (nothing took it to the page), and the notebook's active cell did not
-move (JupyterLab's shortcuts did not get the key). A notebook without an entry has no panel.
+the panel's live region (role=status) says something new (an accordion header: it is expanded),
+the control still has the focus when the kernel is idle again (nothing took it to the page), and
+the notebook's active cell did not move (JupyterLab's shortcuts did not get the key). A notebook without an entry has no panel.
 """
 
 import re
@@ -94,7 +94,7 @@ def drive_panels(page, number: str) -> tuple[list[str], list[str]]:
         elif after == before:
             problems.append(f"{where}: the live region did not announce anything new after {keys}")
         if not _focused(control):
-            active = page.evaluate("() => document.activeElement && document.activeElement.outerHTML.slice(0, 80)")
+            active = page.evaluate("() => document.activeElement?.outerHTML.slice(0, 80)")
             problems.append(f"{where}: lost the focus after {keys} (now on {active})")
         if page.evaluate(ACTIVE_CELL) != cell:
             problems.append(f"{where}: {keys} moved JupyterLab's active cell")
