@@ -29,6 +29,7 @@ import traitlets
 _ESM = r"""
 const HANDLE = '.noUi-handle, .ui-slider-handle';
 const FIELDS = 'select, input, textarea';
+const FOCUSABLE = 'button, select, input, textarea, [tabindex], [contenteditable]';
 
 function apply(root, marks) {
   for (const [cls, mark] of Object.entries(marks)) {
@@ -85,16 +86,27 @@ function expandable(el) {
 
 function render({ model, el }) {
   el.style.display = 'none';
-  let root = null, observer = null, scheduled = false, lost = null;
+  let root = null, observer = null, scheduled = false, lost = null, last = null;
   const run = () => {
     scheduled = false;
     root = el.closest('.jp-OutputArea-output, .output_subarea, .output') || el.parentElement;
     if (!root) return;
     apply(root, model.get('marks'));
-    if (lost && lost.isConnected && !lost.disabled && !lost.hasAttribute('disabled')) {
-      const active = document.activeElement;
-      if (!active || active === document.body || active.contains(root)) lost.focus();
-      lost = null;
+    if (last && !lost && document.activeElement !== last.target
+        && (!last.target.isConnected || last.target.disabled || last.target.closest('[disabled]'))) {
+      lost = last;
+    }
+    if (lost) {
+      let target = lost.target;
+      if (!target.isConnected && lost.cls) {
+        const control = root.querySelector('.' + lost.cls);
+        target = control ? control.querySelectorAll(FOCUSABLE)[lost.index] : null;
+      }
+      if (target && target.isConnected && !target.disabled && !target.closest('[disabled]')) {
+        const active = document.activeElement;
+        if (!active || active === document.body || active.contains(root)) target.focus();
+        lost = null;
+      }
     }
     if (!root.dataset.d2lKeys) {
       root.dataset.d2lKeys = '1';
@@ -104,14 +116,14 @@ function render({ model, el }) {
         if (!(event.ctrlKey || event.metaKey || event.altKey) && !['Tab', 'Escape'].includes(event.key)
             && !(event.shiftKey && event.key === 'Enter')) event.stopPropagation();
       });
-      // Disabling a focused control sends the focus to the page: remember it, give it back.
-      root.addEventListener('focusout', (event) => {
-        if (event.relatedTarget === null && root.contains(event.target)) {
-          const target = event.target;
-          setTimeout(() => { if (target.disabled || target.hasAttribute('disabled')
-                                 || target.closest('[disabled]')) lost = target; }, 0);
-        }
+      // Disabling a focused control, or a redraw replacing it (toggle buttons), sends the focus to
+      // the page: remember the control's element and give the focus back when it can take it.
+      root.addEventListener('focusin', (event) => {
+        const target = event.target, control = target.closest('[class*="d2l-a11y-"]');
+        last = control ? {target, index: [...control.querySelectorAll(FOCUSABLE)].indexOf(target),
+                          cls: [...control.classList].find(c => c.startsWith('d2l-a11y-'))} : null;
       });
+      root.addEventListener('focusout', (event) => { if (event.relatedTarget) last = null; });
     }
     if (!observer) {
       observer = new MutationObserver(schedule);

@@ -130,7 +130,8 @@ class ConcatMatmulPanel:
         with controls_disabled(self.controls):
             self.check = check_concat_equality(self.batch.value, self.num_inputs.value,
                                                self.num_hiddens.value, self.seed.value)
-            self.status.value = describe_check(self.check)
+            # The seed is named, so a new seed is announced even when the verdict reads the same.
+            self.status.value = f"Seed {self.seed.value}: " + describe_check(self.check)
             figure = block_figure(self.batch.value, self.num_inputs.value, self.num_hiddens.value)
             show_png(self.image, figure_png(figure))
             self.access.describe(self.image, block_matmul_alt(self.batch.value, self.num_inputs.value,

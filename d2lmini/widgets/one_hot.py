@@ -205,13 +205,16 @@ def layout_html(text: str, positions: list[torch.Tensor], max_batches: int = 12)
 # --------------------------------------------------------------------------- the panel
 
 
-def summary_text(text: str, sampling: str, batch_size: int, num_steps: int, positions) -> str:
-    """Return the panel's one-line summary: the text's length and how many minibatches it makes."""
+def summary_text(text: str, preprocessed: bool, sampling: str, batch_size: int, num_steps: int, seed: int,
+                 positions) -> str:
+    """Return the panel's one-line summary: the text read, and how many minibatches it makes."""
     if not text:
         return ""
     made = "no minibatch" if positions is None else f"{len(positions)} minibatches"
-    return (f"{len(text)} characters, one token each; {sampling} minibatches of {batch_size} rows x "
-            f"{num_steps} steps: {made}.")
+    start = text if len(text) <= 24 else text[:24] + "…"
+    return (f"{len(text)} characters{' after preprocessing' if preprocessed else ''}, starting "
+            f"{html.escape(repr(start))}; {sampling} minibatches of {batch_size} rows x {num_steps} "
+            f"steps, seed {seed}: {made}.")
 
 
 class OneHotPanel:
@@ -314,8 +317,9 @@ class OneHotPanel:
         self.batch_view.value = batch_html(batch) if batch is not None else "<p>(no minibatch)</p>"
         self.layout_view.value = (layout_html(text, positions) if positions is not None
                                   else "<p>(no minibatches)</p>")
-        self.summary.value = summary_text(text, self.sampling.value, self.batch_size.value,
-                                          self.num_steps.value, positions)
+        self.summary.value = summary_text(text, self.preprocess.value, self.sampling.value,
+                                          self.batch_size.value, self.num_steps.value, self.seed.value,
+                                          positions)
         return OneHotView(encoding if text else None, batch, positions, layout)
 
 

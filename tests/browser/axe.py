@@ -20,7 +20,7 @@ AXE_VERSION = "4.14.1"
 ROOT = Path(__file__).resolve().parents[2]
 KNOWN_FILE = Path(__file__).with_name("jupyterlab_axe.toml")
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-COURSE = ".jp-OutputArea, .jp-RenderedMarkdown"
+COURSE = ".jp-OutputArea-output, .jp-RenderedMarkdown"  # not the prompts beside the outputs
 
 
 def find_axe() -> Path:
