@@ -343,6 +343,14 @@ def _center(patch) -> tuple[float, float]:
     return patch.get_x() + patch.get_width() / 2, patch.get_y() + patch.get_height() / 2
 
 
+def bptt_graph_alt(num_steps: int = 3) -> str:
+    """Return the text alternative of `draw_bptt_graph(ax, num_steps)` (notebook 05)."""
+    return (f"Diagram of backpropagation through time over {num_steps} steps. Forward, in black: each "
+            f"input X_t feeds the hidden state H_t, which feeds the next hidden state and the output O_t, "
+            f"which gives the loss L_t. Backward, in red: from each L_t to O_t, from O_t to H_t, and from "
+            f"H_t back to H_(t-1); where two red arrows reach one H_t, their gradients are added.")
+
+
 def draw_bptt_graph(ax, num_steps: int = 3) -> dict:
     """Draw the unrolled RNN with a loss L_t on every output and the backward pass in red (notebook 05).
 

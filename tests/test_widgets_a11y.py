@@ -161,3 +161,14 @@ def test_the_scan_finds_an_image_without_alt(tmp_path):
     path = tmp_path / "planted.ipynb"
     path.write_text(json.dumps(planted))
     assert _images_without_alt(path) == ["a", "b"]
+
+
+def test_figure_texts_state_what_is_drawn_and_its_numbers(bundled):
+    from d2lmini.figures import batch_transpose_alt, block_matmul_alt, bptt_graph_alt, reach_curves_alt
+
+    assert "3 x 5 matrix" in block_matmul_alt(3, 1, 4) and "3 x 4" in block_matmul_alt(3, 1, 4)
+    text = reach_curves_alt({0.5: [1.0, 0.5, 0.25], 1.5: [1.0, 1.5, 2.25]}, input_scale=0.0)
+    assert "ρ = 0.5: 1 at k = 0, 0.25 at k = 2" in text and "ρ = 1.5" in text and "no inputs" in text
+    assert "over 4 steps" in bptt_graph_alt(4)
+    transpose = batch_transpose_alt(["abc", "xyz"], bundled.vocab)
+    assert "(2, 3)" in transpose and "'a', 'x'; 'b', 'y'; 'c', 'z'" in transpose
