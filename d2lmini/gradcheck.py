@@ -105,7 +105,7 @@ def rescaled_model(radius: float, num_hiddens: int = 32, vocab_size: int = 28, s
     `input_scale` multiplies W_xh (0 turns the inputs off, so H stays 0 from a zero state).
     """
     generator = torch.Generator().manual_seed(seed)
-    params = init_rnn_params(vocab_size, num_hiddens, "xavier", generator)
+    params = init_rnn_params(vocab_size, num_hiddens, "lecun", generator)
     params["W_hh"] = rescale_to_spectral_radius(params["W_hh"], radius)
     params["W_xh"] = params["W_xh"] * input_scale
     return {n: p.double() for n, p in params.items()}

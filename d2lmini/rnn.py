@@ -29,27 +29,27 @@ import torch.nn.functional as F
 from torch import nn
 
 from d2lmini.bptt import rnn_forward_bptt
-from d2lmini.settings import PREDICT_SETTINGS, check_value
+from d2lmini.settings import PREDICT_SETTINGS, validate_value
 from d2lmini.text import Vocab
 
 
 def init_rnn_params(
     vocab_size: int,
     num_hiddens: int,
-    init: str = "xavier",
+    init: str = "lecun",
     generator: torch.Generator | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Return fresh parameters W_xh, W_hh, b_h, W_hq, b_q as CPU tensors.
+    """Return fresh parameters W_xh, W_hh, b_h, W_hq, b_q as CPU tensors (notebook 04).
 
-    `init="normal"` draws weights from N(0, 0.01^2), as the book does; `init="xavier"`
-    draws them from N(0, 1/fan_in), which keeps the hidden activations at a useful
-    size whatever the layer widths. Biases start at zero.
+    `init="normal"` draws weights from N(0, 0.01^2), as the book does; `init="lecun"`
+    draws them from N(0, 1/fan_in) (LeCun's rule), which keeps the hidden activations at
+    a useful size whatever the layer widths. Biases start at zero.
     """
 
     def weight(fan_in: int, fan_out: int) -> torch.Tensor:
-        std = {"normal": 0.01, "xavier": 1 / math.sqrt(fan_in)}.get(init)
+        std = {"normal": 0.01, "lecun": 1 / math.sqrt(fan_in)}.get(init)
         if std is None:
-            raise ValueError(f"init must be 'normal' or 'xavier', not {init!r}")
+            raise ValueError(f"init must be 'normal' or 'lecun', not {init!r}")
         return torch.randn(fan_in, fan_out, generator=generator) * std
 
     return {
@@ -117,7 +117,7 @@ class RNNScratch(nn.Module):
     the same gradients (up to rounding).
     """
 
-    def __init__(self, vocab_size: int, num_hiddens: int, init: str = "xavier",
+    def __init__(self, vocab_size: int, num_hiddens: int, init: str = "lecun",
                  generator: torch.Generator | None = None, *, hand_written_bptt: bool = True):
         super().__init__()
         self.vocab_size, self.num_hiddens = vocab_size, num_hiddens
@@ -173,7 +173,7 @@ def model_device(model: nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def check_prefix(prefix: str, vocab: Vocab) -> None:
+def validate_prefix(prefix: str, vocab: Vocab) -> None:
     """Raise ValueError with a helpful message if `prefix` is empty or has unknown characters."""
     if not prefix:
         raise ValueError("The prefix is empty: type at least one character to start from.")
@@ -186,7 +186,7 @@ def check_prefix(prefix: str, vocab: Vocab) -> None:
         )
 
 
-def check_model_for(model, vocab: Vocab) -> None:
+def validate_model_for(model, vocab: Vocab) -> None:
     """Raise ValueError unless `model` is a d2lmini model (RNNScratch, TorchRNN) made for `vocab`.
 
     It must have a `vocab_size` equal to `len(vocab)` and a `begin_state`, float32
@@ -210,8 +210,9 @@ def check_model_for(model, vocab: Vocab) -> None:
                          "needs them all on one real device (the 'meta' device holds no weights).")
 
 
-def check_predict_arguments(model, vocab, prefix, num_chars, temperature, generator) -> None:
-    """Raise TypeError/ValueError naming the argument of `predict` that is wrong and what it may be.
+def validate_predict_arguments(model, vocab, prefix, num_chars, temperature, generator) -> tuple:
+    """Return (prefix, num_chars, temperature) as plain str, int and float (or None); raise
+    TypeError/ValueError naming the argument of `predict` that is wrong and what it may be.
 
     The ranges of `prefix`, `num_chars` and `temperature` are `d2lmini.settings.PREDICT_SETTINGS`.
     """
@@ -219,13 +220,22 @@ def check_predict_arguments(model, vocab, prefix, num_chars, temperature, genera
         raise TypeError(f"model must be a torch.nn.Module such as RNNScratch, not {type(model).__name__}")
     if not isinstance(vocab, Vocab):
         raise TypeError(f"vocab must be a d2lmini.text.Vocab, not {type(vocab).__name__}")
-    for name, value in (("prefix", prefix), ("num_chars", num_chars), ("temperature", temperature)):
-        check_value(PREDICT_SETTINGS[name], value)
+    prefix, num_chars, temperature = (validate_value(PREDICT_SETTINGS[name], value) for name, value in (
+        ("prefix", prefix), ("num_chars", num_chars), ("temperature", temperature)))
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a CPU torch.Generator or None, not {type(generator).__name__}")
     if generator is not None and generator.device.type != "cpu":
         raise ValueError(f"generator must be a CPU torch.Generator, not one on {generator.device}")
-    check_model_for(model, vocab)
+    validate_model_for(model, vocab)
+    return prefix, num_chars, temperature
+
+
+def validate_logits(logits: torch.Tensor, unk: int) -> None:
+    """Raise ValueError when a logit other than `<unk>`'s is inf or nan: the model has diverged."""
+    known = torch.cat([logits[:unk], logits[unk + 1:]])
+    if not bool(torch.isfinite(known).all()):
+        raise ValueError("The model's outputs are not finite (inf or nan): its training diverged, so it "
+                         "cannot predict. Retrain it with a smaller learning rate or with clipping.")
 
 
 def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
@@ -235,16 +245,14 @@ def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
     Sampling draws from softmax(logits / T), computed in float64 as exp((logits - max) / T):
     every exponent is at most 0, so no temperature, however small or large, overflows
     (a tiny T gives the greedy choice, a huge T the uniform one). `<unk>` is never chosen.
-    Raises ValueError when the logits are not finite: the model has diverged.
+    Raises ValueError when the logits are not finite: the model has diverged (notebook 04).
     """
-    logits = logits.detach().double().cpu()
-    logits[unk] = -math.inf
-    known = torch.cat([logits[:unk], logits[unk + 1:]])
-    if not bool(torch.isfinite(known).all()):
-        raise ValueError("The model's outputs are not finite (inf or nan): its training diverged, so it "
-                         "cannot predict. Retrain it with a smaller learning rate or with clipping.")
+    validate_logits(logits, unk)
+    logits = logits.detach().double().cpu()      # random numbers and the draw stay on the CPU
+    logits[unk] = -math.inf                      # probability 0 for <unk>
     if temperature is None:
-        return int(logits.argmax())
+        return int(logits.argmax())              # greedy: the most likely token
+    # softmax(logits / T) without its denominator: multinomial divides by the sum itself
     weights = torch.exp((logits - logits.max()) / temperature)
     return int(torch.multinomial(weights, 1, generator=generator))
 
@@ -265,16 +273,19 @@ def predict(
     softmax(logits / temperature) (see `next_token`); random numbers come from the CPU
     `generator`. `<unk>` is never generated. Wrong argument types or ranges raise
     TypeError/ValueError naming the argument, and a model that does not fit the vocabulary
-    (see `check_model_for`) raises ValueError.
+    (see `validate_model_for`) raises ValueError.
     """
-    check_predict_arguments(model, vocab, prefix, num_chars, temperature, generator)
-    check_prefix(prefix, vocab)
+    prefix, num_chars, temperature = validate_predict_arguments(model, vocab, prefix, num_chars,
+                                                                temperature, generator)
+    validate_prefix(prefix, vocab)
     device = model_device(model)
     state = model.begin_state(1)
+    # warm-up: read the whole prefix; keep the state and the scores after its last character
     logits, state = model(torch.tensor([vocab.indices(prefix)], device=device), state)
     generated = []
     for _ in range(num_chars):
         token = next_token(logits[-1], vocab.unk, temperature, generator)
         generated.append(token)
+        # feed the new token back in: a batch of one sequence, one step long
         logits, state = model(torch.tensor([[token]], device=device), state)
     return prefix + vocab.decode(generated)

@@ -32,7 +32,7 @@ from d2lmini.rnn import init_rnn_params, rnn_forward, rnn_forward_one_hot
 def make_problem(batch, steps, vocab, hiddens, dtype=torch.float64, seed=0, device="cpu"):
     """Random parameters (with non-zero biases), a non-zero state, inputs and labels."""
     gen = torch.Generator().manual_seed(seed)
-    params = init_rnn_params(vocab, hiddens, "xavier", gen)
+    params = init_rnn_params(vocab, hiddens, "lecun", gen)
     params["b_h"] = 0.3 * torch.randn(hiddens, generator=gen)
     params["b_q"] = 0.3 * torch.randn(vocab, generator=gen)
     params = {n: p.to(dtype).to(device) for n, p in params.items()}

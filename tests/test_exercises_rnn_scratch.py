@@ -30,7 +30,7 @@ def test_output_row_matches_the_model():
 
 def test_hidden_term_std_matches_a_sampled_model():
     generator = torch.Generator().manual_seed(3)
-    W_hh = RNNScratch(28, 64, init="xavier", generator=generator).W_hh.detach()
+    W_hh = RNNScratch(28, 64, init="lecun", generator=generator).W_hh.detach()
     H = 0.5 * torch.randn(20_000, 64, generator=generator)
     assert abs(float((H @ W_hh).std()) - 0.5) < 0.05  # W_hh is one sample: a few % off at most
     assert check_hidden_term_std(0.5, quiet=True)

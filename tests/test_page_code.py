@@ -21,10 +21,12 @@ MARKER = re.compile(r"# (d2lmini(?:\.\w+)+)\s*$")
 
 # What each notebook must show: the algorithms it teaches (issue #17).
 REQUIRED = {
-    "03_one_hot.ipynb": {"d2lmini.batching.random_batches", "d2lmini.batching.sequential_batches"},
+    "03_one_hot.ipynb": {"d2lmini.batching.random_batches", "d2lmini.batching.sequential_batches",
+                         "d2lmini.text.Vocab"},
     "04_rnn_scratch.ipynb": {
         "d2lmini.rnn.init_rnn_params", "d2lmini.rnn.init_rnn_state", "d2lmini.rnn.rnn_step",
         "d2lmini.rnn.rnn_forward_one_hot", "d2lmini.rnn.rnn_forward", "d2lmini.rnn.RNNScratch",
+        "d2lmini.rnn.next_token", "d2lmini.rnn.predict",  # sampling and the generation loop (issue #27)
     },
     "05_bptt.ipynb": {
         "d2lmini.bptt.step_backward", "d2lmini.bptt.hidden_gradients", "d2lmini.bptt.weight_gradients",
@@ -153,7 +155,7 @@ def test_an_import_of_a_page_definition_is_found(tmp_path):
     path = NOTEBOOKS / "03_one_hot.ipynb"
     notebook = json.loads(path.read_text(encoding="utf-8"))
     notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                              "source": "from d2lmini.batching import check_fits, random_batches\n"})
+                              "source": "from d2lmini.batching import validate_fits, random_batches\n"})
     copy = tmp_path / path.name
     copy.write_text(json.dumps(notebook), encoding="utf-8")
     assert "random_batches" in imported_from_package(copy)
