@@ -114,7 +114,7 @@ IMAGES_WITHOUT_ALT = """() => [...document.querySelectorAll('.jp-OutputArea img,
 # Notebooks whose inline figures still go through plt.show() (other helpers were editing them
 # during issue 29): their only course violations may be image-alt, and they must have some, so
 # the entry is removed as soon as the notebook is converted.
-PENDING_FIGURES = {"04", "05", "07", "08"}
+PENDING_FIGURES = {"04", "05", "07"}
 
 
 def _accessibility_problems(page, axe_js: Path, number: str) -> list[str]:
