@@ -74,7 +74,10 @@ function nameControl(el, mark) {
 function expandable(el) {
   for (const header of el.querySelectorAll('.jupyter-widget-Collapse-header, .p-Collapse-header')) {
     const open = header.parentElement.className.includes('Collapse-open');
-    setAll(header, {tabindex: '0', role: 'button', 'aria-expanded': String(open)});
+    // Named by its text: the caret icon's font character must not be read out.
+    setAll(header, {tabindex: '0', role: 'button', 'aria-expanded': String(open),
+                    'aria-label': header.textContent.trim()});
+    for (const icon of header.querySelectorAll('i, .fa')) setAll(icon, {'aria-hidden': 'true'});
     if (!header.dataset.d2lKeys) {
       header.dataset.d2lKeys = '1';
       header.addEventListener('keydown', (event) => {
