@@ -32,6 +32,7 @@ from d2lmini.widgets.gradients import make_gradient_reach_panel  # noqa: E402
 from d2lmini.widgets.hidden_state import make_hidden_state_explorer  # noqa: E402
 from d2lmini.widgets.lab import make_lab  # noqa: E402
 from d2lmini.widgets.one_hot import make_one_hot_panel  # noqa: E402
+from d2lmini.widgets.perplexity import make_confidence_panel  # noqa: E402
 from d2lmini.widgets.start import make_temperature_panel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +52,9 @@ def _panels(bundled):
     yield "04 generate", make_generate_panel(model, bundled.vocab, num_chars=20)
     yield "05 reach", make_gradient_reach_panel(max_k=10)
     yield "06 clipping", make_clipping_panel(small, num_epochs=1)
-    yield "07 lab", make_lab(LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=40,
+    scores = torch.randn(50, 6, generator=torch.Generator().manual_seed(0))
+    yield "07 confidence", make_confidence_panel(torch.log_softmax(scores, 1), torch.arange(50) % 6)
+    yield "08 lab", make_lab(LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=40,
                                          checkpoints=4))
 
 

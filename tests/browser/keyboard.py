@@ -41,6 +41,7 @@ PANELS: dict[str, list[tuple]] = {
     "06": [("slider", "clipping θ: clipping threshold", ["ArrowLeft"]),
            ("slider", "learning rate of plain SGD", ["ArrowLeft"]),
            ("combobox", "seed of the initial weights", ["ArrowDown"])],
+    "07": [("slider", "temperature: divides the model's log-probabilities", ["ArrowRight"])],
     "08": [("combobox", "optimizer: how gradients become updates", ["ArrowUp"], False),
            ("slider", "minibatches: minibatches to train", ["ArrowLeft"], False),
            ("button", "Train a new model", ["Enter"])],
