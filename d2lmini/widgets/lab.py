@@ -45,16 +45,19 @@ from d2lmini.sweep import (
     value_text,
 )
 from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice
+from d2lmini.widgets.a11y import Access, name_setting
 from d2lmini.widgets.lab_views import (
     ERROR_COLOUR,
     OK_COLOUR,
     PLOT_HEIGHT_PX,
     PLOT_WIDTH_PX,
     WARN_COLOUR,
+    curves_alt,
     curves_png,
     numbers_html,
     overlay,
     runs_html,
+    sweep_alt,
     sweep_png,
     verdict_html,
 )
@@ -120,9 +123,11 @@ class PanelRun:
         if time.perf_counter() - self.last_draw > 0.3:
             self.live.history = history
             baselines = self.plans[min(finished, len(self.plans) - 1)].data.baselines
-            panel.plot.value = curves_png(overlay(panel.runs, self.live), baselines)
+            shown = overlay(panel.runs, self.live)
+            panel.plot.value = curves_png(shown, baselines)
+            panel.access.describe(panel.plot, curves_alt(shown, baselines))
             panel.valid_ppl.value = (f"validation perplexity: <b>{history.valid_perplexity[-1]:.2f}</b> "
-                                     "(training…)")
+                                     "(a training-time estimate; training…)")
             self.last_draw = time.perf_counter()
 
     def run_done(self, result: LabResult) -> None:
@@ -181,6 +186,7 @@ class LabPanel:
         self._make_sweep()
         self.widget = self._layout()
         self.plot.value = curves_png([], _known_baselines(self.base))
+        self.access.describe(self.plot, curves_alt([], _known_baselines(self.base)))
 
     def _make_controls(self) -> None:
         style, wide = {"description_width": "130px"}, widgets.Layout(width="400px")
@@ -255,7 +261,22 @@ class LabPanel:
                               _html("<b>Sweep</b>: one run per value of one setting, the rest as above"),
                               sweep])
         panel.add_class("perplexity-lab")
+        self._name_controls()
+        panel.children = (*panel.children, self.access.widget)
         return panel
+
+    def _name_controls(self) -> None:
+        self.access = Access()
+        for name, control in self.controls.items():
+            name_setting(self.access, control, LAB_SETTINGS[name])
+        for control, text in ((self.train_button, "Train a new model with these settings"),
+                              (self.clear_button, "Clear runs"), (self.export_button, "Save as CSV"),
+                              (self.sweep_setting, "sweep: the setting to vary"),
+                              (self.sweep_values, "values to try, separated by commas"),
+                              (self.sweep_button, "Sweep: one run per value")):
+            self.access.name(control, text)
+        for region in (self.valid_ppl, self.message):
+            self.access.announce(region)
 
     def _all_controls(self) -> list:
         return [*self.controls.values(), self.train_button, self.clear_button, self.export_button,
@@ -323,6 +344,7 @@ class LabPanel:
         self.runs.add(result)
         self.result = result
         self.plot.value = curves_png(overlay(self.runs), result.baselines, result.floor)
+        self.access.describe(self.plot, curves_alt(overlay(self.runs), result.baselines, result.floor))
         self.numbers.value = numbers_html(result)
         self.runs_table.value = runs_html(self.runs)
         if result.error is None:
@@ -399,6 +421,7 @@ class LabPanel:
         self.result = None
         self.runs_table.value = runs_html(self.runs)
         self.plot.value = curves_png([], _known_baselines(self.base))
+        self.access.describe(self.plot, curves_alt([], _known_baselines(self.base)))
         self.message.value = "<p style='margin:2px 0'>Runs cleared.</p>"
 
     def export(self, path: str | Path = "lab_runs.csv") -> Path | None:
@@ -471,6 +494,7 @@ class LabPanel:
         self.sweep_result = sweep
         lines = plans[0].data.strong_baselines()
         self.sweep_plot.value = sweep_png(sweep, lines)
+        self.access.describe(self.sweep_plot, sweep_alt(sweep, lines))
         self.message.value = _sweep_message(sweep, lines)
         return sweep
 

@@ -80,6 +80,34 @@ def curves_png(curves: list[tuple[str, History]], baselines: dict[str, float], f
     return figure_png(figure, dpi=PLOT_DPI)
 
 
+def curves_alt(curves: list, baselines: dict[str, float], floor: float | None = None) -> str:
+    """Return the alt text of `curves_png`'s chart: each run's first and last validation perplexities."""
+    runs = []
+    for name, history in curves:
+        values = [v for v in history.valid_perplexity if math.isfinite(v)]
+        if values:
+            runs.append(f"{name} from {values[0]:.3g} to {values[-1]:.3g} over "
+                        f"{history.minibatches[-1]} minibatches")
+    lines = dict(baselines, **({} if floor is None else {"entropy floor": floor}))
+    text = "Validation perplexity against minibatches trained: " + ("; ".join(runs) or "no run yet")
+    if lines:
+        text += ". Lines: " + ", ".join(f"{name} {value:.3g}" for name, value in lines.items())
+    return text + "."
+
+
+def sweep_alt(sweep: SweepResult, lines: dict[str, float]) -> str:
+    """Return the text alternative of `sweep_png`'s chart: the final validation perplexity of each value."""
+    points = ", ".join(f"{value_text(v)}: " + ("no number" if r.valid_perplexity is None
+                                                or not math.isfinite(r.valid_perplexity)
+                                                else f"{r.valid_perplexity:.3g}")
+                       for v, r in zip(sweep.values, sweep.results, strict=False))
+    label = LAB_SETTINGS[sweep.name].label
+    text = f"Sweep of the {label}, final validation perplexity: {points or 'none yet'}"
+    if lines:
+        text += ". Lines: " + ", ".join(f"{name} {value:.3g}" for name, value in lines.items())
+    return text + "."
+
+
 def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
     """Return a PNG of a sweep: final validation perplexity against the swept value, with `lines`.
 
