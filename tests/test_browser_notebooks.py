@@ -111,21 +111,12 @@ IMAGES_WITHOUT_ALT = """() => [...document.querySelectorAll('.jp-OutputArea img,
   .filter(i => !(i.getAttribute('alt') || '').trim() && i.getAttribute('role') !== 'presentation')
   .map(i => (i.getAttribute('src') || '').slice(0, 40))"""
 
-# Notebooks whose inline figures still go through plt.show() (other helpers were editing them
-# during issue 29): their only course violations may be image-alt, and they must have some, so
-# the entry is removed as soon as the notebook is converted.
-PENDING_FIGURES = {"04", "05", "07"}
-
-
 def _accessibility_problems(page, axe_js: Path, number: str) -> list[str]:
     """Return what axe-core and the alt and contrast checks find wrong on the page (see the docstring)."""
     problems = new_problems(axe_violations(page, axe_js))
     unlabelled = page.evaluate(IMAGES_WITHOUT_ALT)
     if unlabelled:
         problems.append(f"images without alt: {len(unlabelled)}")
-    if number in PENDING_FIGURES:
-        assert problems, f"notebook {number} is accessible now: remove it from PENDING_FIGURES"
-        problems = [p for p in problems if "image-alt" not in p and not p.startswith("images without alt")]
     contrast = low_contrast(page)
     if contrast:
         problems.append(f"text below 4.5:1 contrast: {contrast[:10]}")

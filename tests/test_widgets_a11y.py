@@ -31,15 +31,13 @@ from d2lmini.widgets.generate import make_generate_panel  # noqa: E402
 from d2lmini.widgets.gradients import make_gradient_reach_panel  # noqa: E402
 from d2lmini.widgets.hidden_state import make_hidden_state_explorer  # noqa: E402
 from d2lmini.widgets.lab import make_lab  # noqa: E402
+from d2lmini.widgets.memory import make_memory_panel  # noqa: E402
 from d2lmini.widgets.one_hot import make_one_hot_panel  # noqa: E402
 from d2lmini.widgets.perplexity import make_confidence_panel  # noqa: E402
 from d2lmini.widgets.start import make_temperature_panel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-# Notebooks whose inline figures still go through plt.show(): other helpers were editing them in
-# this round; strict, so this list must shrink as soon as one is converted.
-PENDING_NOTEBOOKS = {"04_rnn_scratch", "05_bptt", "07_perplexity"}
 
 
 def _panels(bundled):
@@ -51,6 +49,7 @@ def _panels(bundled):
     yield "03 one-hot", make_one_hot_panel(bundled.vocab)
     yield "04 generate", make_generate_panel(model, bundled.vocab, num_chars=20)
     yield "05 reach", make_gradient_reach_panel(max_k=10)
+    yield "05 memory", make_memory_panel({"untrained": (model, bundled.text[:200], bundled.vocab)})
     yield "06 clipping", make_clipping_panel(small, num_epochs=1)
     scores = torch.randn(50, 6, generator=torch.Generator().manual_seed(0))
     yield "07 confidence", make_confidence_panel(torch.log_softmax(scores, 1), torch.arange(50) % 6)
@@ -147,11 +146,7 @@ def _images_without_alt(notebook: Path) -> list[str]:
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_every_stored_figure_has_a_text_alternative(notebook):
-    missing = _images_without_alt(notebook)
-    if notebook.stem in PENDING_NOTEBOOKS:
-        assert missing, f"{notebook.name} has no image without alt now: remove it from PENDING_NOTEBOOKS"
-        pytest.xfail(f"{notebook.name}: cells {missing} still show figures without alt (issue 29)")
-    assert missing == []
+    assert _images_without_alt(notebook) == []
 
 
 def test_the_scan_finds_an_image_without_alt(tmp_path):

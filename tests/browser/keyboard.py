@@ -7,7 +7,9 @@ checkbox, Enter on a button or an accordion header, text then Enter in a text bo
 the panel's live region (role=status) says something new (an accordion header: it is expanded),
 the control still has the focus when the kernel is idle again (nothing took it to the page), and
 the notebook's active cell did not move (JupyterLab's shortcuts did not get the key).
-A notebook without an entry has no panel.
+A notebook without an entry has no panel. `NEXT_PANEL` between steps starts the steps of a further
+panel of the same notebook (a later cell): its first control is focused directly, as a student
+clicking into it would, and the rest are reached with Tab from there.
 """
 
 import re
@@ -15,6 +17,7 @@ import re
 # (role, accessible name as the browser computes it, keys: a list of key names; "type:TEXT" types
 # and presses Enter; "leave:TEXT" types, then Tab sends it (a multi-line box) and the focus moves on),
 # and optionally False for a setting the panel uses only on a later button (nothing announced yet).
+NEXT_PANEL = ("next panel",)
 PANELS: dict[str, list[tuple]] = {
     "00": [("slider", "temperature: divides every score", ["ArrowLeft", "ArrowLeft"])],
     "01": [("textbox", "sentence the model reads", "type: machine"),
@@ -37,7 +40,10 @@ PANELS: dict[str, list[tuple]] = {
            ("checkbox", "greedy (always the most likely", [" "])],
     "05": [("slider", "ρ(W_hh): spectral radius", ["ArrowRight"]),
            ("slider", "truncation: time steps kept", ["ArrowLeft"]),
-           ("checkbox", "token inputs", [" "])],
+           ("checkbox", "token inputs", [" "]),
+           NEXT_PANEL,
+           ("combobox", "model: the trained model", ["ArrowDown"]),
+           ("slider", "position: the character whose prediction", ["ArrowLeft"])],
     "06": [("slider", "clipping θ: clipping threshold", ["ArrowLeft"]),
            ("slider", "learning rate of plain SGD", ["ArrowLeft"]),
            ("combobox", "seed of the initial weights", ["ArrowDown"])],
@@ -86,7 +92,12 @@ def _wait_idle(page) -> None:
 
 def drive_panels(page, number: str) -> tuple[list[str], list[str]]:
     """Operate the panels of notebook `number` by keyboard; return (problems, what was done)."""
-    steps = PANELS.get(number, [])
+    steps, firsts = [], set()
+    for step in PANELS.get(number, []):
+        if step == NEXT_PANEL or not steps:
+            firsts.add(len(steps))
+        if step != NEXT_PANEL:
+            steps.append(step)
     problems, done = [], []
     controls = [page.get_by_role(step[0], name=re.compile(re.escape(step[1]))).first for step in steps]
     for index, (step, control) in enumerate(zip(steps, controls, strict=True)):
@@ -96,10 +107,11 @@ def drive_panels(page, number: str) -> tuple[list[str], list[str]]:
         if control.count() == 0:
             problems.append(f"no {where} in the page (its accessible name changed?)")
             continue
-        if index == 0:
+        if index in firsts:
             control.scroll_into_view_if_needed()
             control.focus()
-            if len(steps) > 1 and not (_tab_to(page, controls[1]) > 0 and _tab_to(page, control, True) > 0):
+            if index == 0 and len(steps) > 1 and not (
+                    _tab_to(page, controls[1]) > 0 and _tab_to(page, control, True) > 0):
                 problems.append(f"{where}: not reachable with Shift+Tab from the next control")
         elif _tab_to(page, control) < 0:  # 0: a "leave:" step before already moved the focus here
             problems.append(f"{where}: Tab from the previous control never reaches it")
