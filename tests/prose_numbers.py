@@ -51,11 +51,22 @@ def prose_numbers(text: str) -> list[str]:
 
 
 DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
+SANITIZE_FILE = Path(__file__).resolve().parents[1] / "notebooks" / "sanitize.cfg"
+
+
+def machine_dependent() -> list[re.Pattern]:
+    """The patterns nbval's sanitize file removes (timings, rates, addresses, devices).
+
+    What they match differs from machine to machine, so a number inside one shows nothing the
+    prose could rely on (a timing of "32.13 ms" must not count as showing a setting of 32).
+    """
+    lines = SANITIZE_FILE.read_text(encoding="utf-8").splitlines()
+    return [re.compile(line.split(":", 1)[1].strip()) for line in lines if line.startswith("regex:")]
 
 
 def output_numbers(notebook: dict) -> set[float]:
     """Return every number printed in the stored outputs (streams and text/* data) of `notebook`."""
-    found = set()
+    found, unstable = set(), machine_dependent()
     for cell in notebook["cells"]:
         for output in cell.get("outputs", []):
             texts = [output.get("text", "")] + [v for k, v in output.get("data", {}).items()
@@ -63,6 +74,8 @@ def output_numbers(notebook: dict) -> set[float]:
             for text in texts:
                 # An <img>'s base64 PNG holds digits by chance; its alt text is what it shows.
                 text = DATA_URI.sub("", "".join(text))
+                for pattern in unstable:
+                    text = pattern.sub("", text)
                 for m in OUTPUT_NUMBER.finditer(text):
                     found.add(float(m.group(0).replace(",", "")))
     return found
