@@ -7,8 +7,9 @@
 
 Trains the vanilla (tanh) `RNNScratch` on the first 90% of a corpus for a fixed
 wall-clock budget (evaluations are not counted), then reports its perplexity on the last
-10%, read in one pass as a single stream (batch 1) with the hidden state carried through
-the whole text, so every character is predicted from everything before it. Beside it,
+10%, read as a single stream (batch 1) after the end of the training text, with the hidden
+state carried through (`d2lmini.train.evaluate_perplexity`), so every character is predicted
+from the text before it, as the baselines predict it. Beside it,
 for the same held-out text given the same training text: uniform, unigram and bigram
 models and the gzip, bz2 and xz compressors (`d2lmini.metrics.baseline_bits`).
 
@@ -153,7 +154,7 @@ def main(argv=None):
                          batch_size=args.batch, num_steps=args.steps, theta=args.theta or None,
                          lr_schedule=args.schedule, init=args.init, seed=args.seed, num_epochs=None,
                          max_seconds=args.seconds, max_minibatches=args.minibatches,
-                         count_eval_time=False, checkpoints=12, eval_batch_size=1, eval_num_steps=500)
+                         count_eval_time=False, checkpoints=12)  # every validation read as one stream
     device = torch.device(args.device) if args.device else try_gpu()
     corpus = load_named_corpus(args.corpus)
     train_text, valid_text = corpus.split_text(0.1)

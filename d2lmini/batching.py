@@ -26,6 +26,11 @@ def validate_fits(num_tokens: int, batch_size: int, num_steps: int) -> None:
         )
 
 
+def steps_per_epoch(num_tokens: int, batch_size: int, num_steps: int) -> int:
+    """Return the minibatches of batch_size x num_steps in one pass over `num_tokens` tokens (at least 1)."""
+    return max(1, (num_tokens - 1) // (batch_size * num_steps))
+
+
 def random_offset(num_steps: int, generator: torch.Generator | None) -> int:
     """Return a random offset in 0 ... num_steps - 1, drawn on the CPU from `generator` (notebook 03)."""
     return int(torch.randint(num_steps, (1,), generator=generator))

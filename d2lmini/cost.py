@@ -10,6 +10,9 @@ the lab can announce how long a run will take here before it starts.
 import math
 from dataclasses import dataclass
 
+from d2lmini.batching import steps_per_epoch
+from d2lmini.train import CONTEXT_TOKENS, EVAL_CHUNK, planned_minibatches
+
 # Seconds per unit of work on the reference machine, fitted by least squares (relative error) to
 # timings of minibatch shapes (README, "Every click is bounded"; `benchmarks/click_times.py` times
 # whole runs). A minibatch costs a fixed
@@ -44,21 +47,14 @@ def macs_per_token(num_hiddens: int, vocab_size: int) -> int:
     return num_hiddens * num_hiddens + 2 * num_hiddens * vocab_size
 
 
-def planned_minibatches(config, steps_per_epoch: int) -> int | None:
-    """Return how many minibatches the budget of `config` allows (None: only the clock limits it)."""
-    limits = [config.max_minibatches, config.num_epochs and config.num_epochs * steps_per_epoch]
-    limits = [n for n in limits if n is not None]
-    return min(limits) if limits else None
-
-
-def planned_evaluations(config, steps_per_epoch: int) -> int:
-    """Return how many times the validation text is read: every checkpoint and the end."""
-    planned = planned_minibatches(config, steps_per_epoch)
+def planned_evaluations(config, planned: int | None, per_epoch: int) -> int:
+    """Return how many times the validation text is read in a run of `planned` minibatches (None:
+    only the clock limits it), `per_epoch` to a pass: every checkpoint and the end."""
     if config.checkpoints:
         return (config.checkpoints if planned is None else min(config.checkpoints, planned)) + 1
     if planned is None:
         return 1
-    return math.ceil(planned / steps_per_epoch) + 1
+    return math.ceil(planned / per_epoch) + 1
 
 
 def estimate_cost(config, vocab_size: int, train_tokens: int, valid_tokens: int,
@@ -66,36 +62,48 @@ def estimate_cost(config, vocab_size: int, train_tokens: int, valid_tokens: int,
     """Return the `RunCost` of training `config` (a `TrainConfig`) and sampling from the model.
 
     Training is estimated for the minibatches the budget asks for (`config.max_seconds`
-    when only the clock limits it); evaluation reads the `valid_tokens` as
-    `eval_batch_size` streams in calls of `eval_num_steps`, at every checkpoint.
+    when only the clock limits it); evaluation, at every checkpoint, reads the end of the
+    training text and the `valid_tokens` as one stream (`eval_batch_size` None) or the
+    `valid_tokens` as `eval_batch_size` streams, in calls of `eval_num_steps`
+    (`d2lmini.train.evaluate`).
     """
     h, v = config.num_hiddens, vocab_size
     step_macs = macs_per_token(h, v)
     tokens = config.batch_size * config.num_steps
-    steps_per_epoch = max(1, (train_tokens - 1) // tokens)
-    minibatches = planned_minibatches(config, steps_per_epoch)
+    per_epoch = steps_per_epoch(train_tokens, config.batch_size, config.num_steps)
+    minibatches = planned_minibatches(config, per_epoch)
     t = TRAIN_SECONDS
     one_minibatch = (t["minibatch"] + config.num_steps * (t["step"] + t["step_mac"] * step_macs)
                      + tokens * (t["token"] + t["token_mac"] * step_macs))
     # A budget in minibatches or epochs is estimated as asked, even past the time limit that would
     # stop it: a run cut short by the clock is not the run asked for.
     train_seconds = config.max_seconds if minibatches is None else minibatches * one_minibatch
-    eval_batch = max(1, min(config.eval_batch_size or config.batch_size, valid_tokens - 1))
-    eval_steps = config.eval_num_steps or config.num_steps
-    length = max(0, valid_tokens - 1) // eval_batch
-    e = EVAL_SECONDS
-    one_evaluation = (math.ceil(length / eval_steps) * e["call"]
-                      + length * (e["step"] + e["step_mac"] * step_macs)
-                      + valid_tokens * e["token_mac"] * step_macs)
-    evaluations = planned_evaluations(config, steps_per_epoch)
+    e, evaluations = EVAL_SECONDS, planned_evaluations(config, minibatches, per_epoch)
+
+    def one_evaluation(batch: int, chunk: int, length: int) -> float:
+        return (math.ceil(length / chunk) * e["call"] + length * (e["step"] + e["step_mac"] * step_macs)
+                + batch * length * e["token_mac"] * step_macs)
+
+    # The last evaluation reads one stream after the end of the training text; with `eval_batch_size`
+    # the others are estimates from that many cold-started streams.
+    one_stream = one_evaluation(1, (config.eval_batch_size is None and config.eval_num_steps) or EVAL_CHUNK,
+                                max(0, valid_tokens - 1) + min(CONTEXT_TOKENS, train_tokens))
+    if config.eval_batch_size is None:
+        eval_batch, eval_steps = 1, config.eval_num_steps or EVAL_CHUNK
+        eval_seconds = evaluations * one_stream
+    else:
+        eval_batch = max(1, min(config.eval_batch_size, valid_tokens - 1))
+        eval_steps = config.eval_num_steps or config.num_steps
+        estimate = one_evaluation(eval_batch, eval_steps, max(0, valid_tokens - 1) // eval_batch)
+        eval_seconds = (evaluations - 1) * estimate + one_stream
     p = PREDICT_SECONDS
     predict_seconds = ((num_chars + 1) * p["call"]
                        + (prefix_length + num_chars) * (p["step"] + p["step_mac"] * step_macs))
     parameters = h * h + 2 * h * v + h + v
     floats = (4 * parameters + 3 * tokens * (h + v)
-              + 2 * eval_batch * eval_steps * (h + v) + 2 * prefix_length * (h + v))
-    return RunCost(minibatches, evaluations, train_seconds, evaluations * one_evaluation, predict_seconds,
-                   4 * floats)
+              + 2 * max(eval_batch * eval_steps, EVAL_CHUNK, CONTEXT_TOKENS) * (h + v)
+              + 2 * prefix_length * (h + v))
+    return RunCost(minibatches, evaluations, train_seconds, eval_seconds, predict_seconds, 4 * floats)
 
 
 class MachineSpeed:

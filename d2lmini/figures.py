@@ -100,6 +100,15 @@ def _hide_labels_that_do_not_fit(ax, rects: dict[str, Rectangle], room: float = 
         labels[name].set_visible(box.width * room <= inside.width and box.height * room <= inside.height)
 
 
+def block_matmul_alt(batch: int, num_inputs: int, num_hiddens: int) -> str:
+    """Return the text alternative of `draw_block_matmul`'s picture for these shapes (notebook 02)."""
+    k = num_inputs + num_hiddens
+    return (f"Block picture of [X, H] times [W_xh; W_hh]: X ({batch} x {num_inputs}) and H ({batch} x "
+            f"{num_hiddens}) side by side make a {batch} x {k} matrix; W_xh ({num_inputs} x {num_hiddens}) "
+            f"stacked on W_hh ({num_hiddens} x {num_hiddens}) makes a {k} x {num_hiddens} matrix; their "
+            f"product is {batch} x {num_hiddens}, the same as X W_xh + H W_hh.")
+
+
 def block_layout(batch: int, num_inputs: int, num_hiddens: int) -> dict[str, tuple[int, int]]:
     """Return the (rows, columns) of every matrix in the picture of notebook 02.
 
@@ -245,6 +254,16 @@ def draw_shift(ax, word: str = "machine") -> list[tuple[str, str]]:
     return [(word[j], word[j + 1]) for j in range(n - 1)]
 
 
+def batch_transpose_alt(rows: list[str], vocab: Vocab) -> str:
+    """Return the text alternative of `draw_batch_transpose(ax, rows, vocab)` (notebook 03)."""
+    batch, steps = len(rows), len(rows[0])
+    columns = "; ".join(", ".join(repr(row[t]) for row in rows) for t in range(steps))
+    return (f"Diagram of a minibatch in three shapes. Left: X, (batch, steps) = ({batch}, {steps}), one row "
+            f"per subsequence: {', '.join(repr(r) for r in rows)}. Middle: X.T, ({steps}, {batch}), one row "
+            f"per time step: {columns}. Right: one (batch, vocab) = ({batch}, {len(vocab)}) slab of one-hot "
+            f"vectors per time step, a single 1 in each row at the character's index.")
+
+
 def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, int]:
     """Draw character `rows` as (batch, steps) -> (steps, batch) -> (steps, batch, vocab) (notebook 03).
 
@@ -324,6 +343,14 @@ def _center(patch) -> tuple[float, float]:
     return patch.get_x() + patch.get_width() / 2, patch.get_y() + patch.get_height() / 2
 
 
+def bptt_graph_alt(num_steps: int = 3) -> str:
+    """Return the text alternative of `draw_bptt_graph(ax, num_steps)` (notebook 05)."""
+    return (f"Diagram of backpropagation through time over {num_steps} steps. Forward, in black: each "
+            f"input X_t feeds the hidden state H_t, which feeds the next hidden state and the output O_t, "
+            f"which gives the loss L_t. Backward, in red: from each L_t to O_t, from O_t to H_t, and from "
+            f"H_t back to H_(t-1); where two red arrows reach one H_t, their gradients are added.")
+
+
 def draw_bptt_graph(ax, num_steps: int = 3) -> dict:
     """Draw the unrolled RNN with a loss L_t on every output and the backward pass in red (notebook 05).
 
@@ -364,6 +391,18 @@ def draw_bptt_graph(ax, num_steps: int = 3) -> dict:
     return {"nodes": nodes, "forward": drawn["arrows"], "backward": backward}
 
 
+CURVE_MARKERS = ("o", "s", "^", "D", "v", "x")
+CURVE_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)))
+
+
+def reach_curves_alt(curves: dict[float, list[float]], input_scale: float = 1.0) -> str:
+    """Return the text alternative of `draw_reach_curves`'s plot: each curve at k = 0 and at the end."""
+    where = "with no inputs" if input_scale == 0 else "with random token inputs"
+    ends = "; ".join(f"ρ = {r:g}: {norms[0]:.3g} at k = 0, {norms[-1]:.3g} at k = {len(norms) - 1}"
+                     for r, norms in curves.items())
+    return f"Gradient norm against steps back in time k, log scale, {where}. {ends}."
+
+
 def draw_reach_curves(ax, radii, max_k: int = 50, input_scale: float = 1.0,
                       **kwargs) -> dict[float, list[float]]:
     """Plot ||dL/dH_{T-k}|| against k on a log scale, one curve per spectral radius in `radii` (notebook 05).
@@ -372,9 +411,12 @@ def draw_reach_curves(ax, radii, max_k: int = 50, input_scale: float = 1.0,
     (extra keyword arguments are passed on to it).
     """
     curves = {}
-    for radius in radii:
+    for i, radius in enumerate(radii):
         curves[radius] = gradient_norms_back_in_time(radius, max_k, input_scale=input_scale, **kwargs)
-        ax.semilogy(range(max_k + 1), curves[radius], label=f"ρ = {radius:g}")
+        # Marker and line style tell the curves apart without colour (greyscale, colour blindness).
+        marker, style = CURVE_MARKERS[i % len(CURVE_MARKERS)], CURVE_STYLES[i % len(CURVE_STYLES)]
+        ax.semilogy(range(max_k + 1), curves[radius], linestyle=style, marker=marker, markevery=5,
+                    markersize=4, label=f"ρ = {radius:g}")
     ax.axhline(1.0, color="gray", linewidth=0.8)
     ax.set_xlabel("k: steps back in time")
     ax.set_ylabel(r"$\|\partial L / \partial H_{T-k}\|$")

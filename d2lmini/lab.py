@@ -1,4 +1,4 @@
-"""The perplexity lab of notebook 07, without widgets: settings in, a trained model's numbers out.
+"""The perplexity lab of notebook 08, without widgets: settings in, a trained model's numbers out.
 
 `run_lab(LabSettings(...))` loads the corpus, trains a fresh scratch RNN through
 `d2lmini.train.train` for a fixed number of minibatches, measures train and validation
@@ -11,6 +11,7 @@ import math
 import os
 import time
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,13 +24,21 @@ from d2lmini.corpus import (
     DataUnavailableError,
     load_corpus,
 )
-from d2lmini.cost import MachineSpeed, RunCost, estimate_cost, planned_minibatches
+from d2lmini.cost import MachineSpeed, RunCost, estimate_cost
 from d2lmini.device import try_gpu
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
 from d2lmini.rnn import predict, validate_prefix
 from d2lmini.settings import CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
-from d2lmini.train import History, TrainConfig, TrainingDiverged, divergence_limit, make_model, train
-from d2lmini.verdicts import text_baselines
+from d2lmini.train import (
+    History,
+    TrainConfig,
+    TrainingDiverged,
+    TrainingRun,
+    divergence_limit,
+    make_model,
+    run_training,
+)
+from d2lmini.verdicts import PerplexityVerdict, judge_perplexity, text_baselines
 
 # The default budget (its time: README, "Why these defaults"). Counted in minibatches, so the
 # same settings and seed give the same curve and sample on any machine, under any load.
@@ -57,7 +66,9 @@ class LabSettings(TrainConfig):
 
     Training: 128 hidden units (more learn less in so few steps), Adam at 0.01 decaying along
     a half cosine, 32 x 35 minibatches, clipping at 1, for `max_minibatches` minibatches,
-    evaluation not counted, about 12 checkpoints per run. `max_seconds` is only a safety
+    evaluation not counted, about 12 checkpoints per run: the live curve's points before the
+    last are an estimate from 32 cold-started streams (`eval_batch_size`), the last, the run's
+    reported number, is read as one stream as the baselines read it. `max_seconds` is only a safety
     stop. Lab only: the corpus, the prefix, temperature and length of the sample; where
     The Time Machine is cached (`data_dir`, None: `d2lmini.corpus.default_cache_dir()`) and
     fetched from; the device (None: `try_gpu()`), and `num_threads`, how many CPU threads
@@ -73,6 +84,7 @@ class LabSettings(TrainConfig):
     max_seconds: float | None = TIME_LIMIT_SECONDS
     count_eval_time: bool = False
     checkpoints: int | None = 12
+    eval_batch_size: int | None = 32
     corpus: str = "bundled"
     prefix: str = "the "
     temperature: float | None = 0.7
@@ -88,13 +100,17 @@ class LabSettings(TrainConfig):
 class LabResult:
     """What one run of the lab produced.
 
-    On success `error` is None and the perplexities and `sample` are set; `worse_than_uniform`
-    says the model ended worse than guessing. On a bad setting `error` explains it;
+    On success `error` is None and the perplexities and `sample` are set; `verdict` is
+    `d2lmini.verdicts.judge_perplexity`'s judgement of the validation perplexity beside
+    `baselines`, and `worse_than_uniform` says the model ended no better than guessing. On a
+    bad setting `error` explains it;
     `history` then holds whatever was measured before training stopped; `interrupted` says an
     interrupt (■, Ctrl-C) stopped it. `seconds` is the training clock, `wall_seconds` the
     whole call's, `estimated_seconds` the reference estimate (`d2lmini.cost`). `baselines` maps a
     name to a perplexity (uniform, unigram) and `floor` is the synthetic source's entropy
-    floor as a perplexity (None for real text): a limit, not a model to beat.
+    floor as a perplexity (None for real text): a limit, not a model to beat. Every
+    validation perplexity is read as one stream after the training text, as the baselines
+    read it (`d2lmini.train.evaluate_perplexity`).
     """
 
     settings: LabSettings
@@ -107,7 +123,7 @@ class LabResult:
     error: str | None = None
     diverged: bool = False
     interrupted: bool = False
-    worse_than_uniform: bool = False
+    verdict: PerplexityVerdict | None = None
     stopped_at_time_limit: bool = False
     minibatches: int = 0
     seconds: float = 0.0
@@ -115,6 +131,11 @@ class LabResult:
     estimated_seconds: float | None = None
     vocab_size: int | None = None
     model: torch.nn.Module | None = field(default=None, repr=False)
+
+    @property
+    def worse_than_uniform(self) -> bool:
+        """True when the run finished no better than a uniform guess (its verdict is "exploded")."""
+        return self.verdict is not None and self.verdict.status == "exploded"
 
     @property
     def valid_bits(self) -> float | None:
@@ -136,25 +157,40 @@ class CorpusData:
     floor: float | None
     strong: dict[str, float] | None = None
 
+    def strong_baselines(self) -> dict[str, float]:
+        """Return the best Kneser-Ney n-gram's and PPMd's perplexities (computed once, kept in `strong`)."""
+        if self.strong is None:
+            ladder = ladder_bits(*self.corpus.split_text())
+            kn_bits = ladder[f"best n-gram (KN n={ladder.best_order})"]
+            self.strong = {f"Kneser-Ney {ladder.best_order}-gram": perplexity_from_bits(kn_bits),
+                           "PPMd compressor": perplexity_from_bits(ladder["ppmd"])}
+        return self.strong
 
-_CACHE: dict[tuple, CorpusData] = {}
+
+# How many corpora (with their baselines) the lab keeps; the least recently used goes first.
+CACHED_CORPORA = 4
+_CACHE: OrderedDict[tuple, CorpusData] = OrderedDict()
 
 
 def corpus_data(settings: LabSettings) -> CorpusData:
-    """Return the corpus of `settings`, its split, baselines and floor (cached per corpus and source).
+    """Return the corpus of `settings`, its split, baselines and floor (the last `CACHED_CORPORA` kept).
 
     Baselines are perplexities: `uniform` (every character that occurs equally likely) and
     `unigram` (character frequencies of the training text). Raises DataUnavailableError when
-    The Time Machine cannot be fetched.
+    The Time Machine cannot be fetched (nothing is kept then: the next call tries again).
     """
     key = (settings.corpus, str(settings.data_dir), settings.timemachine_url)
-    if key not in _CACHE:
-        corpus = load_corpus(settings.corpus, settings.data_dir, url=settings.timemachine_url,
-                             timeout=settings.download_timeout)
-        train_text, valid_text = corpus.split_text()
-        baselines = text_baselines(train_text, valid_text)
-        floor = None if corpus.entropy_rate_bits is None else perplexity_from_bits(corpus.entropy_rate_bits)
-        _CACHE[key] = CorpusData(corpus, *corpus.split(), baselines, floor)
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    corpus = load_corpus(settings.corpus, settings.data_dir, url=settings.timemachine_url,
+                         timeout=settings.download_timeout)
+    train_text, valid_text = corpus.split_text()
+    baselines = text_baselines(train_text, valid_text)
+    floor = None if corpus.entropy_rate_bits is None else perplexity_from_bits(corpus.entropy_rate_bits)
+    _CACHE[key] = CorpusData(corpus, *corpus.split(), baselines, floor)
+    while len(_CACHE) > CACHED_CORPORA:
+        _CACHE.popitem(last=False)
     return _CACHE[key]
 
 
@@ -164,13 +200,7 @@ def strong_baselines(settings: LabSettings) -> dict[str, float]:
     These are the baselines an expert would pick (notebook 07, section 6); a sweep's plot
     draws them. Computed once per corpus (about a second) and kept with its `CorpusData`.
     """
-    data = corpus_data(settings)
-    if data.strong is None:
-        ladder = ladder_bits(*data.corpus.split_text())
-        kn_bits = ladder[f"best n-gram (KN n={ladder.best_order})"]
-        data.strong = {f"Kneser-Ney {ladder.best_order}-gram": perplexity_from_bits(kn_bits),
-                       "PPMd compressor": perplexity_from_bits(ladder["ppmd"])}
-    return data.strong
+    return corpus_data(settings).strong_baselines()
 
 
 def label(name: str) -> str:
@@ -212,13 +242,9 @@ def lab_cost(settings: LabSettings, data: "CorpusData") -> RunCost:
                          len(settings.prefix), settings.num_chars)
 
 
-def validate_size(settings: LabSettings, data: "CorpusData") -> None:
-    """Raise ValueError when a run would need too much memory or far more work than the default run.
-
-    Both come from `lab_cost`, for every budget (minibatches, epochs or a time limit), with
-    every evaluation of the validation text and the sample counted.
-    """
-    cost = lab_cost(settings, data)
+def validate_size(settings: LabSettings, data: "CorpusData", cost: RunCost) -> None:
+    """Raise ValueError when a run costing `cost` would need too much memory or far more work than
+    the default run (both from `lab_cost`, for every budget, every evaluation and the sample counted)."""
     h = settings.num_hiddens
     if cost.bytes > MAX_BYTES:
         raise ValueError(f"These settings need about {cost.bytes / 1024**3:.1f} GB of memory (hidden size "
@@ -238,31 +264,81 @@ def validate_size(settings: LabSettings, data: "CorpusData") -> None:
                          "minibatches or of checkpoints smaller.")
 
 
+def validate_minibatch_fits(settings: LabSettings, data: "CorpusData") -> None:
+    """Raise ValueError, in the panel's words, when a minibatch does not fit in the training text."""
+    try:
+        validate_fits(len(data.train), settings.batch_size, settings.num_steps)
+    except ValueError:
+        raise ValueError(
+            f"A minibatch of {settings.batch_size} rows x {settings.num_steps} steps = "
+            f"{settings.batch_size * settings.num_steps:,} characters does not fit in the "
+            f"{len(data.train):,} training characters of the {CORPORA[settings.corpus]} "
+            f"(with one extra row of {settings.num_steps} steps for the random start). "
+            "Make the batch size or the steps per minibatch smaller.") from None
+
+
+@dataclass(frozen=True)
+class LabPlan:
+    """One run of the lab, decided before it starts (`plan_lab`): its settings, validated once; its
+    corpus with baselines, loaded once; and its cost, estimated once. The estimate the panel
+    shows, the baselines of its live plot and the run itself all read this plan."""
+
+    settings: LabSettings
+    data: CorpusData
+    cost: RunCost
+
+    @property
+    def expected_seconds(self) -> float:
+        """How long the run should take on this machine (`MACHINE_SPEED`'s estimate)."""
+        return MACHINE_SPEED.seconds(self.cost.seconds)
+
+
+def plan_lab(settings: LabSettings, click_limit: float | None = None) -> LabPlan:
+    """Validate `settings`, load their corpus and estimate the run's cost, once each; return the `LabPlan`.
+
+    Raises TypeError/ValueError naming the control for settings the lab cannot run (everything
+    `d2lmini.train.train` would check is checked here, so the run does not check again),
+    `RunTooLong` for a run estimated above `click_limit` seconds (a click of the panel), and
+    DataUnavailableError when The Time Machine cannot be fetched (one download attempt).
+    """
+    validate_lab_settings(settings)
+    data = corpus_data(settings)
+    validate_prefix(settings.prefix, data.corpus.vocab)
+    plan = LabPlan(settings, data, lab_cost(settings, data))
+    if click_limit is not None:
+        validate_click(plan, click_limit)
+    validate_size(settings, data, plan.cost)
+    validate_minibatch_fits(settings, data)
+    return plan
+
+
 def reference_seconds(settings: LabSettings) -> float:
     """Return the estimated seconds of a run of `settings` on the reference machine (`d2lmini.cost`).
 
-    Raises like `run_lab` would (TypeError/ValueError, DataUnavailableError) for settings it refuses.
+    Raises like `plan_lab` (TypeError/ValueError, DataUnavailableError) for settings it refuses.
     """
-    validate_lab_settings(settings)
-    return lab_cost(settings, corpus_data(settings)).seconds
+    return plan_lab(settings).cost.seconds
 
 
 def expected_seconds(settings: LabSettings) -> float:
     """Return how long a run of `settings` should take on this machine (`MACHINE_SPEED`'s estimate)."""
-    return MACHINE_SPEED.seconds(reference_seconds(settings))
+    return plan_lab(settings).expected_seconds
 
 
 class RunTooLong(ValueError):
     """A run estimated to take longer than one click of the lab may (`validate_click`)."""
 
 
-def validate_click(settings: LabSettings, limit: float = MAX_CLICK_SECONDS) -> float:
+def validate_click(plan: "LabPlan | LabSettings", limit: float = MAX_CLICK_SECONDS) -> float:
     """Return the run's reference estimate in seconds; raise `RunTooLong` if it is above `limit`.
 
-    The panel of notebook 07 calls this before every run, so that no click it allows runs
-    much past `limit` seconds on the reference machine; the message says what to make smaller.
+    The panel of notebook 08 calls this with its plan before every run, so that no click it
+    allows runs much past `limit` seconds on the reference machine; the message says what to make
+    smaller. Settings are planned first (`plan_lab`, which raises for settings it refuses).
     """
-    seconds = reference_seconds(settings)
+    if not isinstance(plan, LabPlan):
+        plan = plan_lab(plan, click_limit=limit)
+    seconds = plan.cost.seconds
     if seconds > limit:
         here = MACHINE_SPEED.seconds(seconds)
         raise RunTooLong(f"These settings would take about {seconds:.0f} s on a 2-core laptop (about "
@@ -291,40 +367,24 @@ def divergence_message(error: TrainingDiverged, settings: LabSettings, vocab_siz
             f"and {settings.optimizer.upper()}. Try " + ", or ".join(tips) + ".")
 
 
-def _prepare(settings: LabSettings) -> CorpusData:
-    """Check everything that can be checked before training; return the corpus data."""
-    validate_lab_settings(settings)
-    data = corpus_data(settings)
-    validate_prefix(settings.prefix, data.corpus.vocab)
-    validate_size(settings, data)
-    try:
-        validate_fits(len(data.train), settings.batch_size, settings.num_steps)
-    except ValueError:
-        raise ValueError(
-            f"A minibatch of {settings.batch_size} rows x {settings.num_steps} steps = "
-            f"{settings.batch_size * settings.num_steps:,} characters does not fit in the "
-            f"{len(data.train):,} training characters of the {CORPORA[settings.corpus]} "
-            f"(with one extra row of {settings.num_steps} steps for the random start). "
-            "Make the batch size or the steps per minibatch smaller.") from None
-    return data
+def run_lab(settings: "LabSettings | LabPlan", on_checkpoint=None, should_stop=None) -> LabResult:
+    """Train a fresh scratch RNN as `settings` (or their `LabPlan`) say; return a `LabResult` (notebook 08).
 
-
-def run_lab(settings: LabSettings, on_checkpoint=None, should_stop=None) -> LabResult:
-    """Train a fresh scratch RNN as `settings` say and return a `LabResult` (notebook 07).
-
-    Training goes through `d2lmini.train.train`: `settings.max_minibatches` minibatches
-    with the hidden state carried from one to the next (truncated BPTT, as in notebook 04),
-    about `settings.checkpoints` checkpoints, after each of which `on_checkpoint(history)`
-    is called (its time is not counted); `should_stop()` is asked after every minibatch and
-    True stops the run as an interrupt does. Never raises, not even for an interrupt: see
-    `LabResult.error`. A run stopped part way (an interrupt, a callback that raised, an
-    error) keeps its history and model but reports no perplexity: only a finished run's
-    numbers are measurements. An interrupt during the sample keeps the finished training's
-    perplexities (`interrupted` is True, `sample` None).
+    Settings are planned first (`plan_lab`: validated, corpus loaded, cost estimated); a plan
+    is run as it is. Training goes through `d2lmini.train.run_training`:
+    `settings.max_minibatches` minibatches with the hidden state carried from one to the next
+    (truncated BPTT, as in notebook 04), about `settings.checkpoints` checkpoints, after each
+    of which `on_checkpoint(history)` is called (its time is not counted); `should_stop()` is
+    asked after every minibatch and True stops the run as an interrupt does. Never raises,
+    not even for an interrupt: see `LabResult.error`. A run stopped part way (an interrupt, a
+    callback that raised, an error) keeps its history and model but reports no perplexity:
+    only a finished run's numbers are measurements. An interrupt during the sample keeps the
+    finished training's perplexities (`interrupted` is True, `sample` None).
     """
-    result, start = LabResult(settings), time.perf_counter()
+    start = time.perf_counter()
+    result = LabResult(settings.settings if isinstance(settings, LabPlan) else settings)
     try:
-        data = _prepare(settings)
+        plan = settings if isinstance(settings, LabPlan) else plan_lab(settings)
     except (ValueError, TypeError, DataUnavailableError) as error:
         result.error = str(error)
         return result
@@ -335,14 +395,15 @@ def run_lab(settings: LabSettings, on_checkpoint=None, should_stop=None) -> LabR
     except Exception as error:  # anything else from loading data: reported, never a traceback
         result.error = f"The corpus could not be loaded ({type(error).__name__}: {error})."
         return result
+    settings, data = plan.settings, plan.data
     result.baselines, result.floor = dict(data.baselines), data.floor
     result.vocab_size = len(data.corpus.vocab)
-    result.estimated_seconds = lab_cost(settings, data).seconds
+    result.estimated_seconds = plan.cost.seconds
     threads = torch.get_num_threads()
     try:
         if settings.num_threads:
             torch.set_num_threads(settings.num_threads)
-        _train(settings, data, result, on_checkpoint, should_stop)
+        _train(plan, result, on_checkpoint, should_stop)
     except TrainingDiverged as error:
         result.history = error.history or result.history
         result.error, result.diverged = divergence_message(error, settings, result.vocab_size), True
@@ -392,25 +453,25 @@ def resample(result: LabResult, settings: LabSettings) -> LabResult:
     return replace(result, settings=settings, sample=sample)
 
 
-def _train(settings: LabSettings, data: CorpusData, result: LabResult, on_checkpoint, should_stop) -> None:
+def _train(plan: LabPlan, result: LabResult, on_checkpoint, should_stop) -> None:
+    settings, data = plan.settings, plan.data
     device = torch.device(settings.device) if settings.device else try_gpu()
     model = make_model("scratch", len(data.corpus.vocab), settings, device)
     result.model = model
+    run = TrainingRun(model, data.train, data.valid, settings, on_checkpoint, should_stop)
     with warnings.catch_warnings():  # a run that stopped early is reported in result.error instead
         warnings.simplefilter("ignore", RuntimeWarning)
-        history = train(model, data.train, data.valid, settings, on_checkpoint, should_stop)
+        history = run_training(run)  # validated by the plan: not again
     result.history = history
     result.minibatches = len(history.step_loss)
     result.seconds = history.seconds[-1] if history.seconds else 0.0
     if history.stopped is not None:
         result.error, result.interrupted = history.stopped, history.interrupted
         return
-    steps_per_epoch = max(1, (len(data.train) - 1) // (settings.batch_size * settings.num_steps))
-    wanted = planned_minibatches(settings, steps_per_epoch)
-    result.stopped_at_time_limit = bool(wanted and result.minibatches < wanted)
+    result.stopped_at_time_limit = bool(plan.cost.minibatches and result.minibatches < plan.cost.minibatches)
     result.train_perplexity = history.train_perplexity[-1]
     result.valid_perplexity = history.valid_perplexity[-1]
-    result.worse_than_uniform = not result.valid_perplexity < result.baselines["uniform"]
+    result.verdict = judge_perplexity(result.valid_perplexity, result.baselines)
     try:  # training and its last measurement are finished: an interrupt now stops only the sample
         result.sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
                                 settings.temperature, torch.Generator().manual_seed(settings.seed))

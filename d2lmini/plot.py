@@ -1,14 +1,19 @@
 """Plots for the notebooks: a live training plot and a heatmap (notebooks 01, 04, 06, 07).
 
 Panels draw figures to PNG bytes (`figure_png`) and show them with `show_png`, which sizes the
-`Image` widget to the PNG's own pixel width, so the browser never stretches (blurs) it.
+`Image` widget to the PNG's own pixel width, so the browser never stretches (blurs) it; the
+panel's `Access` gives the image its text alternative. A notebook shows a figure with
+`show_figure(figure, alt)`: an HTML `<img alt>` (JupyterLab's PNG renderer drops any alt), so a
+screen reader reads what the figure shows, in JupyterLab, Colab and an HTML export alike.
 """
 
+import base64
+import html
 import io
 import struct
 
 import matplotlib.pyplot as plt
-from IPython.display import display
+from IPython.display import HTML, display
 from matplotlib.artist import Artist
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
@@ -120,13 +125,31 @@ class LivePlot:
         self.handle = None
 
     def update(self, history: History) -> None:
-        """Redraw the curves of `history` and refresh the displayed figure."""
+        """Redraw the curves of `history` and refresh the displayed figure (an `<img alt>`)."""
         plot_perplexity(self.ax, history, self.baselines, self.title)
         self.figure.tight_layout()
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png")
+        shown = HTML(figure_html(buffer.getvalue(), perplexity_alt(history, self.baselines, self.title)))
         if self.handle is None:
-            self.handle = display(self.figure, display_id=True)
+            self.handle = display(shown, display_id=True)
         else:
-            self.handle.update(self.figure)
+            self.handle.update(shown)
+
+
+def perplexity_alt(history: History, baselines: dict[str, float] | None = None,
+                   title: str = "Perplexity during training") -> str:
+    """Return the text alternative of `plot_perplexity`'s figure: the curves' first and last values."""
+    if not history.epoch:
+        return f"{title}: no epoch finished yet."
+    parts = [f"{title}: after {len(history.epoch)} epoch{'s' if len(history.epoch) != 1 else ''}"]
+    for name, values in (("train", history.train_perplexity), ("validation", history.valid_perplexity)):
+        if values:
+            parts.append(f"{name} perplexity from {values[0]:.3g} to {values[-1]:.3g}")
+    text = "; ".join(parts)
+    if baselines:
+        text += "; lines at " + ", ".join(f"{name} {value:.3g}" for name, value in baselines.items())
+    return text + "."
 
 
 def heatmap(ax, matrix, row_labels=None, col_labels=None, title: str = "", cmap: str = "RdBu_r",
@@ -157,6 +180,28 @@ def figure_png(figure, dpi: int = 80) -> bytes:
 
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def figure_html(png: bytes, alt: str) -> str:
+    """Return an HTML `<img>` of the PNG bytes `png` at its own pixel width, with the text `alt`.
+
+    `alt` says what the figure shows (its key numbers where the figure is a result); it must
+    not be empty.
+    """
+    if not alt or not alt.strip():
+        raise ValueError("a figure needs a text alternative that says what it shows")
+    width, _ = png_size(png)
+    data = base64.b64encode(png).decode("ascii")
+    return (f'<img alt="{html.escape(alt.strip(), quote=True)}" src="data:image/png;base64,{data}" '
+            f'style="width:{width}px; max-width:100%; height:auto">')
+
+
+def show_figure(figure, alt: str, dpi: int = 100) -> None:
+    """Display `figure` as an `<img>` with the text alternative `alt`, then close it (every notebook).
+
+    Use it instead of `plt.show()`: JupyterLab drops the alt of a PNG output, not of HTML.
+    """
+    display(HTML(figure_html(figure_png(figure, dpi=dpi), alt)))
 
 
 def png_size(png: bytes) -> tuple[int, int]:

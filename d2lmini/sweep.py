@@ -1,4 +1,4 @@
-"""A sweep in the perplexity lab: one setting, a few values, one run each (notebook 07).
+"""A sweep in the perplexity lab: one setting, a few values, one run each (notebook 08).
 
 `run_sweep(settings, "num_hiddens", [32, 128, 512])` trains one fresh model per value with
 everything else the same (seed, budget, data) through `d2lmini.lab.run_lab`, and returns a
@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from d2lmini.lab import LabResult, LabSettings, run_lab, validate_click
+from d2lmini.lab import MAX_CLICK_SECONDS, LabPlan, LabResult, LabSettings, plan_lab, run_lab
 from d2lmini.settings import LAB_SETTINGS, short_repr, validate_value
 
 # The settings a sweep can vary (those the lab's controls set that change the trained model).
@@ -115,44 +115,54 @@ def sweep_settings(settings: LabSettings, name: str, values: list) -> list[LabSe
     return [replace(settings, **{name: value}) for value in values]
 
 
-def validate_sweep_time(settings: LabSettings, name: str, values: list) -> list[float]:
-    """Return each run's reference estimate in seconds; raise ValueError if a run or the whole is too long.
+def plan_sweep(settings: LabSettings, name: str, values: list) -> list[LabPlan]:
+    """Return one `d2lmini.lab.LabPlan` per value; raise ValueError if a run or the whole is too long.
 
-    Each run must pass `validate_click` and all of them together must stay under
-    `MAX_SWEEP_SECONDS` on the reference machine (`d2lmini.cost`).
+    Each value is planned once (validated, corpus loaded, cost estimated: `plan_lab`); each run
+    must pass `validate_click` and all of them together must stay under `MAX_SWEEP_SECONDS` on
+    the reference machine (`d2lmini.cost`). The panel runs these plans (`run_sweep(..., plans=...)`).
     """
-    seconds = []
+    plans = []
     for run_settings in sweep_settings(settings, name, values):
         try:
-            seconds.append(validate_click(run_settings))
+            plans.append(plan_lab(run_settings, click_limit=MAX_CLICK_SECONDS))
         except ValueError as error:
             value = value_text(getattr(run_settings, name))
             raise ValueError(f"With the {LAB_SETTINGS[name].label} at {value}: {error}") from None
-    if sum(seconds) > MAX_SWEEP_SECONDS:
-        raise ValueError(f"This sweep would take about {sum(seconds):.0f} s on a 2-core laptop; a sweep is "
+    total = sum(plan.cost.seconds for plan in plans)
+    if total > MAX_SWEEP_SECONDS:
+        raise ValueError(f"This sweep would take about {total:.0f} s on the reference machine; a sweep is "
                          f"kept under {MAX_SWEEP_SECONDS:.0f} s. Use fewer values or fewer minibatches.")
-    return seconds
+    return plans
+
+
+def validate_sweep_time(settings: LabSettings, name: str, values: list) -> list[float]:
+    """Return each run's reference estimate in seconds; raise ValueError as `plan_sweep` does."""
+    return [plan.cost.seconds for plan in plan_sweep(settings, name, values)]
 
 
 def run_sweep(settings: LabSettings, name: str, values: list,
               on_run: Callable[[int, LabResult], None] | None = None,
               on_checkpoint: Callable | None = None,
-              should_stop: Callable[[], bool] | None = None) -> SweepResult:
+              should_stop: Callable[[], bool] | None = None,
+              plans: list[LabPlan] | None = None) -> SweepResult:
     """Train one run per value of `name` (same seed and budget) and return the `SweepResult`.
 
     `on_run(index, result)` is called after each run, `on_checkpoint(history)` during each
     (as in `run_lab`), and `should_stop()` after every minibatch. An interrupt (■, Ctrl-C) or a
     stop request stops the sweep: the run it hit keeps what it trained, later values are not
     run, and `stopped` says so. A run that fails (divergence, a
-    refused setting) is kept with its message and the sweep goes on.
+    refused setting) is kept with its message and the sweep goes on. `plans` (from
+    `plan_sweep`, one per value) are run as they are; without them each value is planned once,
+    when its run starts.
     """
-    runs = sweep_settings(settings, name, values)
-    sweep = SweepResult(settings, name, [getattr(run, name) for run in runs])
+    runs = sweep_settings(settings, name, values) if plans is None else plans
+    sweep = SweepResult(settings, name, [getattr(run.settings if plans else run, name) for run in runs])
     try:
-        for index, run_settings in enumerate(runs):
+        for index, run in enumerate(runs):
             if should_stop is not None and should_stop():
                 break
-            result = run_lab(run_settings, on_checkpoint=on_checkpoint, should_stop=should_stop)
+            result = run_lab(run, on_checkpoint=on_checkpoint, should_stop=should_stop)
             sweep.results.append(result)
             if on_run is not None:
                 on_run(index, result)

@@ -1,18 +1,21 @@
-"""Training a character-level RNN: clipping, epochs, perplexity (notebooks 04, 06 and 07)."""
+"""Training a character-level RNN: the training loop, its budget and perplexity (notebooks 04 and 07).
+
+Clipping, which the loop applies at every step, is notebook 06's `d2lmini.clipping`.
+"""
 
 import contextlib
 import math
 import time
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from d2lmini.batching import make_batches, validate_fits
-from d2lmini.cost import planned_minibatches
+from d2lmini.batching import make_batches, steps_per_epoch, validate_fits
+from d2lmini.clipping import Clipped, clipping_rule
 from d2lmini.interrupt import interrupts_held
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
 from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, validate_settings, validate_value
@@ -36,8 +39,11 @@ class TrainConfig:
     included unless `count_eval_time` is False). The learning-rate schedule's progress is
     the share of that budget used so far. Checkpoints (a validation measurement, a
     `History` entry and a callback) come about `checkpoints` times per run (None: after every
-    epoch), and always at the end. Validation reads the text as `eval_batch_size` streams
-    (None: `batch_size`) in chunks of `eval_num_steps` (None: `num_steps`).
+    epoch), and always at the end. Validation reads the text as one stream continuing the
+    training text (`evaluate_perplexity`, the protocol of every baseline), `eval_num_steps`
+    tokens per call (None: `EVAL_CHUNK`). An `eval_batch_size` of n asks, at every checkpoint
+    but the last, for a cheaper estimate instead: n cold-started streams (`estimate_perplexity`,
+    `eval_num_steps` per call, None: `num_steps`); `History.valid_estimated` marks them.
 
     What each field may hold, its label and help are declared once, in
     `d2lmini.settings.TRAIN_SETTINGS`; `validate_config` checks a config against them.
@@ -72,6 +78,11 @@ class History:
     `train_perplexity` is that of the minibatches since the previous checkpoint; `seconds` is the
     budget's clock at the checkpoint.
 
+    `valid_perplexity` is read as one stream after the training text (`evaluate_perplexity`,
+    the baselines' protocol) except where `valid_estimated` is True: there it is the cheaper
+    estimate of `eval_batch_size` cold-started streams (`estimate_perplexity`), which a config
+    may ask for at the checkpoints before the last; the last is always one stream.
+
     `step_grad_norm` is measured before clipping. `step_clip_cosine` (per-element
     clipping only) is the cosine between the gradient before and after clipping.
     `stopped` is None for a run that used its budget, else why it stopped early (an
@@ -83,6 +94,7 @@ class History:
     minibatches: list[int] = field(default_factory=list)
     train_perplexity: list[float] = field(default_factory=list)
     valid_perplexity: list[float] = field(default_factory=list)
+    valid_estimated: list[bool] = field(default_factory=list)
     tokens_per_second: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     step_loss: list[float] = field(default_factory=list)
@@ -92,6 +104,15 @@ class History:
     clipped_steps: int = 0
     stopped: str | None = None
     interrupted: bool = False
+
+    def record(self, step: "Step", lr: float) -> None:
+        """Record one training step (`train_step`'s result) taken at learning rate `lr`."""
+        self.step_loss.append(step.loss)
+        self.step_grad_norm.append(step.clipped.norm)
+        self.step_lr.append(lr)
+        self.clipped_steps += int(step.clipped.acted)
+        if step.clipped.cosine is not None:
+            self.step_clip_cosine.append(step.clipped.cosine)
 
 
 # A loss above this many nats per token means a perplexity beyond e**700, which a float
@@ -144,42 +165,6 @@ def safe_exp(x: float) -> float:
     return math.exp(x) if x < MAX_LOSS else math.inf
 
 
-def clip_gradients(params: Iterable[torch.Tensor], theta: float | None) -> float:
-    """Rescale all gradients together so their joint norm is at most `theta`; return the old norm.
-
-    g <- min(1, theta / ||g||) * g, where ||g|| is the norm of all gradients stacked
-    into one vector. `theta=None` only measures the norm.
-    """
-    grads = [p.grad for p in params if p.grad is not None]
-    if not grads:
-        return 0.0
-    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
-    if theta is not None:
-        if theta <= 0:
-            raise ValueError(f"the clipping threshold must be positive (or None for off), not {theta}")
-        scale = torch.clamp(theta / (norm + 1e-12), max=1.0)
-        for g in grads:
-            g.mul_(scale)
-    return float(norm)
-
-
-def clip_gradient_values(params: Iterable[torch.Tensor], limit: float) -> tuple[float, float]:
-    """Clamp every gradient entry to [-limit, limit] (per-element clipping).
-
-    Returns the joint norm before clipping and the cosine between the gradient before
-    and after, which shows how much per-element clipping turned its direction.
-    """
-    if not limit > 0:
-        raise ValueError(f"the clipping threshold must be positive (or None for off), not {limit}")
-    grads = [p.grad for p in params if p.grad is not None]
-    before = torch.cat([g.flatten() for g in grads])
-    for g in grads:
-        g.clamp_(-limit, limit)
-    after = torch.cat([g.flatten() for g in grads])
-    cosine = F.cosine_similarity(before, after, dim=0)
-    return float(torch.linalg.vector_norm(before)), float(cosine)
-
-
 def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.device | str = "cpu",
                *, hand_written_bptt: bool = True):
     """Return a seeded "scratch" (RNNScratch) or "torch" (TorchRNN) model on `device`.
@@ -214,8 +199,8 @@ def scheduled_lr(lr: float, schedule: str, progress: float) -> float:
 
 def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
     """Return the optimizer `name` of `d2lmini.settings.OPTIMIZERS` (plain SGD as in the book, or Adam)."""
-    lr = validate_value(TRAIN_SETTINGS["lr"], lr)
-    name = validate_value(TRAIN_SETTINGS["optimizer"], name)
+    if name not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {', '.join(map(repr, OPTIMIZERS))}, not {name!r}")
     _, optimizer = OPTIMIZERS[name]
     with interrupts_held():  # the first optimizer of a process imports torch._dynamo: never cut it in half
         return optimizer(params, lr=lr)
@@ -226,14 +211,53 @@ def sequence_loss(outputs: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(outputs, Y.T.reshape(-1))
 
 
-@torch.no_grad()
-def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int = 32,
-                        num_steps: int = 35) -> float:
-    """Return the perplexity of `model` on `indices`, weighting every predicted token equally.
+# How many tokens of the text before the validation text `evaluate_perplexity` reads first: far
+# more than an RNN of this course remembers, so its first predictions have the context that the
+# n-gram and compressor baselines have. How many tokens it reads per call.
+CONTEXT_TOKENS = 2000
+EVAL_CHUNK = 2048
 
-    The text is split into `batch_size` streams read from start to end with the hidden
-    state carried along, so each prediction sees all the text before it in its stream.
-    Raises ValueError when `indices` holds fewer than two tokens (nothing to predict).
+
+@torch.no_grad()
+def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, before: torch.Tensor | None = None,
+                        num_steps: int = EVAL_CHUNK) -> float:
+    """Return the perplexity of `model` on `indices` read as one stream, as baselines read it (notebook 04).
+
+    The model first reads the end of `before` (the text just before `indices`, e.g. the
+    training text; at most `CONTEXT_TOKENS` tokens, unscored), then `indices` from start to
+    end, `num_steps` tokens per call, the hidden state carried throughout, so every
+    prediction sees the text before it. Every predicted token weighs the same: all of
+    `indices` with `before`, all but the first without. Raises ValueError when there is
+    nothing to predict.
+    """
+    validate_indices(indices, "validation text", model.vocab_size)
+    if before is not None:
+        validate_indices(before, "text before the validation text", model.vocab_size)
+    context = indices[:0] if before is None else before[-CONTEXT_TOKENS:]
+    device = model_device(model)
+    stream = torch.cat([context.to(device), indices.to(device)])
+    first = max(len(context), 1)              # stream[first] is the first token scored
+    state = model.begin_state(1)
+    if first > 1:
+        _, state = model(stream[None, : first - 1], state)   # warm-up: only the state is kept
+    total = torch.zeros((), device=stream.device)
+    for start in range(first - 1, len(stream) - 1, num_steps):
+        X = stream[None, start : min(start + num_steps, len(stream) - 1)]
+        Y = stream[None, start + 1 : start + 1 + X.shape[1]]
+        outputs, state = model(X, state)
+        total += F.cross_entropy(outputs.float(), Y.reshape(-1), reduction="sum")
+    return safe_exp(float(total) / (len(stream) - first))
+
+
+@torch.no_grad()
+def estimate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int = 32,
+                        num_steps: int = 35) -> float:
+    """Return a quick estimate of `model`'s perplexity on `indices`: `batch_size` cold-started streams.
+
+    The text is cut into `batch_size` streams, each read from a zero state, so the first
+    predictions of every stream have no context: an estimate, higher than
+    `evaluate_perplexity`'s one-stream number after stateful training (notebook 04 measures
+    the gap). Raises ValueError when `indices` holds fewer than two tokens.
     """
     batch_size = validate_value(TRAIN_SETTINGS["eval_batch_size"], batch_size)
     num_steps = validate_value(TRAIN_SETTINGS["eval_num_steps"], num_steps)
@@ -253,69 +277,85 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int
     return safe_exp(float(total) / used)
 
 
-def clip_step(params: list[torch.Tensor], theta: float | None, mode: str, history: History) -> float:
-    """Clip the gradients of one step as `mode` says; record it in `history`; return the norm before."""
-    if mode == "value" and theta is not None:
-        norm, cosine = clip_gradient_values(params, theta)
-        history.step_clip_cosine.append(cosine)
-        history.clipped_steps += int(cosine < 1.0 - 1e-7)
-        return norm
-    validate_value(TRAIN_SETTINGS["clip_mode"], mode)
-    norm = clip_gradients(params, theta)
-    history.clipped_steps += int(theta is not None and norm > theta)
-    return norm
+class StepDiverged(ArithmeticError):
+    """`train_step` refused to update: the loss or the gradient says the run has blown up."""
+
+    def __init__(self, loss: float, norm: float, reason: str | None = None):
+        super().__init__(reason or f"loss {loss:.4g}, gradient norm {norm:.4g}")
+        self.loss, self.norm, self.reason = loss, norm, reason
+
+
+@dataclass
+class Step:
+    """One training update: the state it ends with (graph attached), its loss and what clipping did."""
+
+    state: torch.Tensor
+    loss: float
+    clipped: Clipped
+
+
+def train_step(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, state: torch.Tensor,
+               optimizer: torch.optim.Optimizer, clip: Callable[[list[torch.Tensor]], Clipped]) -> Step:
+    """Take one training step on the minibatch (X, Y) from `state` and return the `Step` (notebook 04).
+
+    The state is detached first (truncated BPTT: gradients stop at the minibatch's start);
+    then forward, loss, backward, `clip` (a `d2lmini.clipping.clipping_rule`) and the update.
+    Raises `StepDiverged` before the update when the loss reaches the model's
+    `divergence_limit` or the gradient is not finite, and when the optimizer overflows.
+    """
+    outputs, state = model(X, state.detach())
+    loss = sequence_loss(outputs, Y)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    value = float(loss.detach())
+    clipped = clip(list(model.parameters()))
+    if not value < divergence_limit(model.vocab_size) or not math.isfinite(clipped.norm):
+        raise StepDiverged(value, clipped.norm)
+    try:
+        optimizer.step()
+    except RuntimeError as error:  # e.g. "value cannot be converted to type float without overflow"
+        raise StepDiverged(value, clipped.norm, "the optimizer's state overflowed") from error
+    return Step(state, value, clipped)
+
+
+def diverged(error: StepDiverged, step: int, epoch: int, lr: float, history: History,
+             clipping: bool) -> TrainingDiverged:
+    """Return the `TrainingDiverged` for `error` at minibatch `step` of the run, with the history so far."""
+    return TrainingDiverged(step, epoch, error.loss, lr, error.norm, history, error.reason, clipping)
 
 
 def train_epoch(model, batches, optimizer, theta: float | None, carry_state: bool, history: History,
-                epoch: int, clip_mode: str = "norm", lr_now: Callable[[], float] | None = None,
-                max_loss: float | None = None, after_step: Callable[[], bool] | None = None):
-    """Train on the minibatches of `batches` once; return (mean loss, tokens, seconds).
+                epoch: int, clip_mode: str = "norm"):
+    """Train on the minibatches of `batches` once with `train_step`; return (mean loss, tokens, seconds).
 
-    Every training update in d2lmini happens here (dynamic evaluation, `d2lmini.dynamic`, and the
-    book-style baseline of `benchmarks/throughput.py` update weights by hand). With `carry_state`
-    (sequential partitioning) the hidden state flows from one minibatch to the next but is
-    detached, so gradients stop at the minibatch boundary (truncated BPTT); without it
-    every minibatch starts from a fresh state. Gradients are clipped at `theta` as
-    `clip_mode` says. `lr_now()`, if given, sets the learning rate before every minibatch;
-    `after_step()`, if given, runs after every update and ends the epoch by returning True.
-    Raises `TrainingDiverged`, before the update, when a minibatch's loss reaches
-    `max_loss` (by default `divergence_limit` of the model's vocabulary) or the gradient is
-    not finite, and after the update when the optimizer overflows (Adam's state with an
-    enormous learning rate).
+    The short loop of notebook 04 (`train` runs the same `train_step` under a budget). With
+    `carry_state` (sequential partitioning) the hidden state flows from one minibatch to the
+    next, detached (truncated BPTT); without it every minibatch starts from a fresh state.
+    Gradients are clipped at `theta` as `clip_mode` says; every step is recorded in
+    `history`. Raises `TrainingDiverged` when a step blows up (see `train_step`).
     """
-    if max_loss is None:
-        max_loss = divergence_limit(model.vocab_size)
+    clip, lr = clipping_rule(theta, clip_mode), optimizer.param_groups[0]["lr"]
     state, total_loss, tokens, start = None, 0.0, 0, time.perf_counter()
-    params = list(model.parameters())
     for X, Y in batches:
-        if lr_now is not None:
-            for group in optimizer.param_groups:
-                group["lr"] = lr_now()
-        lr = optimizer.param_groups[0]["lr"]
         if state is None or not carry_state:
             state = model.begin_state(X.shape[0])
-        outputs, state = model(X, state.detach())
-        loss = sequence_loss(outputs, Y)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        value = float(loss.detach())
-        norm = clip_step(params, theta, clip_mode, history)
-        if not value < max_loss or not math.isfinite(norm):
-            raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, lr, norm, history,
-                                   clipping=theta is not None)
         try:
-            optimizer.step()
-        except RuntimeError as error:  # e.g. "value cannot be converted to type float without overflow"
-            raise TrainingDiverged(len(history.step_loss) + 1, epoch, value, lr, norm, history,
-                                   "the optimizer's state overflowed", theta is not None) from error
-        history.step_loss.append(value)
-        history.step_grad_norm.append(norm)
-        history.step_lr.append(lr)
-        total_loss += value * Y.numel()
+            step = train_step(model, X, Y, state, optimizer, clip)
+        except StepDiverged as error:
+            number = len(history.step_loss) + 1
+            raise diverged(error, number, epoch, lr, history, theta is not None) from error
+        state = step.state
+        history.record(step, lr)
+        total_loss += step.loss * Y.numel()
         tokens += Y.numel()
-        if after_step is not None and after_step():
-            break
     return total_loss / max(tokens, 1), tokens, time.perf_counter() - start
+
+
+def planned_minibatches(config: TrainConfig, steps_per_epoch: int) -> int | None:
+    """Return how many minibatches the budget of `config` allows (None: only the clock limits it)."""
+    limits = [config.max_minibatches, config.num_epochs and config.num_epochs * steps_per_epoch]
+    limits = [n for n in limits if n is not None]
+    return min(limits) if limits else None
 
 
 class Budget:
@@ -323,14 +363,15 @@ class Budget:
 
     `seconds()` is the budget's clock: wall-clock time since the start, less the time spent
     evaluating unless `count_eval_time`; `train_seconds()` always leaves evaluation out.
-    `progress()` is the share of the budget used: counted in minibatches whenever minibatches
-    or epochs are limited, by the clock only when time is the sole limit. `spent(epochs_done)`
-    says whether training must stop.
+    `progress(steps)` is the share of the budget used after `steps` minibatches: counted in
+    minibatches whenever minibatches or epochs are limited, by the clock only when time is
+    the sole limit. `spent(steps, epochs)` says whether training must stop.
     """
 
     def __init__(self, config: TrainConfig, steps_per_epoch: int):
         self.config, self.steps_per_epoch = config, steps_per_epoch
-        self.begin, self.eval_seconds, self.steps = time.perf_counter(), 0.0, 0
+        self.planned = planned_minibatches(config, steps_per_epoch)
+        self.begin, self.eval_seconds = time.perf_counter(), 0.0
 
     def train_seconds(self) -> float:
         return time.perf_counter() - self.begin - self.eval_seconds
@@ -347,26 +388,22 @@ class Budget:
         finally:
             self.eval_seconds += time.perf_counter() - start
 
-    def progress(self) -> float:
+    def progress(self, steps: int) -> float:
         """Return the share of the budget used (see the class); 0 at the start, 1 at the end.
 
         A safety time limit beside a counted budget must not steer the learning-rate schedule,
         or a slow start (a cold process, a busy machine) would change the run.
         """
-        c, counted = self.config, []
-        if c.max_minibatches:
-            counted.append(self.steps / c.max_minibatches)
-        if c.num_epochs:
-            counted.append(self.steps / (self.steps_per_epoch * c.num_epochs))
-        if counted:
-            return max(counted)
-        return self.seconds() / c.max_seconds if c.max_seconds else 0.0
+        if self.planned:
+            return steps / self.planned
+        return self.seconds() / self.config.max_seconds if self.config.max_seconds else 0.0
 
-    def spent(self, epoch_done: int) -> bool:
+    def spent(self, steps: int, epochs: int) -> bool:
+        """Return True when `steps` minibatches and `epochs` whole passes use up the budget."""
         c = self.config
-        return ((c.max_minibatches is not None and self.steps >= c.max_minibatches)
+        return ((self.planned is not None and steps >= self.planned)
                 or (c.max_seconds is not None and self.seconds() >= c.max_seconds)
-                or (c.num_epochs is not None and epoch_done >= c.num_epochs))
+                or (c.num_epochs is not None and epochs >= c.num_epochs))
 
 
 def checkpoint_interval(config: TrainConfig, steps_per_epoch: int) -> tuple[int | None, float | None]:
@@ -401,6 +438,14 @@ def validate_indices(indices, what: str, vocab_size: int | None = None) -> None:
 MAX_ACTIVATION_BYTES = 4 * 1024**3
 
 
+def eval_tokens_per_call(config: TrainConfig) -> int:
+    """Return the most tokens one evaluation call of `config` reads (see `evaluate`)."""
+    if config.eval_batch_size is None:
+        return max(config.eval_num_steps or EVAL_CHUNK, CONTEXT_TOKENS)
+    streams = config.eval_batch_size * (config.eval_num_steps or config.num_steps)
+    return max(EVAL_CHUNK, CONTEXT_TOKENS, streams)
+
+
 def validate_config(config: TrainConfig, vocab_size: int | None = None) -> None:
     """Raise TypeError/ValueError, naming the setting, for a config that cannot run or never ends.
 
@@ -412,9 +457,7 @@ def validate_config(config: TrainConfig, vocab_size: int | None = None) -> None:
         raise ValueError("Give a budget: epochs (num_epochs), minibatches (max_minibatches) or a time "
                          "limit (max_seconds).")
     if vocab_size is not None:
-        eval_tokens = ((config.eval_batch_size or config.batch_size)
-                       * (config.eval_num_steps or config.num_steps))
-        tokens = max(config.batch_size * config.num_steps, eval_tokens)
+        tokens = max(config.batch_size * config.num_steps, eval_tokens_per_call(config))
         need = 4 * 3 * tokens * (config.num_hiddens + vocab_size)
         if need > MAX_ACTIVATION_BYTES:
             raise ValueError(f"A minibatch of {tokens:,} tokens with hidden size {config.num_hiddens} needs "
@@ -422,38 +465,100 @@ def validate_config(config: TrainConfig, vocab_size: int | None = None) -> None:
                              "or the hidden size smaller.")
 
 
+def evaluate(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
+             config: TrainConfig, estimate: bool = False) -> float:
+    """Return the validation perplexity: one stream after the training text (`evaluate_perplexity`),
+    or with `estimate` `config.eval_batch_size` cold-started streams (`estimate_perplexity`)."""
+    if not estimate:
+        return evaluate_perplexity(model, valid_indices, train_indices,
+                                   (config.eval_num_steps if config.eval_batch_size is None else None)
+                                   or EVAL_CHUNK)
+    return estimate_perplexity(model, valid_indices, config.eval_batch_size,
+                               config.eval_num_steps or config.num_steps)
+
+
 class TrainingRun:
-    """The state of one `train` call: the model, its optimizer, history, budget and last checkpoint."""
+    """One `train` call: the model, its optimizer, the budget, the history and the loop (`run`)."""
 
     def __init__(self, model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
-                 config: TrainConfig, on_checkpoint: Callable[[History], None] | None,
+                 config: TrainConfig, on_checkpoint: Callable[[History], None] | None = None,
                  should_stop: Callable[[], bool] | None = None):
         self.model, self.config, self.on_checkpoint = model, config, on_checkpoint
         self.should_stop = should_stop
         self.train_indices, self.valid_indices = train_indices, valid_indices
         self.history = History()
-        self.steps_per_epoch = max(1, (len(train_indices) - 1) // (config.batch_size * config.num_steps))
+        self.steps_per_epoch = steps_per_epoch(len(train_indices), config.batch_size, config.num_steps)
         self.budget = Budget(config, self.steps_per_epoch)
         self.every_steps, self.every_seconds = checkpoint_interval(config, self.steps_per_epoch)
-        self.last_steps, self.last_train_seconds, self.epoch = 0, 0.0, 0
-        self.optimizer = make_optimizer(config.optimizer, model.parameters(), config.lr)
+        self.steps, self.last_steps, self.last_train_seconds = 0, 0, 0.0
+        _, self.share = LR_SCHEDULES[config.lr_schedule]      # the schedule, resolved once
+        self.clip = clipping_rule(config.theta, config.clip_mode)
+        self.optimizer = make_optimizer(config.optimizer, model.parameters(), self.lr_at(0))
 
-    def lr_now(self) -> float:
-        return scheduled_lr(self.config.lr, self.config.lr_schedule, self.budget.progress())
+    def lr_at(self, steps: int) -> float:
+        """The learning rate after `steps` minibatches: the schedule at the budget's progress."""
+        return self.config.lr * self.share(min(max(self.budget.progress(steps), 0.0), 1.0))
 
-    def checkpoint(self) -> None:
-        """Measure and record a checkpoint if anything was trained since the last one; call back."""
-        history, config, budget = self.history, self.config, self.budget
-        steps = len(history.step_loss)
+    def run(self) -> None:
+        """Train until the budget is spent; the learning rate, the checkpoints and the stop are decided here.
+
+        Raises KeyboardInterrupt when `should_stop()` says so: a stop request is an interrupt.
+        """
+        config, model, generator = self.config, self.model, torch.Generator().manual_seed(self.config.seed)
+        carry = config.sampling == "sequential"
+        epoch = 0
+        while not self.budget.spent(self.steps, epoch):
+            epoch += 1
+            state = None
+            for X, Y in make_batches(config.sampling, self.train_indices, config.batch_size, config.num_steps,
+                                     generator, model_device(model)):
+                if state is None or not carry:
+                    state = model.begin_state(X.shape[0])
+                lr = self.optimizer.param_groups[0]["lr"]
+                try:
+                    step = train_step(model, X, Y, state, self.optimizer, self.clip)
+                except StepDiverged as error:
+                    raise diverged(error, self.steps + 1, epoch, lr, self.history,
+                                   config.theta is not None) from error
+                state, self.steps = step.state, self.steps + 1
+                self.history.record(step, lr)
+                for group in self.optimizer.param_groups:       # the next minibatch's learning rate
+                    group["lr"] = self.lr_at(self.steps)
+                if self.should_stop is not None and self.should_stop():
+                    raise KeyboardInterrupt
+                if self.budget.spent(self.steps, epoch - 1):
+                    break
+                if self.checkpoint_due():
+                    self.checkpoint()
+            else:
+                if not (self.every_steps or self.every_seconds or self.budget.spent(self.steps, epoch)):
+                    self.checkpoint()                           # checkpointed once per epoch
+        self.checkpoint(final=True)                             # the end of the run
+
+    def checkpoint_due(self) -> bool:
+        """Return True when a mid-epoch checkpoint is due (`TrainConfig.checkpoints`)."""
+        if self.every_steps:
+            return self.steps - self.last_steps >= self.every_steps
+        if self.every_seconds:
+            return self.budget.train_seconds() - self.last_train_seconds >= self.every_seconds
+        return False
+
+    def checkpoint(self, final: bool = False) -> None:
+        """Measure and record a checkpoint if anything was trained since the last one; call back.
+
+        The `final` checkpoint (the end of the run) always reads the validation text as one
+        stream (`evaluate_perplexity`), whatever `eval_batch_size` asks of the others.
+        """
+        history, config, budget, steps = self.history, self.config, self.budget, self.steps
         if steps == self.last_steps:
             return
         losses = history.step_loss[self.last_steps:]
         tokens = (steps - self.last_steps) * config.batch_size * config.num_steps
         trained, clock = budget.train_seconds(), budget.seconds()
+        estimate = not final and config.eval_batch_size is not None
         with budget.evaluating():
-            valid = evaluate_perplexity(self.model, self.valid_indices,
-                                        config.eval_batch_size or config.batch_size,
-                                        config.eval_num_steps or config.num_steps)
+            valid = evaluate(self.model, self.train_indices, self.valid_indices, config, estimate)
+            history.valid_estimated.append(estimate)
             history.epoch.append(steps / self.steps_per_epoch)
             history.minibatches.append(steps)
             history.train_perplexity.append(safe_exp(math.fsum(losses) / len(losses)))
@@ -462,43 +567,10 @@ class TrainingRun:
             history.seconds.append(clock)
             self.last_steps, self.last_train_seconds = steps, trained
             if self.on_checkpoint is not None:
-                self.call_back()
-
-    def call_back(self) -> None:
-        try:
-            self.on_checkpoint(self.history)
-        except Exception as error:
-            raise CallbackError(error) from error
-
-    def after_step(self) -> bool:
-        """Checkpoint when one is due; return True when the budget is spent (ends the epoch).
-
-        Raises KeyboardInterrupt when `should_stop()` says so: a stop request is an interrupt.
-        """
-        if self.should_stop is not None and self.should_stop():
-            raise KeyboardInterrupt
-        self.budget.steps = len(self.history.step_loss)
-        steps_since = self.budget.steps - self.last_steps
-        seconds_since = self.budget.train_seconds() - self.last_train_seconds
-        if ((self.every_steps and steps_since >= self.every_steps)
-                or (self.every_seconds and seconds_since >= self.every_seconds)):
-            self.checkpoint()
-        return self.budget.spent(self.epoch - 1)
-
-    def run(self) -> None:
-        """Train until the budget is spent, checkpointing as `config` says and at the end."""
-        config, generator = self.config, torch.Generator().manual_seed(self.config.seed)
-        device = model_device(self.model)
-        while not self.budget.spent(self.epoch):
-            self.epoch += 1
-            batches = make_batches(config.sampling, self.train_indices, config.batch_size, config.num_steps,
-                                   generator, device)
-            train_epoch(self.model, batches, self.optimizer, config.theta, config.sampling == "sequential",
-                        self.history, self.epoch, config.clip_mode, self.lr_now, after_step=self.after_step)
-            self.budget.steps = len(self.history.step_loss)
-            if not self.budget.spent(self.epoch - 1) and not (self.every_steps or self.every_seconds):
-                self.checkpoint()  # a whole epoch, checkpointed once per epoch
-        self.checkpoint()  # the end of the run, if anything is new
+                try:
+                    self.on_checkpoint(history)
+                except Exception as error:
+                    raise CallbackError(error) from error
 
 
 class CallbackError(RuntimeError):
@@ -519,26 +591,9 @@ def stopped_message(error: BaseException, history: History) -> str:
             "history so far are kept.")
 
 
-def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
-          config: TrainConfig, on_checkpoint: Callable[[History], None] | None = None,
-          should_stop: Callable[[], bool] | None = None) -> History:
-    """Train `model` as `config` says and return its `History` (the one training loop).
-
-    Notebooks 04 and 06, the perplexity lab of notebook 07 and both benchmarks train
-    through here. The budget, the checkpoint schedule and the learning-rate schedule are
-    `config`'s (see `TrainConfig`). At each checkpoint it records train and validation
-    perplexity, training tokens per second and the clock, then calls
-    `on_checkpoint(history)` (for a live plot; its time counts as evaluation).
-    `should_stop()`, if given, is asked after every minibatch: True stops training as an
-    interrupt does (a stop request from another thread, see `d2lmini.interrupt`).
-
-    Raises TypeError/ValueError naming the setting for settings or texts that cannot work
-    (checked before training), ValueError when the budget ended before one minibatch was
-    trained (nothing measured), and `TrainingDiverged` if the run blows up (also after the
-    last update). Anything else that stops training part way (an interrupt, a callback
-    that raises, an error) is caught: the history so far is returned with `stopped` saying
-    why, and the model keeps its trained weights.
-    """
+def validate_training(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
+                      config: TrainConfig) -> None:
+    """Raise TypeError/ValueError, naming the setting or the text, for a `train` call that cannot work."""
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a d2lmini.train.TrainConfig, not {type(config).__name__}")
     if not isinstance(model, nn.Module) or not hasattr(model, "vocab_size"):
@@ -547,7 +602,38 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
     validate_indices(train_indices, "training text", model.vocab_size)
     validate_indices(valid_indices, "validation text", model.vocab_size)
     validate_fits(len(train_indices), config.batch_size, config.num_steps)
-    run = TrainingRun(model, train_indices, valid_indices, config, on_checkpoint, should_stop)
+
+
+def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
+          config: TrainConfig, on_checkpoint: Callable[[History], None] | None = None,
+          should_stop: Callable[[], bool] | None = None) -> History:
+    """Train `model` as `config` says and return its `History` (the one training loop).
+
+    Notebooks 04 to 08 and the benchmarks train through here. The budget, the checkpoint
+    schedule and the learning-rate schedule are `config`'s (see `TrainConfig`). At each
+    checkpoint it records train and validation perplexity (one stream read after the
+    training text, `evaluate_perplexity`, unless `config.eval_batch_size` asks for the
+    cold-started estimate), training tokens per second and the clock, then calls
+    `on_checkpoint(history)` (for a live plot; its time counts as evaluation).
+    `should_stop()`, if given, is asked after every minibatch: True stops training as an
+    interrupt does (a stop request from another thread, see `d2lmini.interrupt`).
+
+    Raises TypeError/ValueError naming the setting for settings or texts that cannot work
+    (`validate_training`, once, before training), ValueError when the budget ended before one
+    minibatch was trained (nothing measured), and `TrainingDiverged` if the run blows up (also
+    after the last update). Anything else that stops training part way (an interrupt, a
+    callback that raises, an error) is caught: the history so far is returned with `stopped`
+    saying why, and the model keeps its trained weights.
+    """
+    validate_training(model, train_indices, valid_indices, config)
+    return run_training(TrainingRun(model, train_indices, valid_indices, config, on_checkpoint, should_stop))
+
+
+def run_training(run: TrainingRun) -> History:
+    """Run `run` (settings already validated, as `train` and the lab's plan do) and return its history.
+
+    What `train` says about stopping early, diverging and an empty budget holds here.
+    """
     try:
         run.run()
     except TrainingDiverged:
@@ -557,12 +643,12 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
         run.history.interrupted = isinstance(error, KeyboardInterrupt)
         if run.history.interrupted:
             measure_at_stop(run)
-        warnings.warn(run.history.stopped, RuntimeWarning, stacklevel=2)
+        warnings.warn(run.history.stopped, RuntimeWarning, stacklevel=3)
         return run.history
     if not run.history.step_loss:
         raise ValueError(f"The budget ended before one minibatch was trained (time limit (max_seconds) "
-                         f"{config.max_seconds!r}): nothing was measured. Give a larger budget.")
-    validate_final_model(model, run.history, config.lr)
+                         f"{run.config.max_seconds!r}): nothing was measured. Give a larger budget.")
+    validate_final_model(run.model, run.history, run.config.lr)
     return run.history
 
 
@@ -570,7 +656,7 @@ def measure_at_stop(run: TrainingRun) -> None:
     """Checkpoint an interrupted run where it stopped, so what was trained is measured; a second
     interrupt (or any error) while measuring leaves the history as it was."""
     try:
-        run.checkpoint()
+        run.checkpoint(final=True)
     except (Exception, KeyboardInterrupt):
         pass
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from d2lmini.metrics import perplexity_from_bits, uniform_bits, unigram_bits
 
-VERDICT_COLOURS = {"ok": "green", "weak": "goldenrod", "exploded": "darkorange", "diverged": "crimson"}
+# Each at least 4.5:1 against white (WCAG AA), and every verdict is also written in words.
+VERDICT_COLOURS = {"ok": "#1a7f37", "weak": "#8a6100", "exploded": "#a84a00", "diverged": "#b30000"}
 
 
 @dataclass(frozen=True)

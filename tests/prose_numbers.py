@@ -50,6 +50,9 @@ def prose_numbers(text: str) -> list[str]:
     return [m.group(0).replace(",", "") for m in PROSE_NUMBER.finditer(text)]
 
 
+DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
+
+
 def output_numbers(notebook: dict) -> set[float]:
     """Return every number printed in the stored outputs (streams and text/* data) of `notebook`."""
     found = set()
@@ -58,7 +61,9 @@ def output_numbers(notebook: dict) -> set[float]:
             texts = [output.get("text", "")] + [v for k, v in output.get("data", {}).items()
                                                   if k.startswith("text/")]
             for text in texts:
-                for m in OUTPUT_NUMBER.finditer("".join(text)):
+                # An <img>'s base64 PNG holds digits by chance; its alt text is what it shows.
+                text = DATA_URI.sub("", "".join(text))
+                for m in OUTPUT_NUMBER.finditer(text):
                     found.add(float(m.group(0).replace(",", "")))
     return found
 

@@ -8,8 +8,14 @@ every cell has run and the kernel is idle, and checks the page: no error output 
 anything on stderr, a widget that failed to show), every cell reached, no widget label or
 button cut off (an element whose scrollWidth exceeds its clientWidth), no image widget
 stretched beyond its PNG's own pixel width, no slider track under 100 px, no widget in a row
-drawn over its neighbour. One screenshot per notebook goes to test-artifacts/notebook_NN.png,
-scrolled to its first panel.
+drawn over its neighbour. Then accessibility (issue 29): axe-core (WCAG 2.0/2.1 A and AA) finds
+no violation in the course's content and none in JupyterLab's own interface that
+tests/browser/jupyterlab_axe.toml does not list; every image in the content has a non-empty alt;
+no text in the content has contrast below 4.5:1; and every panel is operated by keyboard alone
+(tests/browser/keyboard.py: Tab to each control, arrows, Space, Enter, typing; the live region
+announces the result and the focus stays). One screenshot per notebook goes to
+test-artifacts/notebook_NN.png, scrolled to its first panel, and the role and accessible name of
+every control and image in its outputs to test-artifacts/controls_NN.txt.
 
 JupyterLab serves a temporary copy of notebooks/, so the notebooks themselves are never written;
 autosave is off, and each case checks that JupyterLab did not save even the copy. One server and
@@ -27,7 +33,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from browser.axe import axe_violations, find_axe, low_contrast, new_problems
 from browser.jupyterlab import CHROMIUM_ARGS, require_browser, running_jupyterlab, shutdown_kernels
+from browser.keyboard import drive_panels
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
@@ -98,6 +106,29 @@ NOT_RUN = """() => [...document.querySelectorAll('.jp-CodeCell')]
   .map(c => c.querySelector('.jp-InputArea-editor').innerText.slice(0, 80))"""
 
 
+# Images in the course's content without a text alternative (axe skips some it cannot see).
+IMAGES_WITHOUT_ALT = """() => [...document.querySelectorAll('.jp-OutputArea img, .jp-RenderedMarkdown img')]
+  .filter(i => !(i.getAttribute('alt') || '').trim() && i.getAttribute('role') !== 'presentation')
+  .map(i => (i.getAttribute('src') || '').slice(0, 40))"""
+
+def _accessibility_problems(page, axe_js: Path, number: str) -> list[str]:
+    """Return what axe-core and the alt and contrast checks find wrong on the page (see the docstring)."""
+    problems = new_problems(axe_violations(page, axe_js))
+    unlabelled = page.evaluate(IMAGES_WITHOUT_ALT)
+    if unlabelled:
+        problems.append(f"images without alt: {len(unlabelled)}")
+    contrast = low_contrast(page)
+    if contrast:
+        problems.append(f"text below 4.5:1 contrast: {contrast[:10]}")
+    return problems
+
+
+def _save_accessible_names(page, path: Path) -> None:
+    """Write the accessibility tree (role "name") of every output area that holds a control or image."""
+    outputs = page.locator(".jp-OutputArea-output:has(.jupyter-widgets, img)")
+    path.write_text("\n".join(outputs.nth(i).aria_snapshot() for i in range(outputs.count())), "utf-8")
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -106,6 +137,7 @@ def _digest(path: Path) -> str:
 def lab():
     """Yield (browser, base URL, token, served folder) for a JupyterLab serving a copy of notebooks/."""
     sync_playwright, chromium = require_browser()
+    axe_js = find_axe()
     ARTIFACTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as scratch:
         served = Path(scratch) / "notebooks"
@@ -115,7 +147,7 @@ def lab():
             browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS,
                                                  headless=True)
             try:
-                yield browser, base, token, served
+                yield browser, base, token, served, axe_js
             finally:
                 browser.close()
 
@@ -165,7 +197,7 @@ def test_notebook_is_stored_for_this_python(notebook):
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
 def test_notebook_runs_cleanly_in_jupyterlab(lab, notebook):
-    browser, base, token, served = lab
+    browser, base, token, served, axe_js = lab
     before = _digest(served / notebook.name)
     number = notebook.name[:2]
     problems = []
@@ -191,6 +223,14 @@ def test_notebook_runs_cleanly_in_jupyterlab(lab, notebook):
             found = page.evaluate(script)
             if found:
                 problems.append(f"{what}: {found}")
+        _save_accessible_names(page, ARTIFACTS / f"controls_{number}.txt")
+        problems += _accessibility_problems(page, axe_js, number)
+        by_keyboard, done = drive_panels(page, number)
+        (ARTIFACTS / f"keyboard_{number}.txt").write_text("\n".join(done + by_keyboard), "utf-8")
+        problems += [f"by keyboard: {p}" for p in by_keyboard]
+        contrast = low_contrast(page)  # again: the keyboard opened what was closed (03's one-hot table)
+        if contrast:
+            problems.append(f"text below 4.5:1 contrast after the keyboard steps: {contrast[:10]}")
     except Exception:
         page.screenshot(path=str(ARTIFACTS / f"notebook_{number}_failure.png"))
         raise

@@ -8,6 +8,7 @@ import pytest
 from d2lmini.cost import EVAL_SECONDS, TRAIN_SECONDS, MachineSpeed, estimate_cost
 from d2lmini.lab import MAX_CLICK_SECONDS, LabSettings, expected_seconds, reference_seconds, validate_click
 from d2lmini.settings import LAB_SETTINGS
+from d2lmini.train import CONTEXT_TOKENS
 
 VOCAB, TRAIN, VALID = 28, 117_458, 13_051
 
@@ -34,10 +35,20 @@ def test_more_work_never_costs_less():
 
 
 def test_evaluation_of_one_stream_costs_a_call_per_chunk():
-    c = estimate_cost(replace(LabSettings(), eval_batch_size=1, eval_num_steps=10, checkpoints=1,
+    c = estimate_cost(replace(LabSettings(), eval_batch_size=None, eval_num_steps=10, checkpoints=1,
                               max_minibatches=1), VOCAB, TRAIN, VALID)
-    calls = math.ceil((VALID - 1) / 10)
+    calls = math.ceil((VALID - 1 + CONTEXT_TOKENS) / 10)  # the end of the training text, then the text
     assert c.eval_seconds > c.evaluations * calls * EVAL_SECONDS["call"]
+
+
+def test_estimates_at_the_checkpoints_cost_less_than_one_stream_and_the_last_is_one_stream():
+    one_stream = cost(eval_batch_size=None)
+    estimates = cost(eval_batch_size=32)
+    last_only = estimate_cost(replace(LabSettings(), eval_batch_size=32, checkpoints=None, max_minibatches=1),
+                              VOCAB, TRAIN, VALID)
+    assert estimates.eval_seconds < one_stream.eval_seconds / 2
+    assert last_only.evaluations == 2
+    assert last_only.eval_seconds > one_stream.eval_seconds / one_stream.evaluations
 
 
 def test_machine_speed_is_the_median_ratio_of_the_last_runs():

@@ -19,6 +19,7 @@ from IPython.lib.pretty import pretty
 from solution_files import load_solution
 
 import d2lmini.batching
+import d2lmini.clipping
 import d2lmini.ngram
 import d2lmini.rnn
 import d2lmini.train
@@ -63,7 +64,7 @@ def clip_by_the_package(grads, theta):
     holders = [g.clone().requires_grad_() for g in grads]
     for holder in holders:
         holder.grad = holder.detach().clone()
-    d2lmini.train.clip_gradients(holders, theta)
+    d2lmini.clipping.clip_gradients(holders, theta)
     return [holder.grad for holder in holders]
 
 
@@ -97,7 +98,7 @@ def step_by_the_package(*args):
     (rnn_scratch.check_train_loop, train_loop_by_the_package, "d2lmini.train.train_epoch"),
     (bptt.check_bptt, bptt_by_the_package, "d2lmini.exercises.bptt.reference_bptt"),
     (perplexity.check_kn_bigram, kn_by_the_package, "d2lmini.ngram.KneserNey"),
-    (clipping.check_clip_function, clip_by_the_package, "d2lmini.train.clip_gradients"),
+    (clipping.check_clip_function, clip_by_the_package, "d2lmini.clipping.clip_gradients"),
     (clipping.check_clip_function, clip_by_torch, "torch's gradient clipping"),
     pytest.param(clipping.check_clip_function, clip_by_torch_total_norm, "torch's gradient clipping",
                  marks=pytest.mark.skipif(not hasattr(torch.nn.utils, "get_total_norm"),

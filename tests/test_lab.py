@@ -1,9 +1,10 @@
-"""Tests for notebook 07's perplexity lab: `run_lab` and the panel, driven by setting widget values."""
+"""Tests for notebook 08's perplexity lab: `run_lab` and the panel, driven by setting widget values."""
 
 import math
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import replace
 
 import pytest
@@ -12,11 +13,13 @@ import torch
 from d2lmini.lab import LAB_MINIBATCHES, LabResult, LabSettings, corpus_data, run_lab
 from d2lmini.markov import make_markov_source
 from d2lmini.train import evaluate_perplexity
-from d2lmini.widgets.lab import LabPanel, make_lab
+from d2lmini.widgets.lab import LabPanel, PanelRun, make_lab
 from d2lmini.widgets.lab_views import curves_png, numbers_html, verdict_html
 
 # Fewer minibatches than the default run, to keep the tests quick.
 FIXED = LabSettings(max_minibatches=120)
+# The smallest run that shows a control or a message at work.
+TINY = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=12, checkpoints=2, num_chars=20)
 
 
 def closed_port() -> int:
@@ -28,7 +31,7 @@ def closed_port() -> int:
 
 @pytest.fixture
 def panel():
-    return make_lab(replace(FIXED, max_minibatches=20))
+    return make_lab(TINY)
 
 
 def test_defaults_learn_below_the_unigram_baseline(bundled):
@@ -40,9 +43,11 @@ def test_defaults_learn_below_the_unigram_baseline(bundled):
     assert 1 < result.valid_perplexity < result.baselines["unigram"] < result.baselines["uniform"]
     assert math.isfinite(result.train_perplexity)
     assert result.valid_bits == pytest.approx(math.log2(result.valid_perplexity))
-    # The reported number is the model's perplexity on the validation text.
-    _, valid = bundled.split()
-    assert result.valid_perplexity == pytest.approx(evaluate_perplexity(result.model, valid, 32, 32))
+    # The reported number is the model's perplexity on the validation text, read as one stream after
+    # the training text (as the baselines read it); the live curve's earlier points are estimates.
+    train, valid = bundled.split()
+    assert result.valid_perplexity == evaluate_perplexity(result.model, valid, train)
+    assert result.history.valid_estimated[-1] is False and all(result.history.valid_estimated[:-1])
     # Curves: one point per checkpoint, epochs increasing, the last point after all minibatches.
     history = result.history
     assert len(history.epoch) == len(history.train_perplexity) == len(history.valid_perplexity) >= 5
@@ -53,6 +58,7 @@ def test_defaults_learn_below_the_unigram_baseline(bundled):
     assert len(result.sample) == len(FIXED.prefix) + FIXED.num_chars
 
 
+@pytest.mark.slow  # the whole default run
 def test_the_default_budget_is_counted_in_minibatches_not_seconds():
     settings = LabSettings()
     assert settings.max_minibatches == LAB_MINIBATCHES and not settings.count_eval_time
@@ -62,6 +68,7 @@ def test_the_default_budget_is_counted_in_minibatches_not_seconds():
     assert not result.stopped_at_time_limit and len(result.history.epoch) == settings.checkpoints
 
 
+@pytest.mark.slow  # two runs beside a busy process
 def test_two_runs_agree_while_another_process_keeps_a_core_busy():
     spin = "import time\nend = time.time() + 60\nwhile time.time() < end: pass"
     busy = subprocess.Popen([sys.executable, "-c", spin])
@@ -120,7 +127,8 @@ def test_panel_trains_with_the_values_set_in_its_widgets(panel):
 
 
 def test_diverging_learning_rate_gives_a_message_and_the_panel_stays_usable(panel):
-    panel.learning_rate.value = panel.learning_rate.max  # 1000
+    panel.hidden_size.value, panel.batch_size.value = 128, 32  # a model that blows up within 20 minibatches
+    panel.learning_rate.value = panel.learning_rate.max
     panel.theta.value = "off"
     result = panel.update()
     assert result.diverged and result.valid_perplexity is None
@@ -158,10 +166,10 @@ def test_a_bad_setting_is_reported_and_the_last_result_is_kept(panel, widget, va
     assert not panel.train_button.disabled and not panel.hidden_size.disabled
 
 
-def test_the_controls_are_disabled_while_training(panel):
+def test_the_controls_are_disabled_while_training(panel, monkeypatch):
     seen = []
-    panel._live = lambda history: seen.append(
-        panel.hidden_size.disabled and panel.train_button.disabled)
+    monkeypatch.setattr(PanelRun, "checkpoint", lambda run, history: seen.append(
+        panel.hidden_size.disabled and panel.train_button.disabled))
     panel.update()
     assert seen and all(seen)
     assert not panel.hidden_size.disabled and not panel.train_button.disabled
@@ -169,8 +177,7 @@ def test_the_controls_are_disabled_while_training(panel):
 
 def test_a_run_worse_than_guessing_is_never_shown_in_green():
     result = LabResult(LabSettings(batch_size=1, num_steps=1), baselines={"uniform": 27.0, "unigram": 16.5},
-                       train_perplexity=150.0, valid_perplexity=173.78, minibatches=600, seconds=2.0,
-                       worse_than_uniform=True)
+                       train_perplexity=150.0, valid_perplexity=173.78, minibatches=600, seconds=2.0)
     message = verdict_html(result)
     assert "worse than guessing uniformly" in message
     assert "#225522" not in message and "below the" not in message
@@ -198,16 +205,88 @@ def test_a_click_estimated_over_15_seconds_is_refused_before_training(panel):
     assert panel.update().error is None
 
 
-def test_the_time_machine_offline_gives_a_message(tmp_path):
-    url = f"http://127.0.0.1:{closed_port()}/timemachine.txt"
-    panel = LabPanel(replace(FIXED, data_dir=tmp_path, timemachine_url=url, download_timeout=5.0))
+@pytest.fixture
+def silent_server():
+    """A server on 127.0.0.1 that accepts connections and never answers; yields its URL."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)  # connections wait in the backlog: connected, never answered
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/timemachine.txt"
+
+
+
+
+class Counter:
+    """Wrap `module.name`, counting its calls (and those whose first argument satisfies `which`)."""
+
+    def __init__(self, monkeypatch, module, name, which=lambda *args: True):
+        self.calls, inner = 0, getattr(module, name)
+
+        def counted(*args, **kwargs):
+            self.calls += bool(which(*args))
+            return inner(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+
+
+def test_the_time_machine_offline_answers_within_one_timeout_with_one_download_attempt(
+        tmp_path, silent_server, monkeypatch):
+    import d2lmini.lab as lab
+
+    timeout = 0.5
+    panel = LabPanel(replace(TINY, data_dir=tmp_path, timemachine_url=silent_server,
+                             download_timeout=timeout))
     assert "downloads on first use" in dict((v, k) for k, v in panel.corpus.options)["timemachine"]
     panel.corpus.value = "timemachine"
+    loads = Counter(monkeypatch, lab, "load_corpus")
+    start = time.perf_counter()
     result = panel.update()
+    took = time.perf_counter() - start
+    assert loads.calls == 1, "one download attempt per click"
+    assert took < 2 * timeout, f"the click answered after {took:.2f} s, more than one {timeout} s timeout"
     assert result.error is not None and "Could not download" in panel.message.value
     assert "bundled" in panel.message.value and not list(tmp_path.iterdir())
     panel.corpus.value = "bundled"
     assert panel.update().error is None
+
+
+def count_the_work(monkeypatch):
+    """Count, from now on, validations, corpus lookups and loads (the panel has loaded its corpus:
+    a lookup finds it, as a click finds it after the first), cost estimates and training's checks."""
+    import d2lmini.lab as lab
+    import d2lmini.train as train
+
+    return {"validations": Counter(monkeypatch, lab, "validate_lab_settings"),
+            "corpus lookups": Counter(monkeypatch, lab, "corpus_data"),
+            "corpus loads": Counter(monkeypatch, lab, "load_corpus"),
+            "estimates": Counter(monkeypatch, lab, "estimate_cost",
+                                 lambda config, *rest: config.max_minibatches != LAB_MINIBATCHES),  # not the
+            # default run's estimate, the reference that a run's work is measured against
+            "train validations": Counter(monkeypatch, train, "validate_config"),
+            "schema validations": Counter(monkeypatch, lab, "validate_settings"),
+            "schema validations in training": Counter(monkeypatch, train, "validate_settings")}
+
+
+def test_one_click_validates_loads_and_estimates_once(monkeypatch):
+    panel = make_lab(TINY)
+    counts = count_the_work(monkeypatch)
+    result = panel.update()
+    assert result.error is None
+    assert {name: counter.calls for name, counter in counts.items()} == {
+        "validations": 1, "corpus lookups": 1, "corpus loads": 0, "estimates": 1,
+        "train validations": 0, "schema validations": 1, "schema validations in training": 0}
+
+
+def test_each_value_of_a_sweep_is_validated_loaded_and_estimated_once(monkeypatch):
+    panel = make_lab(TINY)
+    panel.sweep_setting.value = "num_hiddens"
+    panel.sweep_values.value = "8, 16"
+    counts = count_the_work(monkeypatch)
+    sweep = panel.sweep()
+    assert sweep is not None and len(sweep.results) == 2 and sweep.stopped is None
+    assert {name: counter.calls for name, counter in counts.items()} == {
+        "validations": 2, "corpus lookups": 2, "corpus loads": 0, "estimates": 2,
+        "train validations": 0, "schema validations": 2, "schema validations in training": 0}
 
 
 def test_markov_source_has_its_entropy_floor_and_its_own_prefix(panel):
@@ -405,8 +484,22 @@ def test_the_verdict_names_the_strong_baselines_still_ahead_and_those_beaten():
 def test_the_panel_compares_a_finished_run_with_the_strongest_baselines():
     from d2lmini.lab import strong_baselines
 
-    panel = make_lab(FIXED)
+    panel = make_lab(TINY)
     result = panel.update()
     for name, value in strong_baselines(FIXED).items():
         assert f"{name} ({value:.2f})" in panel.message.value
-    assert result.valid_perplexity > min(strong_baselines(FIXED).values())  # 120 minibatches: still behind
+    assert result.valid_perplexity > min(strong_baselines(FIXED).values())  # 12 minibatches: still behind
+
+
+def test_the_corpus_cache_keeps_only_the_last_few_corpora(tmp_path, monkeypatch):
+    import d2lmini.lab as lab
+
+    monkeypatch.setattr(lab, "_CACHE", type(lab._CACHE)())
+    folders = [replace(TINY, data_dir=tmp_path / str(k)) for k in range(lab.CACHED_CORPORA + 1)]
+    first = corpus_data(folders[0])
+    assert corpus_data(folders[0]) is first
+    for settings in folders[1:]:
+        corpus_data(settings)
+    assert len(lab._CACHE) == lab.CACHED_CORPORA
+    last = corpus_data(folders[-1])
+    assert corpus_data(folders[-1]) is last and corpus_data(folders[0]) is not first  # the oldest went

@@ -11,7 +11,7 @@ import pytest
 
 from d2lmini.interrupt import remember_main_loop
 from d2lmini.lab import LabSettings
-from d2lmini.widgets.lab import make_lab
+from d2lmini.widgets.lab import PanelRun, make_lab
 from d2lmini.widgets.lab_views import overlay
 
 SMALL = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=40, checkpoints=4)
@@ -36,17 +36,17 @@ def test_two_runs_with_different_settings_are_two_rows_and_two_curves(panel):
     assert "took" in panel.progress_text.value and "estimated" in panel.progress_text.value
 
 
-def test_the_estimate_and_progress_are_shown_while_a_run_trains(panel):
+def test_the_estimate_and_progress_are_shown_while_a_run_trains(panel, monkeypatch):
     seen, during_the_run_numbers = [], []
-    live = panel._live
+    live = PanelRun.checkpoint
 
-    def spy(history):
-        live(history)
+    def spy(run, history):
+        live(run, history)
         seen.append((panel.progress.value, panel.progress_text.value))
         during_the_run_numbers.append((panel.numbers.value, panel.sample.value))
 
     panel.update()  # a first run, whose numbers and sample must not be shown as the second's
-    panel._live = spy
+    monkeypatch.setattr(PanelRun, "checkpoint", spy)
     panel.hidden_size.value = 24
     panel.update()
     assert set(during_the_run_numbers) == {("", "")}
@@ -189,3 +189,16 @@ def test_the_interrupt_button_stops_a_run_started_in_a_kernel_subshell_thread(pa
     (result,) = results
     assert result.interrupted and 0 < result.minibatches < 3000 and "(stopped)" in panel.valid_ppl.value
     assert not panel.train_button.disabled
+
+
+def test_a_run_is_an_object_made_when_it_begins_that_owns_its_drawing_and_end(panel):
+    assert panel.run is None
+    result = panel.update()
+    run = panel.run
+    assert isinstance(run, PanelRun) and run.finished == [result]
+    assert [plan.settings for plan in run.plans] == [result.settings]
+    assert run.plans[0].cost.seconds == result.estimated_seconds  # the estimate shown is the run's plan
+    assert "estimated" in panel.progress_text.value and panel.progress.bar_style == "success"
+    panel.hidden_size.value = 24
+    panel.update()
+    assert panel.run is not run  # a new run, a new object

@@ -20,7 +20,7 @@ def test_rnn_log_probs_agree_with_evaluate_perplexity_and_carry_the_history(bund
     indices = bundled.indices[:400]
     logs = rnn_log_probs(model, indices, num_steps=37)
     assert logs.shape == (399,)
-    assert perplexity_of(logs) == pytest.approx(evaluate_perplexity(model, indices, 1, 50), rel=1e-5)
+    assert perplexity_of(logs) == pytest.approx(evaluate_perplexity(model, indices, num_steps=50), rel=1e-5)
     tail = rnn_log_probs(model, indices[200:], history=indices[:200], num_steps=37)
     assert tail == pytest.approx(logs[199:], abs=1e-5)
 

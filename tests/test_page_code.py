@@ -26,6 +26,7 @@ REQUIRED = {
     "04_rnn_scratch.ipynb": {
         "d2lmini.rnn.init_rnn_params", "d2lmini.rnn.init_rnn_state", "d2lmini.rnn.rnn_step",
         "d2lmini.rnn.rnn_forward_one_hot", "d2lmini.rnn.rnn_forward", "d2lmini.rnn.RNNScratch",
+        "d2lmini.train.train_step", "d2lmini.train.evaluate_perplexity",
         "d2lmini.rnn.next_token", "d2lmini.rnn.predict",  # sampling and the generation loop (issue #27)
     },
     "05_bptt.ipynb": {
@@ -35,7 +36,7 @@ REQUIRED = {
         "d2lmini.gradcheck.finite_difference_gradients",
         "d2lmini.bptt.hidden_states", "d2lmini.bptt.HandWrittenBPTT",  # the fast paths, shown
     },
-    "06_gradient_clipping.ipynb": {"d2lmini.train.clip_gradients"},
+    "06_gradient_clipping.ipynb": {"d2lmini.clipping.clip_gradients"},
     "07_perplexity.ipynb": {
         "d2lmini.metrics.perplexity_from_logits", "d2lmini.ngram.gram_codes", "d2lmini.ngram.lookup",
         "d2lmini.ngram.count_tables", "d2lmini.ngram.interpolated_probs",
@@ -171,5 +172,5 @@ def test_the_sync_tool_repairs_a_planted_difference(tmp_path):
     path = NOTEBOOKS / "06_gradient_clipping.ipynb"
     assert tool.sync(path, write=False) == []
     copy = plant(path, tmp_path, lambda s: s.replace("def ", "def  ", 1))
-    assert tool.sync(copy, write=True) == ["d2lmini.train.clip_gradients"]
+    assert tool.sync(copy, write=True) == ["d2lmini.clipping.clip_gradients"]
     assert mismatches(copy) == [] and tool.sync(copy, write=False) == []

@@ -15,52 +15,12 @@ from d2lmini.train import (
     TrainConfig,
     TrainingDiverged,
     blown_up,
-    clip_gradients,
     divergence_limit,
+    estimate_perplexity,
     evaluate_perplexity,
     make_model,
     train,
 )
-
-
-def params_with_grads(*grads):
-    params = [torch.zeros_like(g, requires_grad=True) for g in grads]
-    for p, g in zip(params, grads, strict=True):
-        p.grad = g.clone()
-    return params
-
-
-def joint(params):
-    return torch.cat([p.grad.flatten() for p in params])
-
-
-def test_clipping_bounds_the_joint_norm_and_keeps_the_direction():
-    params = params_with_grads(torch.tensor([3.0, 0.0]), torch.tensor([[0.0, 4.0]]))
-    before = joint(params)
-    norm = clip_gradients(params, theta=1.0)
-    after = joint(params)
-    assert norm == pytest.approx(5.0)
-    assert after.norm() == pytest.approx(1.0)
-    assert torch.allclose(after, before / 5.0), "same direction, every tensor scaled alike"
-
-
-def test_clipping_does_nothing_below_the_threshold_or_when_off():
-    params = params_with_grads(torch.tensor([0.3, 0.4]))
-    assert clip_gradients(params, theta=1.0) == pytest.approx(0.5)
-    assert torch.equal(joint(params), torch.tensor([0.3, 0.4]))
-    big = params_with_grads(torch.tensor([30.0, 40.0]))
-    assert clip_gradients(big, theta=None) == pytest.approx(50.0)
-    assert torch.equal(joint(big), torch.tensor([30.0, 40.0]))
-    with pytest.raises(ValueError):
-        clip_gradients(big, theta=0)
-
-
-def test_clipping_agrees_with_torch(generator):
-    grads = [torch.randn(5, 3, generator=generator) * 10, torch.randn(7, generator=generator)]
-    ours, theirs = params_with_grads(*grads), params_with_grads(*grads)
-    clip_gradients(ours, 2.0)
-    torch.nn.utils.clip_grad_norm_(theirs, 2.0)
-    assert torch.allclose(joint(ours), joint(theirs), atol=1e-6)
 
 
 def test_a_uniform_model_has_perplexity_equal_to_the_vocabulary_size(bundled):
@@ -74,9 +34,36 @@ def test_a_uniform_model_has_perplexity_equal_to_the_vocabulary_size(bundled):
 def test_evaluation_weights_every_token_equally():
     model = RNNScratch(5, 4, generator=torch.Generator().manual_seed(0))
     text = torch.randint(5, (301,), generator=torch.Generator().manual_seed(1))
-    one_stream = evaluate_perplexity(model, text, batch_size=1, num_steps=300)
-    chunked = evaluate_perplexity(model, text, batch_size=1, num_steps=7)
+    one_stream = evaluate_perplexity(model, text, num_steps=300)
+    chunked = evaluate_perplexity(model, text, num_steps=7)
     assert chunked == pytest.approx(one_stream, rel=1e-5), "carrying the state makes chunking invisible"
+    assert estimate_perplexity(model, text, 1, 300) == pytest.approx(one_stream, rel=1e-5)
+
+
+def test_one_stream_evaluation_continues_the_text_before_it():
+    """With `before`, every token of the text is scored, each seeing the text before it (as a
+    baseline does): the same as scoring the tail of one long stream by hand."""
+    model = RNNScratch(5, 6, generator=torch.Generator().manual_seed(0))
+    whole = torch.randint(5, (400,), generator=torch.Generator().manual_seed(2))
+    before, text = whole[:300], whole[300:]
+    with torch.no_grad():
+        logits, _ = model(whole[None, :-1], model.begin_state(1))
+        nats = torch.nn.functional.cross_entropy(logits[299:], whole[300:], reduction="mean")
+    assert evaluate_perplexity(model, text, before, num_steps=13) == pytest.approx(math.exp(nats), rel=1e-5)
+    cold = evaluate_perplexity(model, text)
+    assert evaluate_perplexity(model, text, before) != pytest.approx(cold, rel=1e-4)
+
+
+def test_cold_started_streams_are_a_different_number_after_stateful_training(bundled):
+    """The estimate that many zero-state streams give is not the one-stream measurement."""
+    config = TrainConfig(num_hiddens=32, num_epochs=None, max_minibatches=60, batch_size=16, seed=0)
+    model = make_model("scratch", len(bundled.vocab), config)
+    train_idx, valid_idx = bundled.split()
+    history = train(model, train_idx, valid_idx, config)
+    one_stream = evaluate_perplexity(model, valid_idx, train_idx)
+    assert history.valid_perplexity[-1] == one_stream, "train records the one-stream number"
+    cold = estimate_perplexity(model, valid_idx, batch_size=512, num_steps=35)  # streams of 25 characters
+    assert cold > one_stream * 1.02
 
 
 def run(corpus, **overrides):
@@ -120,17 +107,6 @@ def test_impossible_settings_are_clear_errors(bundled):
         run(bundled, batch_size=4000, num_steps=100)
 
 
-def test_per_element_clipping_bounds_every_entry_and_can_turn_the_direction():
-    from d2lmini.train import clip_gradient_values
-
-    params = params_with_grads(torch.tensor([3.0, 0.5]), torch.tensor([[-4.0]]))
-    norm, cosine = clip_gradient_values(params, 1.0)
-    assert norm == pytest.approx(math.sqrt(9 + 0.25 + 16))
-    assert torch.equal(joint(params), torch.tensor([1.0, 0.5, -1.0]))
-    expected = (3 * 1 + 0.5 * 0.5 + 4 * 1) / (norm * math.sqrt(2.25))
-    assert cosine == pytest.approx(expected) and cosine < 0.99
-
-
 def test_training_with_per_element_clipping_records_the_turn(bundled):
     history = run(bundled, clip_mode="value", theta=0.01)
     assert len(history.step_clip_cosine) == len(history.step_loss)
@@ -164,9 +140,12 @@ def test_training_follows_the_schedule_over_all_minibatches(bundled):
     assert run(bundled, lr_schedule="constant").step_lr == [0.01] * len(lrs[: len(lrs) // 2])
 
 
-def test_a_stricter_loss_limit_stops_training_before_the_update(bundled):
+def test_a_stricter_loss_limit_stops_training_before_the_update(bundled, monkeypatch):
+    import d2lmini.train
     from d2lmini.batching import sequential_batches
     from d2lmini.train import History, make_optimizer, train_epoch
+
+    monkeypatch.setattr(d2lmini.train, "divergence_limit", lambda vocab_size: 1.0)  # ln 28 > 1 at the start
 
     config = TrainConfig(num_hiddens=16, seed=0)
     model = make_model("scratch", len(bundled.vocab), config)
@@ -175,7 +154,7 @@ def test_a_stricter_loss_limit_stops_training_before_the_update(bundled):
     batches = sequential_batches(bundled.indices[:5000], 8, 10, torch.Generator().manual_seed(0))
     with pytest.raises(TrainingDiverged, match="the loss became") as info:
         train_epoch(model, batches, make_optimizer("sgd", model.parameters(), 0.1), None, True,
-                    history, 1, max_loss=1.0)  # an untrained model's loss is about ln 28 > 1
+                    history, 1)
     assert info.value.step == 1 and history.step_loss == []
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
 
@@ -250,7 +229,7 @@ def test_a_budget_spent_before_one_minibatch_is_an_error_not_a_history(bundled, 
     from d2lmini.train import Budget
 
     model, train_indices, valid_indices, config = tiny(bundled)
-    monkeypatch.setattr(Budget, "spent", lambda self, epochs_done: True)
+    monkeypatch.setattr(Budget, "spent", lambda self, steps, epochs: True)
     with pytest.raises(ValueError, match="before one minibatch"):
         train(model, train_indices, valid_indices, config)
 
@@ -287,9 +266,8 @@ def test_the_schedule_follows_a_counted_budget_never_the_clock_beside_it(limits,
     from d2lmini.train import Budget
 
     budget = Budget(TrainConfig(**limits), steps_per_epoch=20)
-    budget.steps = 10
     time.sleep(0.01)  # ten times the time limit: the clock is far ahead of the count
-    assert budget.progress() == pytest.approx(share)
+    assert budget.progress(10) == pytest.approx(share)
 
 
 def test_the_clock_steers_the_schedule_when_it_is_the_only_limit():
@@ -298,5 +276,34 @@ def test_the_clock_steers_the_schedule_when_it_is_the_only_limit():
     config = TrainConfig(max_minibatches=None, num_epochs=None, max_seconds=0.05)
     budget = Budget(config, steps_per_epoch=20)
     time.sleep(0.02)
-    assert 0.3 < budget.progress() < 1.5 and budget.steps == 0
+    assert 0.3 < budget.progress(0) < 1.5
 
+
+
+def test_training_validates_once_and_never_inside_the_loop(bundled, monkeypatch):
+    """`train` validates its configuration once, at its start; the loop never looks at a setting's
+    schema again (the schedule, the clipping mode and the optimizer are resolved before the first step)."""
+    import d2lmini.train
+
+    calls, resolved = [], {"lr_schedule", "clip_mode", "lr", "optimizer"}
+    validate = d2lmini.train.validate_config
+    monkeypatch.setattr(d2lmini.train, "validate_config", lambda *a: calls.append(a) or validate(*a))
+    value = d2lmini.train.validate_value
+
+    def checked_once(setting, *args):
+        assert setting.name not in resolved, f"{setting.name} was validated again after the start"
+        return value(setting, *args)
+
+    for clip_mode, theta in [("norm", 1.0), ("value", 0.5), ("norm", None)]:
+        calls.clear()
+        model, train_indices, valid_indices, config = tiny(bundled, clip_mode=clip_mode, theta=theta)
+        monkeypatch.setattr(d2lmini.train, "validate_value", checked_once)
+        history = train(model, train_indices, valid_indices, config)
+        monkeypatch.setattr(d2lmini.train, "validate_value", value)
+        assert len(calls) == 1 and len(history.step_loss) == config.max_minibatches
+
+
+def test_the_first_step_uses_the_learning_rate_the_optimizer_was_given(bundled):
+    model, train_indices, valid_indices, config = tiny(bundled, lr=0.05)
+    history = train(model, train_indices, valid_indices, config)
+    assert history.step_lr[0] == 0.05 and history.step_lr[-1] < 0.05

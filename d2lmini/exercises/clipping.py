@@ -8,9 +8,9 @@ import math
 
 import torch
 
+from d2lmini.clipping import clip_gradients
 from d2lmini.exercises import Verdict, number_verdict, self_check
 from d2lmini.exercises.coding import Case, check_function, never, sampler
-from d2lmini.train import clip_gradients
 
 # Exercise 3: a larger model than the notebook's (which prints its own bound): 28 characters,
 # 64 hidden units. Parameters: W_xh (28 x 64), W_hh (64 x 64), b_h (64), W_hq (64 x 28), b_q (28).
@@ -61,7 +61,7 @@ def check_max_step(answer) -> Verdict:
 
 
 def reference_clip(grads: list[torch.Tensor], theta: float) -> list[torch.Tensor]:
-    """New tensors: `grads` clipped by the package's own `d2lmini.train.clip_gradients`.
+    """New tensors: `grads` clipped by the package's own `d2lmini.clipping.clip_gradients`.
 
     `clip_gradients` clips the `.grad` of parameters in place, so each gradient is copied into
     the `.grad` of a stand-in parameter first.

@@ -9,6 +9,7 @@ slider that retrain and redraw; tests set the slider values from Python.
 
 import functools
 import html
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ from d2lmini.train import (
 )
 from d2lmini.verdicts import VERDICT_COLOURS, judge_perplexity, text_baselines
 from d2lmini.widgets import controls_disabled, menu_options, parse_menu_choice
+from d2lmini.widgets.a11y import Access
 
 NUM_HIDDENS = 32
 DEFAULT_LR = 2.5
@@ -153,12 +155,45 @@ def describe_result(result: ClippingResult, verdict: str = "") -> str:
     return what + ppl
 
 
+# Runs drawn together differ by line style too, not only by colour (greyscale, colour blindness).
+RUN_STYLES = ("-", (0, (5, 2)), (0, (1, 1.5)), "-.")
+
+
+def result_alt(result: ClippingResult) -> str:
+    """Return the text alternative of `draw_result`'s figure: what its two panels show, in numbers."""
+    if not result.steps:
+        return "No minibatch finished, so nothing is plotted; the message above says why."
+    norms, losses = result.step_grad_norm, result.step_loss
+    return (f"Two plots over {result.steps} minibatches, {result_label(result)}, "
+            f"learning rate {result.lr:g}. "
+            f"Left, gradient norm before clipping (log scale): from {norms[0]:.3g} to {norms[-1]:.3g}, "
+            f"largest {max(norms):.3g}; {result.clipped_steps} steps clipped. Right, training loss: from "
+            f"{losses[0]:.3g} to {losses[-1]:.3g} nats, against {math.log(result.vocab_size):.3g} "
+            f"for a uniform guess.")
+
+
+def runs_alt(results: list[ClippingResult]) -> str:
+    """Return the text alternative of `plot_grad_norms` and `plot_losses` drawn for `results` side by side."""
+    parts = []
+    for result in results:
+        norms, losses = result.step_grad_norm, result.step_loss
+        if not result.steps:
+            parts.append(f"{result_label(result)}: no minibatch finished")
+            continue
+        parts.append(f"{result_label(result)} (learning rate {result.lr:g}): largest gradient norm "
+                     f"{max(norms):.3g}, {result.clipped_steps} of {result.steps} steps clipped, "
+                     f"loss from {losses[0]:.3g} to {losses[-1]:.3g} nats")
+    return ("Gradient norm per minibatch before clipping (log scale) and training loss per minibatch, "
+            "one line style per run. " + "; ".join(parts) + ".")
+
+
 def plot_grad_norms(ax, results: list[ClippingResult],
                     title: str = "Gradient norm per minibatch (before clipping)"):
     """Draw each run's gradient-norm trace (log scale), its threshold, and its clipped steps."""
-    for result in results:
+    for result, style in zip(results, itertools.cycle(RUN_STYLES)):
         norms = result.step_grad_norm
-        (line,) = ax.plot(range(1, len(norms) + 1), norms, linewidth=1, label=result_label(result))
+        (line,) = ax.plot(range(1, len(norms) + 1), norms, linewidth=1, linestyle=style,
+                          label=result_label(result))
         theta = result.theta
         if theta is not None and result.method == "norm":
             ax.axhline(theta, color=line.get_color(), linestyle="--", linewidth=1)
@@ -174,8 +209,8 @@ def plot_grad_norms(ax, results: list[ClippingResult],
 
 def plot_losses(ax, results: list[ClippingResult], title: str = "Training loss per minibatch"):
     """Draw each run's loss per minibatch, with the loss of a uniform guess as a dotted line."""
-    for result in results:
-        ax.plot(range(1, len(result.step_loss) + 1), result.step_loss, linewidth=1,
+    for result, style in zip(results, itertools.cycle(RUN_STYLES)):
+        ax.plot(range(1, len(result.step_loss) + 1), result.step_loss, linewidth=1, linestyle=style,
                 label=result_label(result))
     uniform = math.log(results[0].vocab_size)
     ax.axhline(uniform, color="gray", linestyle=":", linewidth=1)
@@ -237,11 +272,16 @@ class ClippingPanel:
                                      layout=widgets.Layout(width="140px"))
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
+        self.access = Access()
+        self.access.follow(self.theta, f"{self.theta.description}: clipping threshold, or off")
+        self.access.follow(self.lr, f"{self.lr.description} of plain SGD")
+        self.access.name(self.seed, "seed of the initial weights and minibatch order")
+        self.access.announce(self.status)
         self.result: ClippingResult | None = None
         for control in (self.theta, self.lr, self.seed):
             control.observe(lambda change: self.update(), names="value")
         sliders = widgets.HBox([self.theta, self.readouts[0], self.lr, self.readouts[1], self.seed])
-        self.widget = widgets.VBox([sliders, self.status, self.image])
+        self.widget = widgets.VBox([sliders, self.status, self.image, self.access.widget])
 
     def update(self) -> ClippingResult:
         """Retrain with the current slider values, redraw, and return the result."""
@@ -253,6 +293,7 @@ class ClippingPanel:
         self.status.value = (f"<span style='color:{colour}'><b>{self.result.status}</b></span>: "
                              f"{html.escape(self.result.message)}")
         show_png(self.image, figure_png(draw_result(self.result)))
+        self.access.describe(self.image, result_alt(self.result))
         return self.result
 
 

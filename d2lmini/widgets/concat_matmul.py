@@ -13,9 +13,10 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
 
-from d2lmini.figures import draw_block_matmul
+from d2lmini.figures import block_matmul_alt, draw_block_matmul
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
+from d2lmini.widgets.a11y import Access
 
 
 def two_matmuls(X: torch.Tensor, H: torch.Tensor, W_xh: torch.Tensor, W_hh: torch.Tensor) -> torch.Tensor:
@@ -113,6 +114,13 @@ class ConcatMatmulPanel:
                                  widgets.VBox([self.num_hiddens, self.seed])])
         self.widget = widgets.VBox([controls, self.status, self.image])
         self.controls = (self.batch, self.num_inputs, self.num_hiddens, self.seed)
+        self.access = Access()
+        for control, name in zip(self.controls, ("batch: rows of X and H", "inputs: columns of X",
+                                                 "hiddens: columns of H and of the result",
+                                                 "seed of the random matrices"), strict=True):
+            self.access.follow(control, name)
+        self.access.announce(self.status)
+        self.widget.children = (*self.widget.children, self.access.widget)
         for control in self.controls:
             control.observe(lambda change: self.update(), names="value")
         self.update()
@@ -122,9 +130,12 @@ class ConcatMatmulPanel:
         with controls_disabled(self.controls):
             self.check = check_concat_equality(self.batch.value, self.num_inputs.value,
                                                self.num_hiddens.value, self.seed.value)
-            self.status.value = describe_check(self.check)
+            # The seed is named, so a new seed is announced even when the verdict reads the same.
+            self.status.value = f"Seed {self.seed.value}: " + describe_check(self.check)
             figure = block_figure(self.batch.value, self.num_inputs.value, self.num_hiddens.value)
             show_png(self.image, figure_png(figure))
+            self.access.describe(self.image, block_matmul_alt(self.batch.value, self.num_inputs.value,
+                                                              self.num_hiddens.value))
         return self.check
 
 

@@ -15,6 +15,7 @@ import torch
 from d2lmini.rnn import predict
 from d2lmini.settings import PREDICT_SETTINGS, TRAIN_SETTINGS, validate_value
 from d2lmini.text import Vocab
+from d2lmini.widgets.a11y import Access
 
 DEFAULT_PREFIX = "the "
 MAX_CHARS = 1000
@@ -94,6 +95,14 @@ class GeneratePanel:
         self.seed = widgets.IntText(value=seed, description="seed", style=style,
                                     layout=widgets.Layout(width="140px"))
         self.view = widgets.HTML()
+        self.access = Access()
+        for control, name in ((self.prefix, "prefix the text starts with (press Enter to generate)"),
+                              (self.greedy, self.greedy.description),
+                              (self.temperature, "temperature of the sampling"),
+                              (self.seed, "seed of the sampling")):
+            self.access.name(control, name)
+        self.access.follow(self.num_chars, "characters to generate")
+        self.access.announce(self.view)
         self.text: str | None = None
         self.controls = (self.prefix, self.num_chars, self.greedy, self.temperature, self.seed)
         for control in self.controls:
@@ -101,7 +110,7 @@ class GeneratePanel:
         self.widget = widgets.VBox([
             self.prefix, self.num_chars,
             widgets.HBox([self.greedy, self.temperature, self.seed]),
-            self.view,
+            self.view, self.access.widget,
         ])
         self.widget.add_class("generate-panel")
         self.update()

@@ -6,6 +6,7 @@ one truncation length, and `GradientReachPanel` wires it to two sliders.
 """
 
 import math
+import re
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -14,6 +15,7 @@ import matplotlib.pyplot as plt
 from d2lmini.gradcheck import gradient_norms_back_in_time
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
+from d2lmini.widgets.a11y import Access
 
 
 @dataclass
@@ -119,8 +121,13 @@ class GradientReachPanel:
         self.image = widgets.Image(format="png")
         self.view: ReachView | None = None
         self.controls = (self.radius, self.truncation, self.inputs)
+        self.access = Access()
+        self.access.follow(self.radius, "ρ(W_hh): spectral radius of the recurrent weights")
+        self.access.follow(self.truncation, "truncation: time steps kept by truncated BPTT")
+        self.access.name(self.inputs, self.inputs.description)
+        self.access.announce(self.status)
         self.widget = widgets.VBox([widgets.HBox([self.radius, self.truncation]), self.inputs,
-                                    self.status, self.image])
+                                    self.status, self.image, self.access.widget])
         for control in self.controls:
             control.observe(lambda change: self.update(), names="value")
         self.update()
@@ -133,6 +140,8 @@ class GradientReachPanel:
             figure, ax = plt.subplots(figsize=(7, 3.2))
             draw_reach(ax, self.view)
             show_png(self.image, figure_png(figure))
+            self.access.describe(self.image, "Gradient reach, log scale, against how many steps back k: "
+                                 + re.sub(r"<[^>]+>", "", self.view.summary))
         return self.view
 
 

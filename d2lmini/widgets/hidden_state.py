@@ -17,6 +17,7 @@ from d2lmini.plot import figure_png, heatmap, show_png
 from d2lmini.rnn import model_device, validate_prefix
 from d2lmini.text import Vocab
 from d2lmini.widgets import controls_disabled
+from d2lmini.widgets.a11y import Access
 
 
 @torch.no_grad()
@@ -102,7 +103,8 @@ MAX_SHOWN_HEIGHT = "440px"  # taller heatmaps scroll inside the panel instead of
 def draw_view(ax, view: ExplorerView) -> None:
     """Draw the heatmap of `view.states` (one row per character read) on `ax`."""
     ax.clear()
-    heatmap(ax, view.states, row_labels=view.labels, title="hidden state after each character read")
+    image = heatmap(ax, view.states, row_labels=view.labels, title="hidden state after each character read")
+    ax.figure.colorbar(image, ax=ax, label="value", fraction=0.04, pad=0.02)
     ax.set_xlabel("hidden unit")
     # Short enough for the one-row heatmap of step 1 ("step: character read" was cut to "rea").
     ax.set_ylabel("step")
@@ -113,6 +115,18 @@ def view_figure(view: ExplorerView):
     figure, ax = plt.subplots(figsize=(7, 1.3 + ROW_INCHES * len(view.prefix)))
     draw_view(ax, view)
     return figure
+
+
+def view_alt(view: ExplorerView) -> str:
+    """Return the text alternative of `view`'s heatmap: its shape, colour scale and extreme entries."""
+    states = view.states.detach().cpu() if hasattr(view.states, "detach") else torch.as_tensor(view.states)
+    flat = int(states.abs().argmax())
+    step, unit = divmod(flat, states.shape[1])
+    return (f"Heatmap of the hidden state: one row per character read ({states.shape[0]} rows, "
+            f"{html.escape(repr(view.prefix))}), one column per hidden unit ({states.shape[1]}), "
+            f"colour from -1 (blue) through 0 (white) to +1 (red). Values range from "
+            f"{float(states.min()):.2f} to {float(states.max()):.2f}; the largest in size is "
+            f"{float(states[step, unit]):.2f}, unit {unit} at row {step + 1}.")
 
 
 def view_png(view: ExplorerView) -> bytes:
@@ -142,7 +156,11 @@ class HiddenStateExplorer:
         scroll = widgets.Layout(max_height=MAX_SHOWN_HEIGHT, overflow="auto")
         self.plot = widgets.Box([self.image], layout=scroll)
         self.view: ExplorerView | None = None
-        self.widget = widgets.VBox([self.text, self.step, self.status, self.plot])
+        self.access = Access()
+        self.access.name(self.text, "sentence the model reads (press Enter to read it)")
+        self.access.follow(self.step, "step: how many characters of the sentence are read")
+        self.access.announce(self.status)
+        self.widget = widgets.VBox([self.text, self.step, self.status, self.plot, self.access.widget])
         self.text.observe(self._on_text, names="value")
         self.step.observe(lambda change: self.update(), names="value")
         self.update()
@@ -173,6 +191,7 @@ class HiddenStateExplorer:
         self.status.value = (f"read <code>{html.escape(repr(self.view.prefix))}</code> "
                              f"({len(self.view.prefix)} characters); the model guesses next: {guesses}")
         show_png(self.image, view_png(self.view))
+        self.access.describe(self.image, view_alt(self.view))
         self.plot.layout.display = None
         return self.view
 

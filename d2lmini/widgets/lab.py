@@ -1,4 +1,4 @@
-"""Notebook 07's perplexity lab panel: controls for `LabSettings`, Train, the runs so far, a sweep.
+"""Notebook 08's perplexity lab panel: controls for `LabSettings`, Train, the runs so far, a sweep.
 
 The work is `d2lmini.lab.run_lab` (one run), `d2lmini.lab.resample` (a new sample from the
 trained model) and `d2lmini.sweep.run_sweep` (one run per value of a setting); the session's
@@ -21,16 +21,16 @@ from d2lmini.interrupt import interruptible, remember_main_loop
 from d2lmini.lab import (
     DEFAULT_PREFIXES,
     MACHINE_SPEED,
+    MAX_CLICK_SECONDS,
+    CorpusData,
+    LabPlan,
     LabResult,
     LabSettings,
-    RunTooLong,
     corpus_data,
-    expected_seconds,
     only_the_sample_differs,
+    plan_lab,
     resample,
     run_lab,
-    strong_baselines,
-    validate_click,
     validate_lab_settings,
 )
 from d2lmini.runs import SHOWN_SETTINGS, RunLog
@@ -39,21 +39,25 @@ from d2lmini.sweep import (
     SUGGESTED_VALUES,
     SWEEPABLE,
     parse_values,
+    plan_sweep,
     run_sweep,
     validate_sweep_time,
     value_text,
 )
 from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice
+from d2lmini.widgets.a11y import Access, name_setting
 from d2lmini.widgets.lab_views import (
     ERROR_COLOUR,
     OK_COLOUR,
     PLOT_HEIGHT_PX,
     PLOT_WIDTH_PX,
     WARN_COLOUR,
+    curves_alt,
     curves_png,
     numbers_html,
     overlay,
     runs_html,
+    sweep_alt,
     sweep_png,
     verdict_html,
 )
@@ -69,14 +73,6 @@ def _corpus_options(data_dir) -> list[tuple[str, str]]:
             for name, label in CORPORA.items()]
 
 
-def _known_strong_baselines(settings: LabSettings) -> dict[str, float]:
-    """Return the best n-gram's and PPMd's perplexities on the corpus of `settings` ({} if unavailable)."""
-    try:
-        return strong_baselines(settings)
-    except Exception:  # the run itself has loaded this corpus; nothing to add if it cannot be
-        return {}
-
-
 def _known_baselines(settings: LabSettings) -> dict[str, float]:
     """Return the baselines of the corpus `settings` name, for the live plot ({} if it cannot be loaded)."""
     try:
@@ -86,8 +82,76 @@ def _known_baselines(settings: LabSettings) -> dict[str, float]:
         return {}
 
 
+class PanelRun:
+    """A run of the panel in progress (one Train click, or a sweep's runs), from its start to its end.
+
+    Created when the run begins, from the runs' `LabPlan`s (whose estimates and baselines it
+    shows): it shows the estimate, follows the training at every checkpoint (`checkpoint`: the
+    progress bar, and the chart at most every 0.3 s), counts the runs finished (`run_done`) and
+    shows how long it took (`end`). The last run's numbers and sample are hidden meanwhile
+    (they would read as the new run's) and `restore` puts them back for a run that never started.
+    """
+
+    def __init__(self, panel: "LabPanel", plans: list[LabPlan]):
+        self.panel, self.plans = panel, plans
+        self.expected = [plan.expected_seconds for plan in plans]
+        self.finished: list[LabResult] = []
+        self.live = LabResult(plans[0].settings)
+        self.started, self.last_draw = time.perf_counter(), 0.0
+        self.shown_before = (panel.numbers.value, panel.sample.value)
+        panel.progress.value, panel.progress.bar_style = 0.0, ""
+        runs = f"{len(plans)} runs" if len(plans) > 1 else f"run #{panel.runs.next_number}"
+        panel.progress_text.value = (f"Training {runs}: about {sum(self.expected):.0f} s on this machine; "
+                                     f"{STOP_HINT}.")
+        panel.message.value = "<p style='margin:2px 0'>Training…</p>"
+        panel.numbers.value, panel.sample.value = "", ""
+
+    def checkpoint(self, history) -> None:
+        """At a checkpoint: move the progress bar; redraw the chart at most every 0.3 s."""
+        panel, settings = self.panel, self.live.settings
+        planned = settings.max_minibatches or 1
+        done = history.minibatches[-1] if history.minibatches else 0
+        finished = len(self.finished)
+        current = self.expected[finished] if finished < len(self.expected) else 0.0
+        total = sum(self.expected) or 1.0
+        done_seconds = sum(self.expected[:finished]) + current * min(1.0, done / planned)
+        panel.progress.value = min(1.0, done_seconds / total)
+        elapsed = time.perf_counter() - self.started
+        which = f"run {finished + 1} of {len(self.plans)}, " if len(self.plans) > 1 else ""
+        panel.progress_text.value = (f"{which}minibatch {done} of {planned} · {elapsed:.1f} s of about "
+                                     f"{total:.0f} s · {STOP_HINT}")
+        if time.perf_counter() - self.last_draw > 0.3:
+            self.live.history = history
+            baselines = self.plans[min(finished, len(self.plans) - 1)].data.baselines
+            shown = overlay(panel.runs, self.live)
+            panel.plot.value = curves_png(shown, baselines)
+            panel.access.describe(panel.plot, curves_alt(shown, baselines))
+            panel.valid_ppl.value = (f"validation perplexity: <b>{history.valid_perplexity[-1]:.2f}</b> "
+                                     "(a training-time estimate; training…)")
+            self.last_draw = time.perf_counter()
+
+    def run_done(self, result: LabResult) -> None:
+        """Count `result` as finished; the next run (of a sweep) starts its own curve."""
+        self.finished.append(result)
+        if len(self.finished) < len(self.plans):
+            self.live, self.last_draw = LabResult(self.plans[len(self.finished)].settings), 0.0
+
+    def restore(self) -> None:
+        """Put back the numbers and sample shown before this run (it trained nothing)."""
+        self.panel.numbers.value, self.panel.sample.value = self.shown_before
+
+    def end(self, result: LabResult | None) -> None:
+        """Show how the run ended: the bar full and green for a result, and how long it took."""
+        panel, elapsed = self.panel, time.perf_counter() - self.started
+        ok = result is not None and result.error is None
+        panel.progress.value = 1.0 if ok else panel.progress.value
+        panel.progress.bar_style = "success" if ok else "warning"
+        panel.progress_text.value = (f"took {elapsed:.1f} s (estimated {sum(self.expected):.1f} s)"
+                                     if result is not None else "")
+
+
 class LabPanel:
-    """The perplexity lab of notebook 07: settings, Train, the session's runs side by side, a sweep.
+    """The perplexity lab of notebook 08: settings, Train, the session's runs side by side, a sweep.
 
     `controls` maps a `LabSettings` field name to the widget that sets it; each is also an
     attribute (`corpus`, `hidden_size`, `learning_rate`, `num_steps`, `batch_size`, `theta`
@@ -114,6 +178,7 @@ class LabPanel:
         remember_main_loop()  # so that ■ can reach a run that a widget starts in another thread
         self.runs = RunLog()
         self._stop = None
+        self.run: PanelRun | None = None  # the run in progress, or the last one
         self.result: LabResult | None = None
         self.sweep_result = None
         self._make_controls()
@@ -121,6 +186,7 @@ class LabPanel:
         self._make_sweep()
         self.widget = self._layout()
         self.plot.value = curves_png([], _known_baselines(self.base))
+        self.access.describe(self.plot, curves_alt([], _known_baselines(self.base)))
 
     def _make_controls(self) -> None:
         style, wide = {"description_width": "130px"}, widgets.Layout(width="400px")
@@ -195,7 +261,22 @@ class LabPanel:
                               _html("<b>Sweep</b>: one run per value of one setting, the rest as above"),
                               sweep])
         panel.add_class("perplexity-lab")
+        self._name_controls()
+        panel.children = (*panel.children, self.access.widget)
         return panel
+
+    def _name_controls(self) -> None:
+        self.access = Access()
+        for name, control in self.controls.items():
+            name_setting(self.access, control, LAB_SETTINGS[name])
+        for control, text in ((self.train_button, "Train a new model with these settings"),
+                              (self.clear_button, "Clear runs"), (self.export_button, "Save as CSV"),
+                              (self.sweep_setting, "sweep: the setting to vary"),
+                              (self.sweep_values, "values to try, separated by commas"),
+                              (self.sweep_button, "Sweep: one run per value")):
+            self.access.name(control, text)
+        for region in (self.valid_ppl, self.message):
+            self.access.announce(region)
 
     def _all_controls(self) -> list:
         return [*self.controls.values(), self.train_button, self.clear_button, self.export_button,
@@ -239,91 +320,36 @@ class LabPanel:
                 and settings != latest.settings):
             return self.resample()
         try:
-            validate_click(settings)
-        except RunTooLong as error:
+            plan = plan_lab(settings, click_limit=MAX_CLICK_SECONDS)
+        except (TypeError, ValueError, DataUnavailableError) as error:
             return self._refuse(LabResult(settings, error=str(error)))
-        except (TypeError, ValueError, DataUnavailableError):
-            pass  # run_lab refuses them in its own words
-        self._begin([settings])
-        result = self._run(settings)
-        if result.error is not None and not result.diverged and not result.history.step_loss:
-            self._end(None)
-            self.numbers.value, self.sample.value = self._shown_before
-            return self._refuse(result)
-        self._end(result)
-        self._show(result)
-        return result
-
-    def _run(self, settings: LabSettings) -> LabResult:
-        """Train one run with the live plot and progress; the controls are disabled meanwhile."""
-        self._live_result = LabResult(settings)
-        self._baselines = _known_baselines(settings)
-        self._last_draw = 0.0
+        self.run = PanelRun(self, [plan])
         with controls_disabled(self._all_controls()):
-            result = run_lab(settings, on_checkpoint=self._live, should_stop=self._stop_requested)
-        self._finished.append(result)
+            result = run_lab(plan, on_checkpoint=self.run.checkpoint, should_stop=self._stop_requested)
+        self.run.run_done(result)
+        if result.error is not None and not result.diverged and not result.history.step_loss:
+            self.run.end(None)
+            self.run.restore()
+            return self._refuse(result)
+        self.run.end(result)
+        self._show(result, plan.data)
         return result
 
     def _stop_requested(self) -> bool:
         return self._stop is not None and self._stop.is_set()
 
-    def _begin(self, plan: list[LabSettings]) -> None:
-        """Show the estimate for the runs about to start (one, or a sweep's)."""
-        self._plan, self._plan_settings = [], plan
-        for settings in plan:
-            try:
-                self._plan.append(expected_seconds(settings))
-            except Exception:  # run_lab will say what is wrong
-                self._plan.append(0.0)
-        self._finished, self._started = [], time.perf_counter()
-        self.progress.value, self.progress.bar_style = 0.0, ""
-        runs = f"{len(plan)} runs" if len(plan) > 1 else f"run #{self.runs.next_number}"
-        self.progress_text.value = (f"Training {runs}: about {sum(self._plan):.0f} s on this machine; "
-                                    f"{STOP_HINT}.")
-        self.message.value = "<p style='margin:2px 0'>Training…</p>"
-        # The last run's numbers and sample stay in the table; here they would read as the new run's.
-        self._shown_before = (self.numbers.value, self.sample.value)
-        self.numbers.value, self.sample.value = "", ""
-
-    def _live(self, history) -> None:
-        """At a checkpoint: move the progress bar; redraw the chart at most every 0.3 s."""
-        settings = self._live_result.settings
-        planned = settings.max_minibatches or 1
-        done = history.minibatches[-1] if history.minibatches else 0
-        finished = len(self._finished)
-        current = self._plan[finished] if finished < len(self._plan) else 0.0
-        total = sum(self._plan) or 1.0
-        done_seconds = sum(self._plan[:finished]) + current * min(1.0, done / planned)
-        self.progress.value = min(1.0, done_seconds / total)
-        elapsed = time.perf_counter() - self._started
-        which = f"run {len(self._finished) + 1} of {len(self._plan)}, " if len(self._plan) > 1 else ""
-        self.progress_text.value = (f"{which}minibatch {done} of {planned} · {elapsed:.1f} s of about "
-                                    f"{total:.0f} s · {STOP_HINT}")
-        now = time.perf_counter()
-        if now - self._last_draw > 0.3:
-            self._live_result.history = history
-            self.plot.value = curves_png(overlay(self.runs, self._live_result), self._baselines)
-            latest = history.valid_perplexity[-1]
-            self.valid_ppl.value = f"validation perplexity: <b>{latest:.2f}</b> (training…)"
-            self._last_draw = time.perf_counter()
-
-    def _end(self, result: LabResult | None) -> None:
-        elapsed = time.perf_counter() - self._started
-        self.progress.value = 1.0 if result is not None and result.error is None else self.progress.value
-        self.progress.bar_style = "success" if result is not None and result.error is None else "warning"
-        self.progress_text.value = (f"took {elapsed:.1f} s (estimated {sum(self._plan):.1f} s)"
-                                    if result is not None else "")
-
-    def _show(self, result: LabResult) -> None:
-        """Keep `result` as a new run and show it: the curves, the table, the numbers and the sample."""
+    def _show(self, result: LabResult, data: CorpusData) -> None:
+        """Keep `result` (a run on `data`) as a new run and show it: the curves, the table, the numbers
+        and the sample."""
         self.runs.add(result)
         self.result = result
         self.plot.value = curves_png(overlay(self.runs), result.baselines, result.floor)
+        self.access.describe(self.plot, curves_alt(overlay(self.runs), result.baselines, result.floor))
         self.numbers.value = numbers_html(result)
         self.runs_table.value = runs_html(self.runs)
         if result.error is None:
             self.valid_ppl.value = f"validation perplexity: <b>{result.valid_perplexity:.2f}</b>"
-            self.message.value = verdict_html(result, _known_strong_baselines(result.settings))
+            self.message.value = verdict_html(result, data.strong_baselines())
             self._show_sample(result)
             return
         partial = result.history.valid_perplexity
@@ -395,6 +421,7 @@ class LabPanel:
         self.result = None
         self.runs_table.value = runs_html(self.runs)
         self.plot.value = curves_png([], _known_baselines(self.base))
+        self.access.describe(self.plot, curves_alt([], _known_baselines(self.base)))
         self.message.value = "<p style='margin:2px 0'>Runs cleared.</p>"
 
     def export(self, path: str | Path = "lab_runs.csv") -> Path | None:
@@ -428,7 +455,7 @@ class LabPanel:
         """
         try:
             seconds = validate_sweep_time(self.settings(), self.sweep_setting.value,
-                                       parse_values(self.sweep_setting.value, self.sweep_values.value))
+                                          parse_values(self.sweep_setting.value, self.sweep_values.value))
         except (TypeError, ValueError, DataUnavailableError) as error:
             self.sweep_estimate.value = f"<span style='color:{ERROR_COLOUR}'>{html.escape(str(error))}</span>"
             return None
@@ -455,29 +482,26 @@ class LabPanel:
         try:
             settings = self.settings()
             values = parse_values(name, self.sweep_values.value)
-            validate_sweep_time(settings, name, values)
+            plans = plan_sweep(settings, name, values)
         except (TypeError, ValueError, DataUnavailableError) as error:
             self._refuse(LabResult(self.base, error=str(error)))
             return None
-        self._begin([replace(settings, **{name: value}) for value in values])
-        self._live_result, self._last_draw = LabResult(self._plan_settings[0]), 0.0
-        self._baselines = _known_baselines(settings)
+        self.run = PanelRun(self, plans)
         with controls_disabled(self._all_controls()):
-            sweep = run_sweep(settings, name, values, on_run=self._sweep_run_done, on_checkpoint=self._live,
-                              should_stop=self._stop_requested)
-        self._end(sweep.results[-1] if sweep.results else None)
+            sweep = run_sweep(settings, name, values, on_run=self._sweep_run_done, plans=plans,
+                              on_checkpoint=self.run.checkpoint, should_stop=self._stop_requested)
+        self.run.end(sweep.results[-1] if sweep.results else None)
         self.sweep_result = sweep
-        lines = strong_baselines(settings)
+        lines = plans[0].data.strong_baselines()
         self.sweep_plot.value = sweep_png(sweep, lines)
+        self.access.describe(self.sweep_plot, sweep_alt(sweep, lines))
         self.message.value = _sweep_message(sweep, lines)
         return sweep
 
     def _sweep_run_done(self, index: int, result: LabResult) -> None:
-        self._finished.append(result)
+        self.run.run_done(result)
         if result.history.step_loss or result.diverged:
-            self._show(result)
-        if index + 1 < len(self._plan_settings):
-            self._live_result, self._last_draw = LabResult(self._plan_settings[index + 1]), 0.0
+            self._show(result, self.run.plans[index].data)
 
 
 def _sweep_message(sweep, lines: dict[str, float]) -> str:
@@ -508,5 +532,5 @@ def _temperature_words(temperature: float | None) -> str:
 
 
 def make_lab(settings: LabSettings | None = None) -> LabPanel:
-    """Return the perplexity lab of notebook 07 (default settings: `LabSettings()`); display `.widget`."""
+    """Return the perplexity lab of notebook 08 (default settings: `LabSettings()`); display `.widget`."""
     return LabPanel(settings)

@@ -1,4 +1,4 @@
-"""What the perplexity lab of notebook 07 shows, as PNG and HTML: curves, a sweep, numbers, the runs table.
+"""What the perplexity lab of notebook 08 shows, as PNG and HTML: curves, a sweep, numbers, the runs table.
 
 Plain functions of results (`d2lmini.lab.LabResult`, `d2lmini.runs.RunLog`,
 `d2lmini.sweep.SweepResult`); the panel in `d2lmini.widgets.lab` puts them on the page and
@@ -16,6 +16,7 @@ from d2lmini.runs import SHOWN_SETTINGS, RunLog, curve_labels, result_values, se
 from d2lmini.settings import LAB_SETTINGS
 from d2lmini.sweep import SweepResult, value_text
 from d2lmini.train import History
+from d2lmini.verdicts import judge_perplexity
 
 PLOT_WIDTH_PX, PLOT_HEIGHT_PX, PLOT_DPI = 576, 306, 90
 OK_COLOUR, WARN_COLOUR, ERROR_COLOUR = "#225522", "#a35200", "#b30000"
@@ -46,7 +47,9 @@ def curves_png(curves: list[tuple[str, History]], baselines: dict[str, float], f
 
     `curves` holds (label, history) pairs; the newest (last) run is drawn thick, with its
     training curve dashed. The y-axis runs from 1 to a little above the unigram baseline, where
-    runs are told apart (a curve far above it leaves the chart).
+    runs are told apart (a curve far above it leaves the chart). Where a curve holds estimates
+    (`History.valid_estimated`: cold-started streams, at the checkpoints before the last) the
+    title says so; a run's last point is read as one stream, as the baselines are.
     """
     figure, ax = _figure()
     lines = dict(baselines)
@@ -69,10 +72,40 @@ def curves_png(curves: list[tuple[str, History]], baselines: dict[str, float], f
     ax.set_xlim(0, None if any(h.minibatches for _, h in curves) else 1)
     ax.set_xlabel("minibatches trained")
     ax.set_ylabel("perplexity")
-    ax.set_title(title, fontsize=10)
+    if any(any(h.valid_estimated) for _, h in curves):
+        title += "\n(points before a run's last: an estimate from cold-started streams; its last: one stream)"
+    ax.set_title(title, fontsize=10 if "\n" not in title else 8)
     if curves:
         ax.legend(loc="upper right", fontsize=7)
     return figure_png(figure, dpi=PLOT_DPI)
+
+
+def curves_alt(curves: list, baselines: dict[str, float], floor: float | None = None) -> str:
+    """Return the alt text of `curves_png`'s chart: each run's first and last validation perplexities."""
+    runs = []
+    for name, history in curves:
+        values = [v for v in history.valid_perplexity if math.isfinite(v)]
+        if values:
+            runs.append(f"{name} from {values[0]:.3g} to {values[-1]:.3g} over "
+                        f"{history.minibatches[-1]} minibatches")
+    lines = dict(baselines, **({} if floor is None else {"entropy floor": floor}))
+    text = "Validation perplexity against minibatches trained: " + ("; ".join(runs) or "no run yet")
+    if lines:
+        text += ". Lines: " + ", ".join(f"{name} {value:.3g}" for name, value in lines.items())
+    return text + "."
+
+
+def sweep_alt(sweep: SweepResult, lines: dict[str, float]) -> str:
+    """Return the text alternative of `sweep_png`'s chart: the final validation perplexity of each value."""
+    points = ", ".join(f"{value_text(v)}: " + ("no number" if r.valid_perplexity is None
+                                                or not math.isfinite(r.valid_perplexity)
+                                                else f"{r.valid_perplexity:.3g}")
+                       for v, r in zip(sweep.values, sweep.results, strict=False))
+    label = LAB_SETTINGS[sweep.name].label
+    text = f"Sweep of the {label}, final validation perplexity: {points or 'none yet'}"
+    if lines:
+        text += ". Lines: " + ", ".join(f"{name} {value:.3g}" for name, value in lines.items())
+    return text + "."
 
 
 def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
@@ -91,7 +124,7 @@ def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
         ax.set_xticks(range(len(sweep.values)), labels=[value_text(v) for v in sweep.values])
     finished = [(v, p) for v, p in points if p is not None and math.isfinite(p)]
     xs = [where[v] if categorical else v for v, _ in finished]
-    ax.plot(xs, [p for _, p in finished], "o-", color="C0", label="RNN, validation")
+    ax.plot(xs, [p for _, p in finished], "o-", color="C0", label="RNN, validation (one stream)")
     for x, (_, p) in zip(xs, finished, strict=True):
         ax.annotate(f"{p:.2f}", (x, p), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
     failed = [v for v, p in points if p is None or not math.isfinite(p)]
@@ -133,15 +166,17 @@ def numbers_html(result: LabResult) -> str:
 def verdict_html(result: LabResult, strong: dict[str, float] | None = None) -> str:
     """Return the coloured message for a finished run: green only when it beats a uniform guess.
 
-    `strong` (name: perplexity, see `d2lmini.lab.strong_baselines`) are the baselines an expert
-    would pick; the message says which of them the run beats and which are still ahead of it.
+    The run is judged by `d2lmini.verdicts.judge_perplexity` beside its baselines and `strong`
+    (name: perplexity, see `d2lmini.lab.strong_baselines`), the baselines an expert would pick;
+    the message says which of them the run beats and which are still ahead of it.
     """
-    settings = result.settings
+    settings, strong = result.settings, strong or {}
+    verdict = judge_perplexity(result.valid_perplexity, {**result.baselines, **strong})
     text = (f"Trained {result.minibatches} minibatches in {result.seconds:.1f} s "
             f"({describe_settings(settings)}). Validation perplexity {result.valid_perplexity:.2f} "
-            f"= {result.valid_bits:.3f} bits per character")
-    below = [name for name, value in result.baselines.items() if result.valid_perplexity < value]
-    if result.worse_than_uniform:
+            f"= {result.valid_bits:.3f} bits per character (one stream, as the baselines read it)")
+    below = [name for name in verdict.beaten if name in result.baselines]
+    if verdict.status == "exploded":
         colour = WARN_COLOUR
         text += (f": worse than guessing uniformly among the characters (perplexity "
                  f"{result.baselines['uniform']:.2f}). This model has not learned yet: try more minibatches, "
@@ -150,18 +185,14 @@ def verdict_html(result: LabResult, strong: dict[str, float] | None = None) -> s
         colour = OK_COLOUR
         text += (f", below the {' and the '.join(below)} baseline{'s' if len(below) > 1 else ''}."
                  if below else ", not yet below the unigram baseline.")
-    text += _against_the_strongest(result.valid_perplexity, strong or {})
+        beaten = [f"the {name} ({strong[name]:.2f})" for name in verdict.beaten if name in strong]
+        ahead = [f"the {name} ({strong[name]:.2f})" for name in verdict.missed if name in strong]
+        text += f" It also beats {' and '.join(beaten)}." if beaten else ""
+        text += f" Still ahead of it: {' and '.join(ahead)}." if ahead else ""
     if result.stopped_at_time_limit:
         text += (f" Stopped at the {settings.max_seconds:g} s safety limit before the "
                  f"{settings.max_minibatches} minibatches asked for.")
     return f"<p style='color:{colour};margin:2px 0'>{html.escape(text)}</p>"
-
-
-def _against_the_strongest(perplexity: float, strong: dict[str, float]) -> str:
-    ahead = [f"the {name} ({value:.2f})" for name, value in strong.items() if value <= perplexity]
-    beaten = [f"the {name} ({value:.2f})" for name, value in strong.items() if value > perplexity]
-    text = f" It also beats {' and '.join(beaten)}." if beaten else ""
-    return text + (f" Still ahead of it: {' and '.join(ahead)}." if ahead else "")
 
 
 def _settings_cell(result: LabResult, changed: list[str]) -> str:

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from d2lmini.bptt import PARAM_NAMES, hidden_states
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
+from d2lmini.widgets.a11y import Access
 
 
 def model_parameters(model) -> dict[str, torch.Tensor]:
@@ -147,6 +148,15 @@ def draw_memory(ax, view: MemoryView) -> None:
     ax.legend(loc="upper left", fontsize=8)
 
 
+def memory_alt(view: MemoryView) -> str:
+    """Return the text alternative of the memory panel's bar chart for `view` (notebook 05)."""
+    strongest = sorted(range(len(view.influence)), key=lambda j: -view.influence[j])[:3]
+    bars = "; ".join(f"{j + 1} back ({view.context[-(j + 1)]!r}): {view.influence[j]:.2g}" for j in strongest)
+    return (f"Bar chart of how strongly each of the {len(view.influence)} characters before position "
+            f"{view.position} sways the prediction of {view.target!r} (probability {view.probability:.2f}); "
+            f"strongest: {bars}.")
+
+
 class MemoryPanel:
     """A slider along a text over the influence bars of `memory_view`, for one or more trained models.
 
@@ -169,9 +179,14 @@ class MemoryPanel:
                                           continuous_update=False)
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
+        self.access = Access()
+        self.access.name(self.source, "model: the trained model whose memory is shown")
+        self.access.name(self.position, "position: the character whose prediction is explained")
+        self.access.announce(self.status)
         self.view: MemoryView | None = None
         self.controls = (self.source, self.position)
-        self.widget = widgets.VBox([widgets.HBox([self.source, self.position]), self.status, self.image])
+        self.widget = widgets.VBox([widgets.HBox([self.source, self.position]), self.status, self.image,
+                                    self.access.widget])
         self.source.observe(lambda change: self.switch_source(), names="value")
         self.position.observe(lambda change: self.update(), names="value")
         self.update()
@@ -192,6 +207,7 @@ class MemoryPanel:
             figure, ax = plt.subplots(figsize=(9, 2.8))
             draw_memory(ax, self.view)
             show_png(self.image, figure_png(figure))
+            self.access.describe(self.image, memory_alt(self.view))
         return self.view
 
 

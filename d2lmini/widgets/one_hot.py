@@ -23,6 +23,7 @@ from d2lmini.batching import make_batches
 from d2lmini.figures import PALETTE, UNUSED, position_owner, show_char
 from d2lmini.text import Vocab, preprocess, tokenize
 from d2lmini.widgets import controls_disabled
+from d2lmini.widgets.a11y import Access
 
 DEFAULT_TEXT = "a hidden state carries the past into the present"
 
@@ -148,7 +149,8 @@ def encoding_html(encoding: Encoding, vocab: Vocab, max_tokens: int = 24) -> str
     rows = [header]
     for token, index in zip(tokens, indices, strict=True):
         row = [_cell(html.escape(show_char(token)), bold=True), _cell(str(index))]
-        row += [_cell("1", "#3182bd", True, color="white") if j == index else _cell("0", color="#bbbbbb")
+        # Contrast at least 4.5:1 (WCAG AA): white on #08519c is 7.6:1, #707070 on white 4.9:1.
+        row += [_cell("1", "#08519c", True, color="white") if j == index else _cell("0", color="#707070")
                 for j in range(len(vocab))]
         rows.append(row)
     shown = len(encoding.tokens)
@@ -203,6 +205,18 @@ def layout_html(text: str, positions: list[torch.Tensor], max_batches: int = 12)
 # --------------------------------------------------------------------------- the panel
 
 
+def summary_text(text: str, preprocessed: bool, sampling: str, batch_size: int, num_steps: int, seed: int,
+                 positions) -> str:
+    """Return the panel's one-line summary: the text read, and how many minibatches it makes."""
+    if not text:
+        return ""
+    made = "no minibatch" if positions is None else f"{len(positions)} minibatches"
+    start = text if len(text) <= 24 else text[:24] + "…"
+    return (f"{len(text)} characters{' after preprocessing' if preprocessed else ''}, starting "
+            f"{html.escape(repr(start))}; {sampling} minibatches of {batch_size} rows x {num_steps} "
+            f"steps, seed {seed}: {made}.")
+
+
 class OneHotPanel:
     """The notebook 03 panel: type text, see tokens / indices / one-hot, the batch transpose
     and which characters land in which minibatch.
@@ -233,6 +247,7 @@ class OneHotPanel:
         self.seed = widgets.IntSlider(value=0, min=0, max=9, description="seed (offset, order)", style=style,
                                       layout=widgets.Layout(width="340px"))
         self.message = widgets.HTML()
+        self.summary = widgets.HTML()  # one line a screen reader announces after every change
         self.encoding_view = widgets.HTML()
         self.batch_view = widgets.HTML()
         self.layout_view = widgets.HTML()
@@ -247,12 +262,26 @@ class OneHotPanel:
         # set_title (not the titles= argument) works with ipywidgets 7 as well as 8.
         self.encoding_box = widgets.Accordion(children=[self.encoding_view], selected_index=None)
         self.encoding_box.set_title(0, "tokens, indices and one-hot vectors (click to open)")
+        self.access = Access()
+        names = ("text to encode (sent when you leave the box)", self.preprocess.description,
+                 "minibatches: random sampling or sequential partitioning",
+                 "batch size: subsequences per minibatch", "steps: characters per subsequence",
+                 "seed (offset, order) of the minibatches")
+        for control, name in zip(self.controls, names, strict=True):
+            if isinstance(control, widgets.IntSlider):
+                self.access.follow(control, name)
+            else:
+                self.access.name(control, name)
+        self.access.expandable(self.encoding_box)
+        self.access.announce(self.message)
+        self.access.announce(self.summary)
         self.widget = widgets.VBox(controls + [
-            self.message, self.encoding_box,
+            self.message, self.summary, self.encoding_box,
             widgets.HTML("<b>The start of the text as one (batch, steps) block, before and after the "
                          "transpose</b>"),
             self.batch_view,
             widgets.HTML("<b>Which characters land in which minibatch</b>"), self.layout_view,
+            self.access.widget,
         ])
         self.update()
 
@@ -288,6 +317,9 @@ class OneHotPanel:
         self.batch_view.value = batch_html(batch) if batch is not None else "<p>(no minibatch)</p>"
         self.layout_view.value = (layout_html(text, positions) if positions is not None
                                   else "<p>(no minibatches)</p>")
+        self.summary.value = summary_text(text, self.preprocess.value, self.sampling.value,
+                                          self.batch_size.value, self.num_steps.value, self.seed.value,
+                                          positions)
         return OneHotView(encoding if text else None, batch, positions, layout)
 
 

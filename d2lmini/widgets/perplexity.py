@@ -6,7 +6,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from d2lmini.plot import figure_html, figure_png
 from d2lmini.widgets import controls_disabled
+from d2lmini.widgets.a11y import Access
 
 TEMPERATURES = np.geomspace(0.1, 10, 61)
 
@@ -50,9 +52,13 @@ class ConfidencePanel:
                                              style={"description_width": "initial"},
                                              layout=widgets.Layout(width="420px"))
         self.readout = widgets.HTML()
-        self.output = widgets.Output()
+        self.chart = widgets.HTML()  # an <img alt> that says what the curve shows
+        self.access = Access()
+        self.access.follow(self.slider, "temperature: divides the model's log-probabilities",
+                           lambda value: f"{value:.2f}")
+        self.access.announce(self.readout)
         self.shown: tuple[float, float] = (1.0, self.curve_at_one())
-        self.widget = widgets.VBox([self.slider, self.readout, self.output])
+        self.widget = widgets.VBox([self.slider, self.readout, self.chart, self.access.widget])
         self.slider.observe(lambda change: self.update(), names="value")
         self.update()
 
@@ -69,12 +75,19 @@ class ConfidencePanel:
             self.readout.value = (f"temperature {temperature:.2f}: perplexity {self.shown[1]:.2f} "
                                   f"(the model itself, temperature 1: {self.curve_at_one():.2f}; "
                                   f"lowest {best_ppl:.2f} at temperature {best_t:.2f})")
-            with self.output:
-                self.output.clear_output(wait=True)
-                self.draw()
+            self.chart.value = figure_html(figure_png(self.draw(), dpi=100), self.alt())
         return self.shown
 
-    def draw(self) -> None:
+    def alt(self) -> str:
+        """Return the text alternative of the chart: the curve's ends, its lowest point and the marked one."""
+        (t0, p0), (t1, p1) = self.curve[0], self.curve[-1]
+        best_t, best_ppl = min(self.curve, key=lambda point: point[1])
+        return (f"Log-log plot of perplexity against temperature from {t0:g} ({p0:.3g}) to {t1:g} "
+                f"({p1:.3g}), lowest {best_ppl:.3g} at temperature {best_t:.2f}; marked: temperature "
+                f"{self.shown[0]:.2f}, perplexity {self.shown[1]:.3g}.")
+
+    def draw(self):
+        """Return the figure of the perplexity curve with the slider's temperature marked."""
         fig, ax = plt.subplots(figsize=(5.5, 3))
         ts, ppls = zip(*self.curve, strict=True)
         ax.plot(ts, ppls, label="perplexity on the validation text")
@@ -84,7 +97,7 @@ class ConfidencePanel:
         ax.set_xlabel("temperature (below 1: more confident; above 1: less)")
         ax.set_ylabel("perplexity")
         ax.legend()
-        plt.show()
+        return fig
 
 
 def make_confidence_panel(log_probs: torch.Tensor, targets: torch.Tensor) -> ConfidencePanel:

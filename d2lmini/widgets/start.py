@@ -4,7 +4,9 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
 
+from d2lmini.plot import figure_html, figure_png
 from d2lmini.widgets import controls_disabled
+from d2lmini.widgets.a11y import Access
 
 EXAMPLE_SCORES = {"e": 2.0, "a": 1.0, "o": 0.5, "z": -1.0}
 
@@ -30,9 +32,13 @@ class TemperaturePanel:
                                              description="temperature", continuous_update=False,
                                              style={"description_width": "initial"},  # the label in full
                                              layout=widgets.Layout(width="420px"))
-        self.output = widgets.Output()
+        self.access = Access()
+        self.access.follow(self.slider, "temperature: divides every score before the softmax",
+                           lambda value: f"{value:.2f}")
+        # An <img alt> whose text says every probability, in a live region: a screen reader reads it.
+        self.chart = self.access.announce(widgets.HTML())
         self.shown: dict[str, float] = {}
-        self.widget = widgets.VBox([self.slider, self.output])
+        self.widget = widgets.VBox([self.slider, self.chart, self.access.widget])
         self.slider.observe(lambda change: self.update(), names="value")
         self.update()
 
@@ -43,15 +49,19 @@ class TemperaturePanel:
         """
         with controls_disabled((self.slider,)):
             self.shown = softmax_with_temperature(self.scores, self.slider.value)
-            with self.output:
-                self.output.clear_output(wait=True)
-                fig, ax = plt.subplots(figsize=(4, 2.2))
-                ax.bar(list(self.shown), list(self.shown.values()), color="tab:blue")
-                ax.set_ylim(0, 1)
-                ax.set_ylabel("probability")
-                ax.set_title(f"temperature {self.slider.value:.2f}")
-                plt.show()
+            fig, ax = plt.subplots(figsize=(4, 2.2))
+            ax.bar(list(self.shown), list(self.shown.values()), color="tab:blue")
+            ax.set_ylim(0, 1)
+            ax.set_ylabel("probability")
+            ax.set_title(f"temperature {self.slider.value:.2f}")
+            self.chart.value = figure_html(figure_png(fig, dpi=100), bars_alt(self.shown, self.slider.value))
         return self.shown
+
+
+def bars_alt(probs: dict[str, float], temperature: float) -> str:
+    """Return the text alternative of the panel's bar chart: each character's probability."""
+    listed = ", ".join(f"'{char}' {p:.0%}" for char, p in probs.items())
+    return f"Bar chart of the softmax at temperature {temperature:.2f}: {listed}."
 
 
 def make_temperature_panel(scores: dict[str, float] = EXAMPLE_SCORES) -> TemperaturePanel:

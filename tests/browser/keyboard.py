@@ -1,0 +1,143 @@
+"""Drive every panel by keyboard alone, from a table (issue 29; used by test_browser_notebooks.py).
+
+`PANELS` maps a notebook's number to its panels' steps, each (role, accessible name, keys): the
+control is reached with Tab from the step before (the first by Shift+Tab from the second, so
+it is reachable too), the keys are pressed (arrows on a slider, ArrowDown in a dropdown, Space on a
+checkbox, Enter on a button or an accordion header, text then Enter in a text box), and then:
+the panel's live region (role=status) says something new (an accordion header: it is expanded),
+the control still has the focus when the kernel is idle again (nothing took it to the page), and
+the notebook's active cell did not move (JupyterLab's shortcuts did not get the key).
+A notebook without an entry has no panel. `NEXT_PANEL` between steps starts the steps of a further
+panel of the same notebook (a later cell): its first control is focused directly, as a student
+clicking into it would, and the rest are reached with Tab from there.
+"""
+
+import re
+
+# (role, accessible name as the browser computes it, keys: a list of key names; "type:TEXT" types
+# and presses Enter; "leave:TEXT" types, then Tab sends it (a multi-line box) and the focus moves on),
+# and optionally False for a setting the panel uses only on a later button (nothing announced yet).
+NEXT_PANEL = ("next panel",)
+PANELS: dict[str, list[tuple]] = {
+    "00": [("slider", "temperature: divides every score", ["ArrowLeft", "ArrowLeft"])],
+    "01": [("textbox", "sentence the model reads", "type: machine"),
+           ("slider", "step: how many characters", ["ArrowRight"])],
+    "02": [("slider", "batch: rows of X and H", ["ArrowRight"]),
+           ("slider", "inputs: columns of X", ["ArrowRight"]),
+           ("slider", "hiddens: columns of H", ["ArrowLeft"]),
+           ("slider", "seed of the random matrices", ["ArrowRight"])],
+    "03": [("textbox", "text to encode", "leave: again"),
+           ("checkbox", "preprocess", [" "]),
+           ("button", "random sampling", ["Enter"]),
+           ("slider", "batch size: subsequences", ["ArrowRight"]),
+           ("slider", "steps: characters per subsequence", ["ArrowLeft"]),
+           ("slider", "seed (offset, order)", ["ArrowRight"]),
+           ("button", "tokens, indices and one-hot vectors", ["Enter"])],
+    "04": [("textbox", "prefix the text starts with", "type: and"),
+           ("slider", "characters to generate", ["ArrowLeft"]),
+           ("spinbutton", "temperature of the sampling", ["ArrowUp", "Enter"]),
+           ("spinbutton", "seed of the sampling", ["ArrowUp", "Enter"]),
+           ("checkbox", "greedy (always the most likely", [" "])],
+    "05": [("slider", "ρ(W_hh): spectral radius", ["ArrowRight"]),
+           ("slider", "truncation: time steps kept", ["ArrowLeft"]),
+           ("checkbox", "token inputs", [" "]),
+           NEXT_PANEL,
+           ("combobox", "model: the trained model", ["ArrowDown"]),
+           ("slider", "position: the character whose prediction", ["ArrowLeft"])],
+    "06": [("slider", "clipping θ: clipping threshold", ["ArrowLeft"]),
+           ("slider", "learning rate of plain SGD", ["ArrowLeft"]),
+           ("combobox", "seed of the initial weights", ["ArrowDown"])],
+    "07": [("slider", "temperature: divides the model's log-probabilities", ["ArrowRight"])],
+    "08": [("combobox", "optimizer: how gradients become updates", ["ArrowUp"], False),
+           ("slider", "minibatches: minibatches to train", ["ArrowLeft"], False),
+           ("button", "Train a new model", ["Enter"])],
+}
+
+KERNEL_IDLE = """() => [...document.querySelectorAll('.jp-StatusBar-TextItem, .jp-StatusBar-Item')]
+  .some(e => /\\| Idle/.test(e.textContent))"""
+ACTIVE_CELL = """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]
+  .findIndex(c => c.classList.contains('jp-mod-active'))"""
+LIVE_TEXT = """(output) => [...output.querySelectorAll('[role=status]')].map(e => e.textContent.trim()
+  + [...e.querySelectorAll('img')].map(i => i.alt).join(' ')).join(' | ')"""
+
+
+def _focused(locator) -> bool:
+    return locator.evaluate("e => e === document.activeElement || e.contains(document.activeElement)")
+
+
+def _tab_to(page, control, backwards: bool = False, limit: int = 12) -> int:
+    """Press Tab (Shift+Tab) until `control` has the focus; return the presses, or -1 if never.
+
+    A control the table lists after one that comes later in the page is reached going back.
+    """
+    if _focused(control):
+        return 0
+    for presses in range(1, limit + 1):
+        page.keyboard.press("Shift+Tab" if backwards else "Tab")
+        if _focused(control):
+            return presses
+    if not backwards:
+        for presses in range(1, 2 * limit + 1):
+            page.keyboard.press("Shift+Tab")
+            if _focused(control):
+                return presses
+    return -1
+
+
+def _wait_idle(page) -> None:
+    page.wait_for_timeout(300)
+    page.wait_for_function(KERNEL_IDLE, timeout=120_000, polling=250)
+    page.wait_for_timeout(700)  # the widgets' last messages, then the focus given back
+
+
+def drive_panels(page, number: str) -> tuple[list[str], list[str]]:
+    """Operate the panels of notebook `number` by keyboard; return (problems, what was done)."""
+    steps, firsts = [], set()
+    for step in PANELS.get(number, []):
+        if step == NEXT_PANEL or not steps:
+            firsts.add(len(steps))
+        if step != NEXT_PANEL:
+            steps.append(step)
+    problems, done = [], []
+    controls = [page.get_by_role(step[0], name=re.compile(re.escape(step[1]))).first for step in steps]
+    for index, (step, control) in enumerate(zip(steps, controls, strict=True)):
+        role, name, keys = step[:3]
+        announces = step[3] if len(step) > 3 else True
+        where = f'{role} "{name}"'
+        if control.count() == 0:
+            problems.append(f"no {where} in the page (its accessible name changed?)")
+            continue
+        if index in firsts:
+            control.scroll_into_view_if_needed()
+            control.focus()
+            if index == 0 and len(steps) > 1 and not (
+                    _tab_to(page, controls[1]) > 0 and _tab_to(page, control, True) > 0):
+                problems.append(f"{where}: not reachable with Shift+Tab from the next control")
+        elif _tab_to(page, control) < 0:  # 0: a "leave:" step before already moved the focus here
+            problems.append(f"{where}: Tab from the previous control never reaches it")
+            continue
+        output = control.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')]").first
+        before, cell = output.evaluate(LIVE_TEXT), page.evaluate(ACTIVE_CELL)
+        if isinstance(keys, str):
+            action, text = keys.split(":", 1)
+            page.keyboard.type(text)
+            page.keyboard.press("Enter" if action == "type" else "Tab")
+        else:
+            for key in keys:
+                page.keyboard.press(key)
+        _wait_idle(page)
+        after = output.evaluate(LIVE_TEXT)
+        expanded = control.get_attribute("aria-expanded")
+        if expanded is not None:  # an accordion header: it opens, nothing is announced
+            if expanded != "true":
+                problems.append(f"{where}: {keys} did not open it")
+        elif announces and after == before:
+            problems.append(f"{where}: the live region did not announce anything new after {keys}")
+        moves_on = isinstance(keys, str) and keys.startswith("leave:")
+        if not moves_on and not _focused(control):
+            active = page.evaluate("() => document.activeElement?.outerHTML.slice(0, 80)")
+            problems.append(f"{where}: lost the focus after {keys} (now on {active})")
+        if page.evaluate(ACTIVE_CELL) != cell:
+            problems.append(f"{where}: {keys} moved JupyterLab's active cell")
+        done.append(f"{where}: {keys} -> {after[:100]!r}")
+    return problems, done
