@@ -1,28 +1,43 @@
 """The capstone of notebook 08: the instructors' solution passes every piece, the loop and the run
 on the course corpus (below the trigram, with a curve and a sample); each planted mistake is
-named by the piece it is in; stubs are unattempted."""
+named by the piece it is in; stubs are unattempted; the verdict shows itself as every verdict
+does; torch's built-ins, the package's own code (under any name) and the solution file itself
+are refused, in each piece, the loop and the run; no expected value is within reach."""
 
+import gc
 import importlib.util
+import inspect
 import math
+import sys
+import types
 
+import IPython.display
 import matplotlib
 import pytest
 import torch
+import torch.nn.functional as F
+from IPython.core.formatters import DisplayFormatter
+from IPython.lib.pretty import pretty
 from solution_files import SOLUTIONS
 
-from d2lmini.exercises import capstone
+import d2lmini.rnn
+from d2lmini.exercises import Verdict, capstone, capstone_loop, capstone_pieces
 from d2lmini.exercises.capstone_loop import LOOP_BUDGET, initial_params, loop_text, reference_train
 from d2lmini.exercises.capstone_pieces import PIECE_CHECKS, _clip_cases
 from d2lmini.exercises.capstone_run import SAMPLE_CHARS, SAMPLE_PREFIX, TRIGRAM, show_run
 from d2lmini.exercises.coding import NOT_ATTEMPTED
 
 NAMES = (*PIECE_CHECKS, "train")
+SOLUTION_FILE = SOLUTIONS / "capstone.py"
 
 
 def load_solution():
-    spec = importlib.util.spec_from_file_location("solution_capstone", SOLUTIONS / "capstone.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    """solutions/capstone.py as a student who wrote the same functions in a cell would have them:
+    compiled from a cell, without docstrings (the checks refuse the solution file's own code)."""
+    module = types.ModuleType("solution_capstone")
+    code = compile(SOLUTION_FILE.read_text(encoding="utf-8"), "<cell solutions/capstone.py>", "exec",
+                   dont_inherit=True, optimize=2)
+    exec(code, module.__dict__)  # noqa: S102 - our own solution file
     return module
 
 
@@ -46,8 +61,17 @@ def test_each_piece_of_the_solution_passes_alone(pieces, name):
     assert verdict and verdict.message.startswith("Correct!"), verdict.message
 
 
+def shown_with_a_run(verdict, monkeypatch) -> list:
+    """What a notebook cell ending with `verdict` displays: the objects passed to `display`, in order."""
+    displayed = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **kw: displayed.extend(objects))
+    data, _ = DisplayFormatter().format(verdict)
+    assert data == {}  # shown by its _ipython_display_, not as a value
+    return displayed
+
+
 @pytest.mark.slow
-def test_the_solution_beats_the_trigram_and_shows_a_curve_and_a_sample(pieces, capsys):
+def test_the_solution_beats_the_trigram_and_shows_a_curve_and_a_sample(pieces, capsys, monkeypatch):
     threads = torch.get_num_threads()
     verdict = capstone.check_capstone(**pieces)
     assert verdict and verdict.message.startswith("Correct!"), verdict.message
@@ -58,15 +82,30 @@ def test_the_solution_beats_the_trigram_and_shows_a_curve_and_a_sample(pieces, c
     assert run.sample.startswith(SAMPLE_PREFIX) and len(run.sample) == len(SAMPLE_PREFIX) + SAMPLE_CHARS
     assert run.sample in verdict.message and "→ your RNN" in verdict.message
     assert torch.get_num_threads() == threads
+    assert capsys.readouterr().out == ""  # the check prints nothing: the verdict shows itself
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     plt.close("all")
-    verdict._ipython_display_()
-    assert capsys.readouterr().out.strip() == verdict.message
+    (text,) = shown_with_a_run(verdict, monkeypatch)
+    assert type(text) is Verdict and pretty(text) == verdict.message  # the message, shown as any verdict
     curve, ladder = plt.gcf().axes
     assert len(curve.lines[0].get_xdata()) == len(run.losses)  # the loss curve, every minibatch
     assert len(ladder.patches) == len(run.ladder) + 1  # every baseline and the student's RNN
+    plt.close("all")
+
+
+def test_a_verdict_with_a_run_shows_its_message_then_the_curve_and_the_ladder(monkeypatch):
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    run = capstone.CapstoneRun([3.0, 2.5, 2.0], [2.0, 0.5, 0.4], 6.0, "the river ...",
+                               {"uniform": 27.0, TRIGRAM: 6.6}, 1.0, 1.0)
+    verdict = capstone.CapstoneVerdict(True, "Correct! ...", "epoch 1\n", run=run)
+    (text,) = shown_with_a_run(verdict, monkeypatch)
+    assert pretty(text) == pretty(verdict) == "What your function printed:\nepoch 1\n\nCorrect! ..."
+    assert len(plt.gcf().axes) == 2
     plt.close("all")
 
 
@@ -75,15 +114,17 @@ def test_the_solution_beats_the_trigram_and_shows_a_curve_and_a_sample(pieces, c
 def test_unattempted_shows_not_attempted_only(capsys):
     verdict = capstone.check_capstone()
     assert not verdict and verdict.message == NOT_ATTEMPTED
-    verdict._ipython_display_()
-    assert capsys.readouterr().out.strip() == NOT_ATTEMPTED
+    assert verdict._ipython_display_ is None  # so IPython shows it by _repr_pretty_, as any verdict
+    assert DisplayFormatter().format(verdict)[0] == {"text/plain": NOT_ATTEMPTED}
+    assert capsys.readouterr().out == ""
     assert capstone.check_capstone(**dict.fromkeys(NAMES, stub)).message == NOT_ATTEMPTED
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_each_stub_is_not_attempted(name):
+def test_each_stub_is_not_attempted(name, capsys):
     verdict = getattr(capstone, f"check_{name}")(stub)
-    assert not verdict and verdict.message == NOT_ATTEMPTED
+    assert not verdict and verdict.message == NOT_ATTEMPTED == pretty(verdict)
+    assert capsys.readouterr().out == ""
 
 
 def test_a_piece_left_as_a_stub_is_named(pieces):
@@ -307,8 +348,11 @@ def test_the_run_is_drawn_without_a_figure_left_open():
 
 def forward_with_torch_rnn(X, state, params):
     W_xh, W_hh, b_h, W_hq, b_q = params
-    rnn = torch.nn.RNN(W_xh.shape[1], W_hh.shape[0], nonlinearity="tanh", bias=False)
-    hiddens, _ = rnn(W_xh[X.T], state[None])
+    rnn = torch.nn.RNN(W_xh.shape[0], W_hh.shape[0], dtype=W_xh.dtype)
+    with torch.no_grad():
+        for weight, value in zip(rnn.parameters(), (W_xh.T, W_hh.T, b_h, torch.zeros_like(b_h)), strict=True):
+            weight.copy_(value)
+        hiddens, _ = rnn(F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype), state[None])
     return hiddens.reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens
 
 
@@ -328,14 +372,260 @@ def backward_by_autograd(X, state, hiddens, d_outputs, d_final, params):
     return grads, d_state
 
 
+def forward_with_rnn_tanh(X, state, params):
+    W_xh, W_hh, b_h, W_hq, b_q = params
+    weights = [W_xh.T, W_hh.T, b_h, torch.zeros_like(b_h)]
+    hiddens = torch.rnn_tanh(F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype), state[None], weights,
+                             True, 1, 0.0, False, False, False)[0]
+    return hiddens.reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens
+
+
+def backward_with_rnn_tanh_cell(X, state, hiddens, d_outputs, d_final, params):
+    W_xh, W_hh, b_h = params[:3]
+    torch._VF.rnn_tanh_cell(W_xh[X[:, 0]], state, torch.eye(len(b_h)), W_hh.T, b_h, torch.zeros_like(b_h))
+    return SOLUTION.backward(X, state, hiddens, d_outputs, d_final, params)
+
+
+def perplexity_with_the_c_function(logits, targets):
+    return math.exp(float(torch._C._nn.cross_entropy_loss(logits.double(), targets, None, 1, -100, 0.0)))
+
+
+def perplexity_with_cross_entropy(logits, targets):
+    return math.exp(float(F.cross_entropy(logits.double(), targets)))
+
+
+def clip_with_torch(grads, theta):
+    holders = [torch.zeros_like(g, requires_grad=True) for g in grads]
+    for holder, grad in zip(holders, grads, strict=True):
+        holder.grad = grad.clone()
+    norm = torch.nn.utils.clip_grad_norm_(holders, theta)
+    return [holder.grad for holder in holders], float(norm)
+
+
 @pytest.mark.parametrize("name, shortcut, words", [
-    ("forward", forward_with_torch_rnn, "not with torch's built-in RNN"),
-    ("loss_and_grad", loss_with_torch_cross_entropy, "not with torch's"),
-    ("backward", backward_by_autograd, "no autograd"),
-])
-def test_torch_shortcuts_are_refused(name, shortcut, words):
+    ("forward", forward_with_torch_rnn, "torch's built-in RNN"),
+    ("forward", forward_with_rnn_tanh, "torch's built-in RNN"),
+    ("backward", backward_with_rnn_tanh_cell, "torch's built-in RNN"),
+    ("loss_and_grad", loss_with_torch_cross_entropy, "torch's cross-entropy"),
+    ("perplexity", perplexity_with_the_c_function, "torch's cross-entropy"),
+    ("perplexity", perplexity_with_cross_entropy, "torch's cross-entropy"),
+    ("clip", clip_with_torch, "torch's gradient clipping"),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_torchs_built_in_version_is_refused_by_any_name(name, shortcut, words):
     verdict = getattr(capstone, f"check_{name}")(shortcut)
     assert not verdict and words in verdict.message, verdict.message
+    assert "write it yourself" in verdict.message
+
+
+def test_those_shortcuts_give_the_right_answer_so_only_the_refusal_fails_them():
+    case = next(capstone_pieces._forward_cases(torch.device("cpu")))
+    for forward in (forward_with_torch_rnn, forward_with_rnn_tanh):
+        for mine, right in zip(forward(*case.args), SOLUTION.forward(*case.args), strict=True):
+            torch.testing.assert_close(mine, right)
+    outputs, Y = next(capstone_pieces._loss_cases(torch.device("cpu"))).args
+    for mine, right in zip(loss_with_torch_cross_entropy(outputs, Y), SOLUTION.loss_and_grad(outputs, Y),
+                           strict=True):
+        torch.testing.assert_close(mine, right)
+    logits, targets = next(capstone_pieces._perplexity_cases(torch.device("cpu"))).args
+    for perplexity in (perplexity_with_the_c_function, perplexity_with_cross_entropy):
+        assert perplexity(logits, targets) == pytest.approx(SOLUTION.perplexity(logits, targets))
+    grads, theta = next(capstone_pieces._clip_cases(torch.device("cpu"))).args
+    (mine, norm), (right, right_norm) = clip_with_torch(grads, theta), SOLUTION.clip(grads, theta)
+    torch.testing.assert_close(mine, right)
+    assert norm == pytest.approx(right_norm)
+
+
+def test_autograd_is_refused_in_backpropagation():
+    verdict = capstone.check_backward(backward_by_autograd)
+    assert not verdict and "no autograd" in verdict.message, verdict.message
+
+
+def train_with(piece: str, replacement, long_texts_only: bool = False):
+    """The solution's loop with one piece replaced (on the course corpus only, if `long_texts_only`)."""
+    def train(indices, params, budget):
+        chosen = replacement if len(indices) > 10_000 or not long_texts_only else getattr(SOLUTION, piece)
+        namespace = dict(vars(SOLUTION), **{piece: chosen})
+        run = types.FunctionType(SOLUTION.train.__code__, namespace)
+        return run(indices, params, budget)
+    return train
+
+
+LOOP_SHORTCUTS = [("forward", forward_with_torch_rnn, "torch's built-in RNN"),
+                  ("loss_and_grad", loss_with_torch_cross_entropy, "torch's cross-entropy"),
+                  ("clip", clip_with_torch, "torch's gradient clipping")]
+
+
+@pytest.mark.parametrize("piece, shortcut, words", LOOP_SHORTCUTS, ids=[p for p, _, _ in LOOP_SHORTCUTS])
+def test_the_loop_refuses_torchs_built_in_versions(piece, shortcut, words):
+    verdict = capstone.check_train(train_with(piece, shortcut))
+    assert not verdict and words in verdict.message, verdict.message
+    assert "write it yourself" in verdict.message
+    assert capstone.check_train(train_with(piece, getattr(SOLUTION, piece)))  # the loop itself is right
+
+
+@pytest.mark.parametrize("piece, shortcut, words", LOOP_SHORTCUTS, ids=[p for p, _, _ in LOOP_SHORTCUTS])
+def test_the_run_on_the_course_corpus_refuses_torchs_built_in_versions(pieces, piece, shortcut, words):
+    """A loop that is honest on the loop check's short text but takes a shortcut on the corpus."""
+    verdict = capstone.check_capstone(**dict(pieces, train=train_with(piece, shortcut, long_texts_only=True)))
+    assert not verdict and verdict.run is None
+    named = ("Not yet. Every piece and the loop passed their checks, but in the run on the course corpus "
+             "train: Your function calls " + words)
+    assert verdict.message.startswith(named), verdict.message
+
+
+def test_the_scoring_of_the_run_refuses_torchs_rnn(pieces):
+    """The validation text is read with the student's forward, under the same refusals."""
+    def forward(X, state, params):
+        return (forward_with_torch_rnn if X.shape[1] > 100 else pieces["forward"])(X, state, params)
+
+    verdict = capstone.check_capstone(**dict(pieces, forward=forward), budget=capstone.Budget(epochs=1))
+    assert not verdict and verdict.message.startswith(
+        "Not yet. Every piece and the loop passed their checks, but in the run on the course corpus forward: "
+        "Your function calls torch's built-in RNN"), verdict.message
+
+
+# --- the package's own code and the solution file, under any name ------------------------------
+
+def copy_of(module) -> dict:
+    """A student's copy of a package module: its source compiled in a cell."""
+    namespace = {}
+    exec(compile(inspect.getsource(module), "<cell>", "exec"), namespace)  # noqa: S102 - the shortcut
+    return namespace
+
+
+PIECES_COPY, LOOP_COPY = copy_of(capstone_pieces), copy_of(capstone_loop)
+
+
+def forward_by_a_copy(X, state, params):
+    return PIECES_COPY["reference_forward"](X, state, params)
+
+
+def forward_by_the_package(X, state, params):
+    outputs, _ = d2lmini.rnn.rnn_forward(X, state, *params)
+    return outputs, SOLUTION.forward(X, state, params)[1]
+
+
+def loss_by_the_reference(outputs, Y):
+    return capstone_pieces.reference_loss_and_grad(outputs, Y)
+
+
+def train_by_the_reference(indices, params, budget):
+    return capstone_loop.reference_train(indices, params, budget)
+
+
+def train_by_a_copy(indices, params, budget):
+    return LOOP_COPY["reference_train"](indices, params, budget)
+
+
+@pytest.mark.parametrize("name, wrong, words", [
+    ("forward", forward_by_a_copy, "a copy of d2lmini.exercises.capstone_pieces.reference_forward"),
+    ("forward", forward_by_the_package, "d2lmini.rnn.rnn_forward, the package's own code"),
+    ("loss_and_grad", loss_by_the_reference, "d2lmini.exercises.capstone_pieces.reference_loss_and_grad"),
+    ("train", train_by_the_reference, "d2lmini.exercises.capstone_loop.reference_train"),
+    ("train", train_by_a_copy, "a copy of d2lmini.exercises.capstone_loop.reference_train"),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_the_package_is_refused_under_any_name(pieces, name, wrong, words):
+    verdict = getattr(capstone, f"check_{name}")(wrong)
+    assert not verdict and words in verdict.message, verdict.message
+    assert "write it yourself" in verdict.message
+    verdict = capstone.check_capstone(**dict(pieces, **{name: wrong}))
+    assert not verdict and words in verdict.message, verdict.message
+
+
+def import_the_solution() -> dict:
+    """As `import solutions.capstone` does from a clone: the solution file itself."""
+    spec = importlib.util.spec_from_file_location("solutions.capstone", SOLUTION_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return vars(module)
+
+
+def compile_the_solution_anywhere() -> dict:
+    namespace = {}
+    exec(compile(SOLUTION_FILE.read_text(encoding="utf-8"), "<cell>", "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+@pytest.mark.parametrize("source", [import_the_solution, compile_the_solution_anywhere],
+                         ids=lambda f: f.__name__)
+def test_the_instructors_solution_is_refused(source, pieces):
+    solution = source()
+    for name in ("minibatches", "forward", "clip", "train"):
+        verdict = getattr(capstone, f"check_{name}")(solution[name])
+        assert not verdict and "instructors' solutions" in verdict.message, verdict.message
+        assert getattr(capstone, f"check_{name}")(pieces[name])  # the same code written in a cell passes
+    verdict = capstone.check_capstone(**{name: solution[name] for name in NAMES})
+    assert verdict.message.startswith("Not yet. The first piece that is not right yet is minibatches")
+    assert "instructors' solutions" in verdict.message
+    verdict = capstone.check_capstone(**dict(pieces, train=solution["train"]))
+    assert "is the loop" in verdict.message and "instructors' solutions" in verdict.message
+
+
+# --- nothing within reach, nothing printed ----------------------------------------------------
+
+def forward_from_the_frames(X, state, params):
+    """Walks up the stack for a Case's expected value, or any (outputs, hiddens) pair of the right shapes."""
+    shapes = ((X.shape[0] * X.shape[1], params[3].shape[1]), (X.shape[1], *state.shape))
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in frame.f_locals.values():
+            if isinstance(value, capstone_pieces.Case) and value.args[0] is X and value.expected is not None:
+                return value.expected
+            if type(value) in (tuple, list) and len(value) == 2 and all(
+                    isinstance(t, torch.Tensor) and t.shape == s for t, s in zip(value, shapes, strict=True)):
+                return value
+        frame = frame.f_back
+    return torch.zeros(1), torch.zeros(1)
+
+
+def forward_from_the_garbage_collector(X, state, params):
+    for thing in gc.get_objects():
+        if type(thing) is capstone_pieces.Case and thing.args[0] is X:
+            if thing.expected is not None:
+                return thing.expected
+            return thing.reference(*thing.args)  # the reference itself: refused
+    return torch.zeros(1), torch.zeros(1)
+
+
+def run_of_the_package(value) -> bool:
+    return (type(value) in (tuple, list) and len(value) == 3 and type(value[1]) is list
+            and len(value[1]) == LOOP_BUDGET.epochs * 15)
+
+
+def train_from_the_frames(indices, params, budget):
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in frame.f_locals.values():
+            if run_of_the_package(value):
+                return value
+        frame = frame.f_back
+    return [], [], []
+
+
+def train_from_the_garbage_collector(indices, params, budget):
+    return next((thing for thing in gc.get_objects() if run_of_the_package(thing)), ([], [], []))
+
+
+@pytest.mark.parametrize("name, wrong", [
+    ("forward", forward_from_the_frames), ("forward", forward_from_the_garbage_collector),
+    ("train", train_from_the_frames), ("train", train_from_the_garbage_collector),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_the_expected_value_is_not_within_reach(name, wrong):
+    verdict = getattr(capstone, f"check_{name}")(wrong)
+    assert not verdict and verdict.message.startswith("Not yet."), verdict.message
+
+
+def test_what_the_students_code_prints_is_kept_in_the_verdict_not_printed(pieces, capsys):
+    def train(indices, params, budget):
+        print("training on", len(indices), "characters")
+        return pieces["train"](indices, params, budget)
+
+    verdict = capstone.check_train(train)
+    assert verdict and verdict.printed == f"training on {len(loop_text())} characters\n"
+    assert pretty(verdict).startswith("What your function printed:\ntraining on")
+    verdict = capstone.check_capstone(**dict(pieces, train=train, clip=clip_per_element))
+    assert not verdict and "is clip" in verdict.message and verdict.printed == ""
+    assert capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize("returned, words", [

@@ -16,10 +16,14 @@ the data, a `Budget` and the checks:
   perplexity (`d2lmini.exercises.capstone_run`). It passes when the model beats the
   Kneser-Ney trigram in a run where clipping acted; the verdict shows the loss curve, a
   sample from the student's weights and the baseline ladder.
+
+Every check runs the student's code under the guard (`d2lmini.exercises.guard`): torch's
+built-in RNN, cross-entropy and clipping, the package's own code (or a copy of it) and the
+instructors' solutions are refused; expected values are not held where the student's code
+could reach them. A verdict shows itself when a cell ends with the check (nothing is printed).
 """
 
 import math
-from dataclasses import fields
 
 from d2lmini.corpus import load_corpus
 from d2lmini.exercises import Verdict, capstone_loop, capstone_pieces
@@ -36,6 +40,7 @@ from d2lmini.exercises.capstone_run import (
     run_capstone,
 )
 from d2lmini.exercises.coding import NOT_ATTEMPTED
+from d2lmini.exercises.guard import CappedText
 from d2lmini.metrics import perplexity_from_bits
 from d2lmini.ngram import kneser_ney_bits
 
@@ -46,49 +51,44 @@ __all__ = ["Budget", "check_backward", "check_capstone", "check_clip", "check_fo
 LOOP_SIGNATURE = "train(indices, params, budget)"
 
 
-def _shown(verdict: Verdict) -> CapstoneVerdict:
-    """The same verdict, as one that shows its message when a notebook cell ends with it."""
-    return CapstoneVerdict(**{f.name: getattr(verdict, f.name) for f in fields(verdict)})
-
-
 def check_minibatches(minibatches) -> Verdict:
     """Capstone piece 1 (notebook 08): `minibatches(indices, batch_size, num_steps)`, sequential."""
-    return _shown(capstone_pieces.check_minibatches(minibatches))
+    return capstone_pieces.check_minibatches(minibatches)
 
 
 def check_forward(forward) -> Verdict:
     """Capstone piece 2 (notebook 08): `forward(X, state, params)` returns (outputs, hiddens)."""
-    return _shown(capstone_pieces.check_forward(forward))
+    return capstone_pieces.check_forward(forward)
 
 
 def check_loss_and_grad(loss_and_grad) -> Verdict:
     """Capstone piece 3 (notebook 08): `loss_and_grad(outputs, Y)`: the loss and its gradient."""
-    return _shown(capstone_pieces.check_loss_and_grad(loss_and_grad))
+    return capstone_pieces.check_loss_and_grad(loss_and_grad)
 
 
 def check_backward(backward) -> Verdict:
     """Capstone piece 4 (notebook 08): `backward(X, state, hiddens, d_outputs, d_final, params)`, BPTT."""
-    return _shown(capstone_pieces.check_backward(backward))
+    return capstone_pieces.check_backward(backward)
 
 
 def check_clip(clip) -> Verdict:
     """Capstone piece 5 (notebook 08): `clip(grads, theta)` returns (clipped gradients, joint norm before)."""
-    return _shown(capstone_pieces.check_clip(clip))
+    return capstone_pieces.check_clip(clip)
 
 
 def check_sgd(sgd) -> Verdict:
     """Capstone piece 6 (notebook 08): `sgd(params, grads, lr)` returns the updated parameters."""
-    return _shown(capstone_pieces.check_sgd(sgd))
+    return capstone_pieces.check_sgd(sgd)
 
 
 def check_perplexity(perplexity) -> Verdict:
     """Capstone piece 7 (notebook 08): `perplexity(logits, targets)` returns exp of the mean cross-entropy."""
-    return _shown(capstone_pieces.check_perplexity(perplexity))
+    return capstone_pieces.check_perplexity(perplexity)
 
 
 def check_train(train) -> Verdict:
     """The capstone's loop (notebook 08): `train(indices, params, budget)`, checked on a small random text."""
-    return _shown(capstone_loop.check_train(train))
+    return capstone_loop.check_train(train)
 
 
 def trigram_perplexity() -> float:
@@ -108,23 +108,30 @@ def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=
     """
     pieces = {"minibatches": minibatches, "forward": forward, "loss_and_grad": loss_and_grad,
               "backward": backward, "clip": clip, "sgd": sgd, "perplexity": perplexity, "train": train}
-    problem, unattempted = first_failing_piece(pieces)
+    problem, unattempted, printed = first_failing_piece(pieces)
     if problem is None or unattempted:
-        loop = loop_problem(train) if callable(train) else NOT_ATTEMPTED if train is None else (
+        output = CappedText()
+        loop = loop_problem(train, output) if callable(train) else NOT_ATTEMPTED if train is None else (
             f"pass the function itself, not a {type(train).__name__}.")
         if unattempted and loop == NOT_ATTEMPTED:
             return CapstoneVerdict(False, NOT_ATTEMPTED)
         if problem is None and loop:
             loop = "it still returns None." if loop == NOT_ATTEMPTED else loop
             problem = f"The first piece that is not right yet is the loop, {LOOP_SIGNATURE}: {loop}"
+            printed = _printed(output)
     if problem:
-        return CapstoneVerdict(False, "Not yet. " + problem)
+        return CapstoneVerdict(False, "Not yet. " + problem, printed)
+    output = CappedText()
     try:
-        run = run_capstone(forward, perplexity, train, budget or Budget())
+        run = run_capstone(forward, perplexity, train, budget or Budget(), output)
     except StudentCodeFailed as error:
         return CapstoneVerdict(False, "Not yet. Every piece and the loop passed their checks, but in the run "
-                                      f"on the course corpus {error}")
-    return CapstoneVerdict(*_judge(run), run=run)
+                                      f"on the course corpus {error}", _printed(output))
+    return CapstoneVerdict(*_judge(run), _printed(output), run=run)
+
+
+def _printed(output: CappedText) -> str:
+    return output.shown() if output.kept else ""
 
 
 def _judge(run: CapstoneRun) -> tuple[bool, str]:

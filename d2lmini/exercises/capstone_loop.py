@@ -5,8 +5,15 @@ over the text a zero state; for each minibatch forward, loss and gradient, backw
 d_final = 0, clipping, one SGD step, and the final hidden state carried on (its value,
 not its gradient). Flags turn it into the mistakes a loop can make, so that a student's
 loop that matches one of them is told which.
+
+The student's loop runs under the guard with torch's built-in RNN and cross-entropy refused
+(`LOOP_BANS`; clipping is refused always), as is the package's own code under any name. Its
+result is judged against the reference loop computed afterwards from pristine inputs; before
+the student's loop runs only a digest of that result is kept, so nothing the student's frames
+or `gc` can reach during the call holds it.
 """
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,8 +25,9 @@ from d2lmini.exercises import Verdict
 from d2lmini.exercises.capstone_convert import CONVERT, as_run
 from d2lmini.exercises.capstone_pieces import reference_backward, reference_forward, reference_loss_and_grad
 from d2lmini.exercises.clipping import reference_clip
-from d2lmini.exercises.coding import NOT_ATTEMPTED, first_difference, outcome_problem
-from d2lmini.exercises.guard import run_guarded
+from d2lmini.exercises.coding import NOT_ATTEMPTED, Case, expected_of, first_difference, outcome_problem, seal
+from d2lmini.exercises.guard import CappedText, run_guarded
+from d2lmini.exercises.refusals import CROSS_ENTROPY, RNN
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,9 @@ LOOP_VOCAB, LOOP_TOKENS = 12, 301
 LOOP_BUDGET = Budget(num_hiddens=8, batch_size=4, num_steps=5, epochs=2, lr=0.5, theta=0.5, seed=1)
 LOOP_SECONDS = 30.0  # the loop check's whole run (a few hundred small steps)
 RTOL = 1e-4  # float32 runs of two correct loops differ by rounding only
+# What the student's loop (and the run on the course corpus) may not call, besides the package:
+# torch's RNN and cross-entropy (its clipping is refused by every check).
+LOOP_BANS = (RNN, CROSS_ENTROPY)
 
 
 def initial_params(vocab: int, budget: Budget) -> list[torch.Tensor]:
@@ -111,26 +122,30 @@ def _matches(got, expected) -> bool:
     return first_difference(got, expected, "", rtol=RTOL, atol=1e-6) is None
 
 
-def loop_problem(train: Callable) -> str | None:
+def loop_problem(train: Callable, output: CappedText | None = None) -> str | None:
     """What is wrong with the student's `train` on the loop check's text (None if nothing).
 
-    Runs the package's loop first (and asserts that clipping acts in it), then the student's,
-    under the guard, from the same initial parameters; compares the losses, norms and final
-    parameters; names a known mistake the student's run matches.
+    Runs the package's loop first (keeping only a digest of its result), then the student's,
+    under the guard (what it prints goes to `output`), from the same initial parameters; then
+    the package's loop again from pristine inputs (asserting that clipping acts in it);
+    compares the losses, norms and final parameters; names a known mistake the student's run
+    matches.
     """
-    indices, budget = loop_text(), LOOP_BUDGET
-    params = initial_params(LOOP_VOCAB, budget)
-    expected = reference_train(indices, params, budget)
-    if not max(expected[2]) > budget.theta:  # the check must exercise clipping
-        raise RuntimeError("the loop check's run never clips: change LOOP_BUDGET")
-    outcome = run_guarded(train, (indices, [p.clone() for p in params], budget), as_run, allowed=CONVERT,
-                          seconds=LOOP_SECONDS)
-    problem = outcome_problem(outcome, f"a random text of {LOOP_TOKENS} tokens")
+    budget = LOOP_BUDGET
+    inputs = (loop_text(), initial_params(LOOP_VOCAB, budget), budget)
+    case = seal(Case(f"a random text of {LOOP_TOKENS} tokens", inputs, reference=reference_train))
+    pristine = copy.deepcopy(case.args)
+    outcome = run_guarded(train, case.args, as_run, output, allowed=CONVERT, seconds=LOOP_SECONDS,
+                          bans=LOOP_BANS)
+    problem = outcome_problem(outcome, case.label)
     if problem or outcome.value is None:
         return problem or NOT_ATTEMPTED
+    expected, problem = expected_of(case, pristine)
+    if not max(expected[2]) > budget.theta:  # the check must exercise clipping
+        raise RuntimeError("the loop check's run never clips: change LOOP_BUDGET")
     got = outcome.value
-    if isinstance(got, str):
-        return got
+    if problem or isinstance(got, str):
+        return problem or got
     if len(got[1]) != len(expected[1]):
         return (f"On a text with {len(expected[1]) // budget.epochs} minibatches per pass and "
                 f"budget.epochs = {budget.epochs}, your loop returned {len(got[1])} losses; expected "
@@ -138,6 +153,7 @@ def loop_problem(train: Callable) -> str | None:
     if _matches(got[1], expected[1]) and _matches(got[2], expected[2]) and _matches(got[0], expected[0]):
         return None
     per_pass = len(expected[1]) // budget.epochs
+    indices, params = pristine[:2]
     for flags, mistake in MISTAKES:
         variant = reference_train(indices, params, budget, **flags)
         # Within a pass only, as a loop may reset or keep its mistake from one pass to the next.
@@ -170,8 +186,10 @@ def check_train(train) -> Verdict:
     if not callable(train):
         return Verdict(False, f"Not yet. Pass your function itself, train(indices, params, budget), "
                               f"not a {type(train).__name__}.")
-    problem = loop_problem(train)
+    output = CappedText()
+    problem = loop_problem(train, output)
+    printed = output.shown() if output.kept else ""
     if problem is None:
         return Verdict(True, "Correct! Your loop follows the package's, minibatch by minibatch, in a run "
-                             "where clipping acts.")
-    return Verdict(False, problem if problem == NOT_ATTEMPTED else "Not yet. " + problem)
+                             "where clipping acts.", printed)
+    return Verdict(False, problem if problem == NOT_ATTEMPTED else "Not yet. " + problem, printed)

@@ -4,7 +4,10 @@ The student writes seven pieces of a character RNN and then the loop that uses t
 (`d2lmini.exercises.capstone_loop`); `d2lmini.exercises.capstone` checks all of them and
 the assembled run. Each `check_*` here runs one piece through `coding.check_function` on
 random inputs (more than three gradients for clipping, large logits for the loss and the
-perplexity, a d_final for backpropagation through time) and returns a `Verdict`.
+perplexity, a d_final for backpropagation through time) and returns a `Verdict`. A `Case`
+holds its inputs and the reference *function* (never an expected value), and each piece
+refuses torch's built-in version of itself (`refusals.RNN`, `refusals.CROSS_ENTROPY`;
+clipping is refused always) and the package's own code under any name.
 
 `params` is always the list [W_xh, W_hh, b_h, W_hq, b_q]. `forward` returns (outputs,
 hiddens); `backward(X, state, hiddens, d_outputs, d_final, params)` returns (the five
@@ -29,6 +32,7 @@ from d2lmini.exercises.coding import (
     sampler,
     take_pairs,
 )
+from d2lmini.exercises.refusals import CROSS_ENTROPY, RNN
 from d2lmini.metrics import perplexity_from_logits
 from d2lmini.rnn import rnn_forward, rnn_step
 
@@ -79,10 +83,10 @@ def _minibatch_cases(device: torch.device):
     # end of the streams, one with a single minibatch, one with a remainder that is dropped.
     for length, batch, steps in [(50, 3, 4), (101, 4, 5), (30, 4, 5), (64, 2, 7), (12, 1, 3)]:
         indices = _tokens(length, 30, length).to(device)
-        expected = reference_minibatches(indices, batch, steps)
+        count = len(reference_minibatches(indices, batch, steps)) // 2  # how many, not what they hold
         yield Case(f"a text of {length} tokens, batch {batch}, {steps} steps", (indices, batch, steps),
-                   expected, names=[f"{'XY'[i % 2]} of minibatch {i // 2}" for i in range(len(expected))],
-                   convert=take_pairs(len(expected) // 2 + 1))
+                   names=[f"{xy} of minibatch {k}" for k in range(count) for xy in "XY"],
+                   convert=take_pairs(count + 1), reference=reference_minibatches)
 
 
 def check_minibatches(minibatches) -> Verdict:
@@ -116,14 +120,14 @@ def _forward_cases(device: torch.device):
         X = _tokens(batch * steps, vocab, batch, steps).to(device)
         state, params = rand(batch, hiddens) * 0.5, _random_params(rand, vocab, hiddens)
         yield Case(f"batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units",
-                   (X, state, params), reference_forward(X, state, params), names=("outputs", "hiddens"))
+                   (X, state, params), names=("outputs", "hiddens"), reference=reference_forward)
 
 
 def check_forward(forward) -> Verdict:
     """Piece 2: `forward(X, state, params)` returns (outputs (steps*batch, vocab), step-major; hiddens)."""
     return check_function(forward, _forward_cases,
                           "Your forward pass gives the package's outputs and hidden states.",
-                          RULES["forward"], signature="forward(X, state, params)")
+                          RULES["forward"], signature="forward(X, state, params)", bans=(RNN,))
 
 
 # --- the loss and its gradient -------------------------------------------------------------
@@ -143,7 +147,7 @@ def _loss_cases(device: torch.device):
         outputs = rand(steps * batch, vocab) * scale
         Y = _tokens(batch + steps, vocab, batch, steps).to(device)
         label = f"batch {batch}, {steps} steps, {vocab} tokens, logits of size about {scale:g}"
-        yield Case(label, (outputs, Y), reference_loss_and_grad(outputs, Y), names=("loss", "d_outputs"))
+        yield Case(label, (outputs, Y), names=("loss", "d_outputs"), reference=reference_loss_and_grad)
 
 
 def check_loss_and_grad(loss_and_grad) -> Verdict:
@@ -154,7 +158,7 @@ def check_loss_and_grad(loss_and_grad) -> Verdict:
     return check_function(loss_and_grad, _loss_cases,
                           "Your loss and its gradient match the package's, even for large logits.",
                           RULES["loss_and_grad"], signature="loss_and_grad(outputs, Y)",
-                          rtol=1e-4, atol=1e-6)
+                          rtol=1e-4, atol=1e-6, bans=(CROSS_ENTROPY,))
 
 
 # --- backpropagation through time ----------------------------------------------------------
@@ -168,6 +172,12 @@ def reference_backward(X, state, hiddens, d_outputs, d_final, params) -> list[to
         return list(torch.autograd.grad(total, leaves))
 
 
+def _backward_reference(X, state, hiddens, d_outputs, d_final, params) -> tuple[list, torch.Tensor]:
+    """([dW_xh, dW_hh, db_h, dW_hq, db_q], d_state), as the student's `backward` returns them."""
+    *grads, d_state = reference_backward(X, state, hiddens, d_outputs, d_final, params)
+    return grads, d_state
+
+
 def _backward_cases(device: torch.device):
     rand = sampler(83, device)
     for batch, steps, vocab, hiddens, final in [(3, 4, 6, 5, "zero"), (2, 6, 5, 7, "random"),
@@ -177,10 +187,9 @@ def _backward_cases(device: torch.device):
         _, hidden_states = reference_forward(X, state, params)
         d_outputs = rand(steps * batch, vocab)
         d_final = rand(batch, hiddens) if final == "random" else torch.zeros(batch, hiddens, device=device)
-        args = (X, state, hidden_states, d_outputs, d_final, params)
-        *grads, d_state = reference_backward(*args)
-        yield Case(f"batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units, "
-                   f"{final} d_final", args, (grads, d_state), names=(GRADIENTS, "d_state"))
+        yield Case(f"batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units, {final} d_final",
+                   (X, state, hidden_states, d_outputs, d_final, params), names=(GRADIENTS, "d_state"),
+                   reference=_backward_reference)
 
 
 def check_backward(backward) -> Verdict:
@@ -194,11 +203,17 @@ def check_backward(backward) -> Verdict:
                              "and the initial state.",
                              RULES["backward"],
                              signature="backward(X, state, hiddens, d_outputs, d_final, params)",
-                             rtol=1e-4, atol=1e-5)
+                             rtol=1e-4, atol=1e-5, bans=(RNN,))
     return _named_items(verdict, GRADIENTS, GRADIENT_NAMES)
 
 
 # --- clipping ------------------------------------------------------------------------------
+
+def _clip_reference(grads, theta) -> tuple[list[torch.Tensor], float]:
+    """(the gradients clipped by the package's `clip_gradients`, their joint norm before)."""
+    norm = torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads]))
+    return reference_clip(grads, theta), float(norm)
+
 
 def _clip_cases(device: torch.device):
     rand = sampler(84, device)
@@ -211,11 +226,9 @@ def _clip_cases(device: torch.device):
              (seven, [2.0] * 7, 0.5, "seven gradients far above θ = 0.5")]
     for shapes, scales, theta, label in cases:
         grads = [rand(*shape) * scale for shape, scale in zip(shapes, scales, strict=True)]
-        norm = float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads])))
-        yield Case(label, (grads, theta), (reference_clip(grads, theta), norm), names=CLIPPED)
+        yield Case(label, (grads, theta), names=CLIPPED, reference=_clip_reference)
     zeros = [torch.zeros(shape, device=device) for shape in five]
-    yield Case("five gradients that are all zero", (zeros, 1.0), (reference_clip(zeros, 1.0), 0.0),
-               names=CLIPPED)
+    yield Case("five gradients that are all zero", (zeros, 1.0), names=CLIPPED, reference=_clip_reference)
 
 
 def check_clip(clip) -> Verdict:
@@ -234,14 +247,18 @@ def check_clip(clip) -> Verdict:
 
 # --- the update ----------------------------------------------------------------------------
 
+def _sgd_reference(params, grads, lr) -> list[torch.Tensor]:
+    """New tensors p - lr * g: one step of plain SGD."""
+    return [p - lr * g for p, g in zip(params, grads, strict=True)]
+
+
 def _sgd_cases(device: torch.device):
     rand = sampler(85, device)
     shapes = [(4, 3), (3, 3), (3,), (3, 4), (4,)]
     for lr in (1.0, 0.1):
         params, grads = [rand(*s) for s in shapes], [rand(*s) for s in shapes]
         yield Case(f"five parameters, learning rate {lr:g}", (params, grads, lr),
-                   [p - lr * g for p, g in zip(params, grads, strict=True)],
-                   names=[f"parameter {i}" for i in range(5)])
+                   names=[f"parameter {i}" for i in range(5)], reference=_sgd_reference)
 
 
 def check_sgd(sgd) -> Verdict:
@@ -257,7 +274,7 @@ def _perplexity_cases(device: torch.device):
     for rows, vocab, scale in [(12, 5, 1.0), (30, 8, 4.0), (1, 3, 0.5), (9, 6, 200.0)]:
         logits, targets = rand(rows, vocab) * scale, _tokens(rows, vocab, rows).to(device)
         yield Case(f"{rows} predictions over {vocab} tokens, logits of size about {scale:g}",
-                   (logits, targets), perplexity_from_logits(logits, targets))
+                   (logits, targets), reference=perplexity_from_logits)
 
 
 def check_perplexity(perplexity) -> Verdict:
@@ -265,7 +282,7 @@ def check_perplexity(perplexity) -> Verdict:
     return check_function(perplexity, _perplexity_cases,
                           "Your perplexity is e to the mean cross-entropy in nats, stable for large logits.",
                           RULES["perplexity"], signature="perplexity(logits, targets)",
-                          rtol=1e-4)
+                          rtol=1e-4, bans=(CROSS_ENTROPY,))
 
 
 PIECE_CHECKS: dict[str, tuple[str, Callable[[Callable], Verdict]]] = {
@@ -279,9 +296,9 @@ PIECE_CHECKS: dict[str, tuple[str, Callable[[Callable], Verdict]]] = {
 }
 
 
-def first_failing_piece(pieces: dict[str, Callable]) -> tuple[str | None, bool]:
+def first_failing_piece(pieces: dict[str, Callable]) -> tuple[str | None, bool, str]:
     """(What is wrong with the first piece that fails its check, naming it, or None; whether every
-    piece is still a stub returning None) (notebook 08)."""
+    piece is still a stub returning None; what that piece printed while checked) (notebook 08)."""
     verdicts = [(name, signature, check(pieces.get(name)))
                 for name, (signature, check) in PIECE_CHECKS.items()]
     unattempted = all(v.message == NOT_ATTEMPTED for _, _, v in verdicts)
@@ -290,5 +307,6 @@ def first_failing_piece(pieces: dict[str, Callable]) -> tuple[str | None, bool]:
             problem = verdict.message.removeprefix("Not yet. ")
             if problem == NOT_ATTEMPTED:
                 problem = "it still returns None."
-            return f"The first piece that is not right yet is {name}, {signature}: {problem}", unattempted
-    return None, unattempted
+            return (f"The first piece that is not right yet is {name}, {signature}: {problem}", unattempted,
+                    verdict.printed)
+    return None, unattempted, ""

@@ -6,8 +6,9 @@ stream with the student's forward, the state carried from the training text befo
 (the protocol of the n-gram and compressor baselines); scores it with the student's
 perplexity; draws a sample from the trained weights; and places the model on the
 baseline ladder (`d2lmini.metrics.ladder_bits`). Every call into the student's code runs
-under the guard. `CapstoneVerdict` shows the result: the message, the loss curve and the
-ladder.
+under the guard, with torch's built-in RNN, cross-entropy and clipping refused, as is the
+package's own code under any name. `CapstoneVerdict` shows itself as every `Verdict` does,
+and with a run also the loss curve and the ladder.
 """
 
 import functools
@@ -21,9 +22,9 @@ import torch
 from d2lmini.corpus import load_corpus
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.capstone_convert import CONVERT, as_run
-from d2lmini.exercises.capstone_loop import Budget, initial_params
+from d2lmini.exercises.capstone_loop import LOOP_BANS, Budget, initial_params
 from d2lmini.exercises.coding import outcome_problem
-from d2lmini.exercises.guard import run_guarded
+from d2lmini.exercises.guard import CappedText, run_guarded
 from d2lmini.metrics import ladder_bits, perplexity_from_bits, perplexity_from_logits
 
 CORPUS = "bundled"
@@ -72,8 +73,9 @@ def minibatches_per_pass(num_tokens: int, budget: Budget) -> int:
     return max(0, (stream - budget.num_steps) // budget.num_steps + 1)
 
 
-def _call(fn: Callable, args: tuple, piece: str, label: str, seconds: float, convert: Callable | None = None):
-    outcome = run_guarded(fn, args, convert, allowed=CONVERT, seconds=seconds)
+def _call(fn: Callable, args: tuple, piece: str, label: str, seconds: float, output: CappedText | None,
+          convert: Callable | None = None):
+    outcome = run_guarded(fn, args, convert, output, allowed=CONVERT, seconds=seconds, bans=LOOP_BANS)
     problem = outcome_problem(outcome, label)
     if problem is None and outcome.value is None:
         problem = "it returned None."
@@ -82,13 +84,14 @@ def _call(fn: Callable, args: tuple, piece: str, label: str, seconds: float, con
     return outcome.value
 
 
-def _forward_stream(forward: Callable, params, tokens: torch.Tensor, state: torch.Tensor):
+def _forward_stream(forward: Callable, params, tokens: torch.Tensor, state: torch.Tensor,
+                    output: CappedText | None = None):
     """Step-major outputs for every input of `tokens` (one stream), and the state after it."""
     outputs = []
     for start in range(0, len(tokens), CHUNK):
         X = tokens[start : start + CHUNK][None]
         result = _call(forward, (X, state, params), "forward",
-                       "the validation text read as one stream", FORWARD_SECONDS)
+                       "the validation text read as one stream", FORWARD_SECONDS, output)
         if type(result) not in (tuple, list) or len(result) != 2 or any(
                 type(t) not in (torch.Tensor, torch.nn.Parameter) for t in result):
             raise StudentCodeFailed("forward: it should return (outputs, hiddens), two plain tensors.")
@@ -98,7 +101,7 @@ def _forward_stream(forward: Callable, params, tokens: torch.Tensor, state: torc
 
 
 def one_stream_perplexity(forward: Callable, perplexity: Callable, params, context: torch.Tensor,
-                          valid: torch.Tensor) -> float:
+                          valid: torch.Tensor, output: CappedText | None = None) -> float:
     """The student's perplexity on `valid` read as one stream, after reading `context` (notebook 08).
 
     Each validation token is predicted from every token before it (the first from the end
@@ -107,10 +110,10 @@ def one_stream_perplexity(forward: Callable, perplexity: Callable, params, conte
     """
     stream = torch.cat([context, valid])
     state = torch.zeros(1, params[1].shape[0], dtype=params[1].dtype)
-    outputs, _ = _forward_stream(forward, params, stream[:-1], state)
+    outputs, _ = _forward_stream(forward, params, stream[:-1], state, output)
     logits, targets = outputs[len(context) - 1 :], stream[len(context) :]
     mine = _call(perplexity, (logits.detach(), targets), "perplexity", "the validation text", FORWARD_SECONDS,
-                 float)
+                 output, float)
     reference = perplexity_from_logits(logits.detach(), targets)
     if not abs(mine - reference) <= 1e-3 * reference:
         raise StudentCodeFailed(f"perplexity: on the validation text it gives {mine:.6g}, which is not exp "
@@ -120,7 +123,8 @@ def one_stream_perplexity(forward: Callable, perplexity: Callable, params, conte
 
 
 def draw_sample(forward: Callable, params, vocab, prefix: str = SAMPLE_PREFIX, num_chars: int = SAMPLE_CHARS,
-                temperature: float = TEMPERATURE, seed: int = SAMPLE_SEED) -> str:
+                temperature: float = TEMPERATURE, seed: int = SAMPLE_SEED,
+                output: CappedText | None = None) -> str:
     """`prefix` and `num_chars` characters drawn from the student's model at `temperature` (notebook 08).
 
     Each character is drawn from softmax(logits / temperature) with a seeded CPU generator;
@@ -128,14 +132,14 @@ def draw_sample(forward: Callable, params, vocab, prefix: str = SAMPLE_PREFIX, n
     """
     generator = torch.Generator().manual_seed(seed)
     state = torch.zeros(1, params[1].shape[0], dtype=params[1].dtype)
-    outputs, state = _forward_stream(forward, params, torch.tensor(vocab.indices(prefix)), state)
+    outputs, state = _forward_stream(forward, params, torch.tensor(vocab.indices(prefix)), state, output)
     drawn = []
     for _ in range(num_chars):
         logits = outputs[-1].detach().double().cpu() / temperature
         logits[vocab.unk] = -math.inf
         token = int(torch.multinomial(torch.softmax(logits, 0), 1, generator=generator))
         drawn.append(token)
-        outputs, state = _forward_stream(forward, params, torch.tensor([token]), state)
+        outputs, state = _forward_stream(forward, params, torch.tensor([token]), state, output)
     return prefix + vocab.decode(drawn)
 
 
@@ -147,11 +151,13 @@ def _trained_params(value, initial: list[torch.Tensor]) -> list[torch.Tensor]:
     return [p.detach() for p in params]
 
 
-def run_capstone(forward: Callable, perplexity: Callable, train: Callable, budget: Budget) -> CapstoneRun:
+def run_capstone(forward: Callable, perplexity: Callable, train: Callable, budget: Budget,
+                 output: CappedText | None = None) -> CapstoneRun:
     """Train with the student's `train` on the course corpus and score the model; return a `CapstoneRun`.
 
     Raises `StudentCodeFailed` (naming the piece) when the student's code fails on the way.
-    Runs torch on one thread (many small steps are slower on two busy cores), restored after.
+    What the student's functions print goes to `output`. Runs torch on one thread (many small
+    steps are slower on two busy cores), restored after.
     """
     corpus = load_corpus(CORPUS)
     train_indices, valid_indices = corpus.split()
@@ -161,7 +167,7 @@ def run_capstone(forward: Callable, perplexity: Callable, train: Callable, budge
     try:
         start = time.perf_counter()
         run = _call(train, (train_indices, params, budget), "train", "the course corpus", TRAIN_SECONDS,
-                    as_run)
+                    output, as_run)
         seconds = time.perf_counter() - start
         if isinstance(run, str):
             raise StudentCodeFailed(f"train: {run}")
@@ -170,8 +176,9 @@ def run_capstone(forward: Callable, perplexity: Callable, train: Callable, budge
             raise StudentCodeFailed(f"train: it returned {len(run[1])} losses; the budget gives {expected} "
                                     "minibatches.")
         trained = _trained_params(run[0], params)
-        score = one_stream_perplexity(forward, perplexity, trained, train_indices[-CONTEXT:], valid_indices)
-        sample = draw_sample(forward, trained, corpus.vocab)
+        score = one_stream_perplexity(forward, perplexity, trained, train_indices[-CONTEXT:], valid_indices,
+                                      output)
+        sample = draw_sample(forward, trained, corpus.vocab, output=output)
     finally:
         torch.set_num_threads(threads)
     ladder = dict(corpus_ladder())
@@ -184,16 +191,24 @@ def ladder_lines(run: CapstoneRun) -> list[str]:
     return [f"{'→' if name == 'your RNN' else ' '} {name:<24} {value:7.3f}" for name, value in rows]
 
 
-@dataclass(frozen=True)
+# repr=False: IPython's pretty printer would take a __repr__ generated here over Verdict's _repr_pretty_.
+@dataclass(frozen=True, repr=False)
 class CapstoneVerdict(Verdict):
-    """The capstone's verdict; with a `run`, it also shows the loss curve and the ladder."""
+    """The capstone's verdict (notebook 08): shown as every `Verdict` is (`_repr_pretty_`: what the
+    student's code printed, then the message); with a `run`, followed by the loss curve and the ladder."""
 
     run: CapstoneRun | None = field(default=None, compare=False)
 
-    def _ipython_display_(self) -> None:
-        print(self.message)
-        if self.run is not None:
-            show_run(self.run)
+    @property
+    def _ipython_display_(self) -> Callable[[], None] | None:
+        # IPython calls this only when it is callable: without a run, the verdict is shown like any other.
+        return None if self.run is None else self._show_with_run
+
+    def _show_with_run(self) -> None:
+        from IPython.display import display  # noqa: PLC0415 (only a notebook displays; the grader does not)
+
+        display(Verdict(self.correct, self.message, self.printed))
+        show_run(self.run)
 
 
 def show_run(run: CapstoneRun) -> None:

@@ -3,7 +3,8 @@
 A profile hook (`Refuser`) refuses the package's own code (any `d2lmini` module but the
 exercise machinery), a copy of it compiled anywhere (same code, docstring included, in
 another file: `exec(compile(inspect.getsource(d2lmini.bptt), ...))`), the instructors'
-solutions (`solutions/notebook_NN.py`, imported or compiled anywhere with their lines),
+solutions (`solutions/notebook_NN.py` and `solutions/capstone.py`, imported or compiled
+anywhere with their lines),
 torch's built-in version of what an exercise asks the student to write (`Ban`), and the C
 functions no exercise needs (`DANGEROUS`: ending the kernel, starting a thread, switching
 the hook off). Used by `d2lmini.exercises.guard`; introduced with notebook 01's coding exercises.
@@ -137,15 +138,15 @@ def _load_known_code() -> None:
         module = _compile(path)
         for code in _named_functions(module) if module is not None else ():
             _PACKAGE_CODE.setdefault(_fingerprint(code), (str(path), _readable_name(code)))
-    for path in sorted(SOLUTIONS.glob("notebook_*.py")) if SOLUTIONS.is_dir() else ():
+    for path in sorted(SOLUTIONS.glob("*.py")) if SOLUTIONS.is_dir() else ():
         module = _compile(path)
         _SOLUTION_CODE.update(_named_functions(module) if module is not None else ())
 
 
 def _is_solution_file(filename: str) -> bool:
-    """True for solutions/notebook_NN.py of a clone (the capstone's solution file is not covered yet)."""
+    """True for a file of solutions/ in a clone (solutions/notebook_NN.py, solutions/capstone.py)."""
     path = Path(filename)
-    return path.parent == SOLUTIONS and path.name.startswith("notebook_") and path.suffix == ".py"
+    return path.parent == SOLUTIONS and path.suffix == ".py"
 
 
 def _readable_name(code) -> str:
