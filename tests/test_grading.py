@@ -175,3 +175,19 @@ def test_the_solutions_score_full_marks_and_the_untouched_notebooks_zero(tmp_pat
     wrong = [m for m in results["solutions"]["marks"] if m["points"] != 1]
     assert not wrong, wrong
     assert all(m["points"] == 0 and m["message"].startswith("Not ") for m in results["untouched"]["marks"])
+
+
+@pytest.mark.slow
+def test_shortcuts_that_work_in_the_students_own_process_earn_nothing_from_the_grader(tmp_path):
+    submissions = tmp_path / "submissions"
+    name = grading_samples.notebook_path("02").name
+    for student, sample in grading_samples.shortcut_class().items():
+        grading_samples.write(sample, submissions / student / name)
+    results, _ = _grade(tmp_path, submissions, _config(tmp_path, ("02",)))
+    assert set(results) == set(grading_samples.SHORTCUTS)
+    for student, result in results.items():
+        marks = {m["exercise"]: m for m in result["marks"]}
+        assert marks.pop("02:fused_step")["points"] == 0, student
+        assert all(m["points"] == 1 for m in marks.values()), (student, marks)
+    refused = {m["exercise"]: m for m in results["package_function"]["marks"]}["02:fused_step"]["message"]
+    assert "d2lmini.rnn.rnn_step" in refused and "refused" in refused

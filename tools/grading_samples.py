@@ -154,7 +154,7 @@ def bad_class(notebook: str) -> dict[str, tuple[object, dict[str, str]]]:
     samples["os_exit"] = (question_cell("import os\nos._exit(0)\n"), {first: "ended the notebook's kernel"})
     samples["sys_exit"] = (question_cell("import sys\nsys.exit('done')\n"), {first: "SystemExit"})
     samples["printing_100_mb"] = (question_cell("for _ in range(1_000_000):\n    print('x' * 99)\n"),
-                                  {first: "printed too much"})
+                                  {first: "printed more than"})
     samples["pip_install"] = (question_cell("%pip install d2lmini-helper-answers\nimport d2lmini_helper_answers\n"),
                               {first: "ModuleNotFoundError"})
     samples["network_call"] = (question_cell(
@@ -164,6 +164,45 @@ def bad_class(notebook: str) -> dict[str, tuple[object, dict[str, str]]]:
     other.cells = [nbformat.v4.new_markdown_cell("# Homework 3 (another course)"),
                    nbformat.v4.new_code_cell("def check_answer(x):\n    return x == 42\n\ncheck_answer(42)")]
     samples["another_course"] = (other, {"*": "has none of this course's check cells"})
+    return samples
+
+
+FALLBACK = "    return torch.zeros(X.shape[0], W_hh.shape[1])\n"
+# Ways to pass notebook 02's fused_step in the student's own process, none of which may pass the grader.
+SHORTCUTS = {
+    "frames": "import sys\nimport torch\n\ndef fused_step(X, H, W_xh, W_hh, b_h):\n"
+              "    frame = sys._getframe(1)\n    while frame is not None:\n"
+              "        for value in list(frame.f_locals.values()):\n"
+              "            if isinstance(getattr(value, 'expected', None), torch.Tensor):\n"
+              "                return value.expected.clone()\n"
+              "        frame = frame.f_back\n" + FALLBACK,
+    "gc": "import gc\nimport torch\n\ndef fused_step(X, H, W_xh, W_hh, b_h):\n"
+          "    for obj in gc.get_objects():\n"
+          "        if type(obj).__name__ == 'Case' and torch.is_tensor(getattr(obj, 'expected', None)) \\\n"
+          "                and obj.expected.shape == (X.shape[0], W_hh.shape[1]):\n"
+          "            return obj.expected.clone()\n" + FALLBACK,
+    "patched_checker": "import torch\nimport d2lmini.exercises.coding as coding\n\n"
+                       "def fused_step(X, H, W_xh, W_hh, b_h):\n"
+                       "    coding.first_difference = lambda *a, **k: None\n" + FALLBACK,
+    "table_of_self_check_values": "import torch\nfrom d2lmini.exercises.hidden_state import rnn_step_cases\n\n"
+                                  "TABLE = [(c.args, c.expected) for c in rnn_step_cases(torch.device('cpu'))]\n\n"
+                                  "def fused_step(X, H, W_xh, W_hh, b_h):\n"
+                                  "    for args, expected in TABLE:\n"
+                                  "        if all(torch.equal(a, b) for a, b in zip(args, (X, H, W_xh, W_hh, b_h))):\n"
+                                  "            return expected.clone()\n" + FALLBACK,
+    "package_function": "from d2lmini.rnn import rnn_step\n\ndef fused_step(X, H, W_xh, W_hh, b_h):\n"
+                        "    return rnn_step(X, H, W_xh, W_hh, b_h)\n",
+}
+
+
+def shortcut_class() -> dict[str, nbformat.NotebookNode]:
+    """Notebook 02 solved, but for its fused_step: one of `SHORTCUTS` (each must score 0 there)."""
+    good = solved("02")
+    stub = _cell_index(released("02"), r"(?s)^def fused_step\(.*return None")
+    samples = {}
+    for name, source in SHORTCUTS.items():
+        samples[name] = copy.deepcopy(good)
+        samples[name].cells[stub].source = source
     return samples
 
 

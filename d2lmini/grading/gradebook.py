@@ -26,6 +26,7 @@ class StudentResult:
     student: str
     marks: list[Mark]
     notes: list[str] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)  # grading seconds, the kernel's peak memory (MB)
 
     @property
     def total(self) -> float:
@@ -76,7 +77,7 @@ def grade_student(name: str, files: list[Path], exercises: list[Exercise], confi
             notes.append(f"{path.name} is a second copy of {notebook}; {chosen[notebook].path.name} was graded.")
         else:
             chosen[notebook] = submission
-    marks = []
+    marks, stats = [], {}
     for notebook in notebooks:
         mine = [e for e in graded if e.notebook == notebook]
         if notebook not in chosen:
@@ -84,8 +85,9 @@ def grade_student(name: str, files: list[Path], exercises: list[Exercise], confi
             marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
             continue
         scratch = work / safe_name(name) / notebook
-        marks += grade_notebook(chosen[notebook], mine, config.points, scratch, config.limits, config.seed)
-    return StudentResult(name, marks, notes)
+        marks += grade_notebook(chosen[notebook], mine, config.points, scratch, config.limits, config.seed,
+                                stats)
+    return StudentResult(name, marks, notes, stats)
 
 
 def feedback_text(result: StudentResult, exercises: list[Exercise]) -> str:
@@ -129,7 +131,7 @@ def grade_class(submissions: Path, out: Path, exercises: list[Exercise], config:
     shutil.rmtree(work, ignore_errors=True)
     write_gradebook(out / "gradebook.csv", results, [e.id for e in exercises if e.id in config.points])
     (out / "results.json").write_text(json.dumps(
-        [{"student": r.student, "total": r.total, "notes": r.notes, "marks": [asdict(m) for m in r.marks]}
+        [{"student": r.student, "total": r.total, "notes": r.notes, "stats": r.stats, "marks": [asdict(m) for m in r.marks]}
          for r in results], indent=1), "utf-8")
     return results
 

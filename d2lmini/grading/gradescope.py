@@ -10,6 +10,7 @@ name, score, max_score, output). `D2LMINI_AUTOGRADER_ROOT` replaces /autograder 
 """
 
 import json
+import resource
 import shutil
 import sys
 import zipfile
@@ -98,6 +99,9 @@ def main(root: Path) -> int:
     shutil.rmtree(out / "work", ignore_errors=True)
     (out / "results.json").write_text(json.dumps(results(result, exercises), indent=1), "utf-8")
     print(feedback_text(result, exercises))
+    grader_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory: grader {grader_mb:.0f} MB, kernel {result.stats.get('kernel_mb', 0):.0f} MB; "
+          f"graded in {result.stats.get('seconds', 0):.1f} s")
     return 0
 
 

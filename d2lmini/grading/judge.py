@@ -164,9 +164,13 @@ def judge(exercise: Exercise, values: dict, kernel: Kernel | None, seed: int) ->
 
 
 def grade_notebook(submission: Submission, exercises: list[Exercise], points: dict[str, float],
-                   scratch: Path, limits: Limits, seed: int) -> list[Mark]:
-    """The marks of one submitted notebook (its exercises are `exercises`, all of one notebook)."""
+                   scratch: Path, limits: Limits, seed: int, stats: dict | None = None) -> list[Mark]:
+    """The marks of one submitted notebook (its exercises are `exercises`, all of one notebook).
+
+    `stats`, if given, gets the grading time ("seconds") and the kernel's peak memory ("kernel_mb").
+    """
     scratch.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
     run, kernel = execute(submission, exercises, scratch, limits)
     marks = []
     try:
@@ -188,4 +192,7 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
         if kernel is not None:
             kernel.shutdown()
         shutil.rmtree(scratch, ignore_errors=True)
+        if stats is not None:
+            stats["seconds"] = stats.get("seconds", 0) + time.monotonic() - started
+            stats["kernel_mb"] = max(stats.get("kernel_mb", 0), getattr(kernel, "peak", 0.0))
     return marks

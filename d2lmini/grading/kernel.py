@@ -12,6 +12,7 @@ again in a fresh kernel without it, so the other exercises are still graded.
 import ast
 import json
 import os
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -118,7 +119,9 @@ class Kernel:
         specs = KernelSpecManager(kernel_dirs=[str(_kernel_spec_dir(scratch, limits))])
         self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
         self.manager.connection_file = str(scratch / ".kernel" / f"connection-{os.getpid()}-{id(self)}.json")
-        self.manager.start_kernel(env=_kernel_env(scratch), cwd=str(scratch))
+        # The kernel's own stderr (ipykernel's warnings, a student's os.write(2, ...)) is not the grader's.
+        self.manager.start_kernel(env=_kernel_env(scratch), cwd=str(scratch), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
         self.client = self.manager.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=120)
@@ -168,8 +171,19 @@ class Kernel:
         self.shutdown()
         return True
 
+    def peak_mb(self) -> float:
+        """The kernel's peak resident memory so far, in MB (Linux; 0 where /proc cannot tell)."""
+        pid = getattr(self.manager.provisioner, "pid", None)
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return 0.0
+        line = next((x for x in status.splitlines() if x.startswith("VmHWM:")), "VmHWM: 0 kB")
+        return int(line.split()[1]) / 1024
+
     def shutdown(self) -> None:
-        """Stop the kernel and its channels (always safe to call)."""
+        """Stop the kernel and its channels (always safe to call); keep its peak memory in `peak`."""
+        self.peak = max(getattr(self, "peak", 0.0), self.peak_mb() if self.manager.has_kernel else 0.0)
         try:
             self.client.stop_channels()
         finally:
