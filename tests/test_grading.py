@@ -33,7 +33,7 @@ EXERCISES = manifest.load()
 
 def test_the_shipped_exercise_list_is_the_released_notebooks():
     assert [e.id for e in manifest.discover(ROOT / "notebooks")] == [e.id for e in EXERCISES]
-    assert manifest.discover(ROOT / "notebooks") == EXERCISES, "run python -m d2lmini.grading --discover notebooks/"
+    assert manifest.discover(ROOT / "notebooks") == EXERCISES, "run: python -m d2lmini.grading --discover"
 
 
 def test_the_default_config_grades_every_exercise():

@@ -83,7 +83,8 @@ def main(argv: list[str]) -> None:
     printed = _run("run_autograder", ["bash", str(root / "source" / "run_autograder")], env)
     results = check_results(root / "results" / "results.json", args.notebook)
     memory = next(line for line in printed.splitlines() if line.startswith("peak memory"))
-    print(f"zip {size / 1024:.0f} KB; results.json: {len(results['tests'])} tests, score {results['score']:g}")
+    print(f"zip {size / 1024:.0f} KB; results.json: {len(results['tests'])} tests, "
+          f"score {results['score']:g}")
     print(memory)
     print("OK: the Gradescope autograder graded the sample submission in a fresh venv")
 

@@ -86,7 +86,8 @@ def solved(notebook: str) -> nbformat.NotebookNode:
                 if re.search(rf"\b{check}\(\s*answer\b", cell.source):
                     cell.source = cell.source.replace("answer = None", f"answer = {_literal(value)}", 1)
         elif "return None" in cell.source and STUB.search(cell.source):
-            parts = [_solution_source(name, solution_path, capstone_path) for name in STUB.findall(cell.source)]
+            parts = [_solution_source(name, solution_path, capstone_path)
+                     for name in STUB.findall(cell.source)]
             if all(parts):
                 cell.source = "\n\n".join(parts)
     return result
@@ -98,7 +99,8 @@ def untouched(notebook: str) -> nbformat.NotebookNode:
 
 
 def _cell_index(notebook: nbformat.NotebookNode, pattern: str) -> int:
-    return next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code" and re.search(pattern, c.source))
+    return next(i for i, c in enumerate(notebook.cells)
+                if c.cell_type == "code" and re.search(pattern, c.source))
 
 
 def _with_cell(notebook, index: int, source: str, before: bool = True) -> nbformat.NotebookNode:
@@ -128,10 +130,11 @@ def bad_class(notebook: str) -> dict[str, tuple[object, dict[str, str]]]:
 
     def question_cell(prefix: str) -> nbformat.NotebookNode:
         result = copy.deepcopy(good)
-        result.cells[question].source = prefix + result.cells[question].source
+        result.cells[question].source = prefix.rstrip("\n") + "\n" + result.cells[question].source
         return result
 
-    samples["not_a_notebook"] = (b"%PDF-1.4 this is not a notebook\n", {"*": "could not be read as a Jupyter notebook"})
+    samples["not_a_notebook"] = (b"%PDF-1.4 this is not a notebook\n",
+                                 {"*": "could not be read as a Jupyter notebook"})
     deleted = copy.deepcopy(good)
     del deleted.cells[check]
     samples["deleted_check_cell"] = (deleted, {coding: "is not in your notebook"})
@@ -143,19 +146,21 @@ def bad_class(notebook: str) -> dict[str, tuple[object, dict[str, str]]]:
     reordered.cells.insert(stub, reordered.cells.pop(check))
     samples["reordered_cells"] = (reordered, {coding: "NameError"})
     renamed = copy.deepcopy(good)
-    renamed.cells[stub].source = renamed.cells[stub].source.replace(f"def {function}(", f"def {function}_v2(", 1)
+    renamed.cells[stub].source = renamed.cells[stub].source.replace(f"def {function}(",
+                                                                    f"def {function}_v2(", 1)
     samples["renamed_function"] = (renamed, {coding: "NameError"})
     syntax = copy.deepcopy(good)
     syntax.cells[stub].source += "\n    return (\n"
     samples["syntax_error"] = (syntax, {coding: "NameError"})
     samples["endless_loop"] = (question_cell("while True:\n    pass\n"), {first: "still running"})
-    samples["huge_allocation"] = (question_cell("import torch\nbig = torch.ones(10**10, dtype=torch.uint8)\n"),
-                                  {first: "RuntimeError"})
+    samples["huge_allocation"] = (question_cell("import torch\nbig = torch.ones(10**10, dtype=torch.uint8)"),
+                                  {first: "more memory than"})
     samples["os_exit"] = (question_cell("import os\nos._exit(0)\n"), {first: "ended the notebook's kernel"})
     samples["sys_exit"] = (question_cell("import sys\nsys.exit('done')\n"), {first: "SystemExit"})
     samples["printing_100_mb"] = (question_cell("for _ in range(1_000_000):\n    print('x' * 99)\n"),
                                   {first: "printed more than"})
-    samples["pip_install"] = (question_cell("%pip install d2lmini-helper-answers\nimport d2lmini_helper_answers\n"),
+    samples["pip_install"] = (question_cell("%pip install d2lmini-helper-answers\n"
+                                            "import d2lmini_helper_answers\n"),
                               {first: "ModuleNotFoundError"})
     samples["network_call"] = (question_cell(
         "import urllib.request\nurllib.request.urlopen('https://example.com/answers', timeout=30)\n"),
@@ -184,12 +189,13 @@ SHORTCUTS = {
     "patched_checker": "import torch\nimport d2lmini.exercises.coding as coding\n\n"
                        "def fused_step(X, H, W_xh, W_hh, b_h):\n"
                        "    coding.first_difference = lambda *a, **k: None\n" + FALLBACK,
-    "table_of_self_check_values": "import torch\nfrom d2lmini.exercises.hidden_state import rnn_step_cases\n\n"
-                                  "TABLE = [(c.args, c.expected) for c in rnn_step_cases(torch.device('cpu'))]\n\n"
-                                  "def fused_step(X, H, W_xh, W_hh, b_h):\n"
-                                  "    for args, expected in TABLE:\n"
-                                  "        if all(torch.equal(a, b) for a, b in zip(args, (X, H, W_xh, W_hh, b_h))):\n"
-                                  "            return expected.clone()\n" + FALLBACK,
+    "table_of_self_check_values": (
+        "import torch\nfrom d2lmini.exercises.hidden_state import rnn_step_cases\n\n"
+        "TABLE = [(c.args, c.expected) for c in rnn_step_cases(torch.device('cpu'))]\n\n"
+        "def fused_step(X, H, W_xh, W_hh, b_h):\n"
+        "    for args, expected in TABLE:\n"
+        "        if all(torch.equal(a, b) for a, b in zip(args, (X, H, W_xh, W_hh, b_h))):\n"
+        "            return expected.clone()\n" + FALLBACK),
     "package_function": "from d2lmini.rnn import rnn_step\n\ndef fused_step(X, H, W_xh, W_hh, b_h):\n"
                         "    return rnn_step(X, H, W_xh, W_hh, b_h)\n",
 }

@@ -129,7 +129,7 @@ _SEED_SHIFT = contextvars.ContextVar("d2lmini_case_seed_shift", default=0)
 
 @contextlib.contextmanager
 def shifted_seeds(shift: int):
-    """Within the block, `sampler` draws from seeds moved by `shift` (instructors' grading, `d2lmini.grading`)."""
+    """Within the block, `sampler` draws from seeds moved by `shift` (for `d2lmini.grading`)."""
     token = _SEED_SHIFT.set(int(shift))
     try:
         yield

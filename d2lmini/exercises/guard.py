@@ -40,7 +40,7 @@ OUTPUT_LIMIT = 2000  # characters of a student's printing that are shown
 PACKAGE = Path(__file__).parents[1]  # as the code objects name it: not resolved
 # The exercise machinery the guarded call itself runs (converting a result, this hook).
 MACHINERY = frozenset(str(PACKAGE / "exercises" / name) for name in ("__init__.py", "coding.py", "guard.py"))
-# The grader's remote function (d2lmini.grading.remote) stands in for a student's function in the grading process.
+# The grader's remote function (d2lmini.grading.remote) stands in for a student's function when grading.
 MACHINERY |= {str(PACKAGE / "grading" / "remote.py")}
 CLIPPING_HELPERS = torch.nn.utils.clip_grad.__file__
 # Namespaces whose functions a student's code might replace; they are put back after each call.

@@ -7,12 +7,13 @@
 """
 
 import argparse
+import secrets
 import sys
 import time
 from pathlib import Path
 
 from d2lmini.grading import manifest
-from d2lmini.grading.config import config_text, load_config
+from d2lmini.grading.config import PUBLIC_SEED, config_text, load_config
 from d2lmini.grading.gradebook import grade_class
 
 
@@ -29,7 +30,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="re-read the exercises from the released notebooks in this folder")
     parser.add_argument("--gradescope", type=Path, metavar="ZIP", help="build a Gradescope autograder zip")
     args = parser.parse_args(argv)
-    if not (args.write_config or args.discover or args.gradescope) and (args.submissions is None or args.out is None):
+    other = args.write_config or args.discover or args.gradescope
+    if not other and (args.submissions is None or args.out is None):
         parser.error("give SUBMISSIONS and --out OUT (or --write-config, --discover, --gradescope)")
     if args.submissions is not None and not args.submissions.is_dir():
         parser.error(f"{args.submissions} is not a folder")
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     exercises = manifest.load()
     if args.write_config:
-        args.write_config.write_text(config_text(exercises), "utf-8")
+        args.write_config.write_text(config_text(exercises, secrets.randbelow(2**31)), "utf-8")
         print(f"wrote {args.write_config}: edit the points, then pass it with --config")
         return 0
     try:
@@ -56,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if config.seed == PUBLIC_SEED:
+        print(f"note: seed {PUBLIC_SEED} is the shipped config's, which students can read too; write "
+              "your own config (--write-config) for graded inputs nobody has seen", file=sys.stderr)
     if args.gradescope:
         from d2lmini.grading.gradescope import build_zip
         build_zip(args.gradescope, args.config)

@@ -109,7 +109,8 @@ def _reply(handle, outcome, output, recorded, args, saved) -> dict:
         "timed_out": outcome.timed_out, "refused": outcome.refused, "replaced": outcome.replaced,
         "printed": output.shown() if output.kept or output.dropped else "",
         "calls": {str(k): int(v) for k, v in recorded.calls.items()},
-        "args_after": [None if _unchanged(old, new) else encode(new) for old, new in zip(saved, args, strict=True)],
+        "args_after": [None if _unchanged(old, new) else encode(new)
+                       for old, new in zip(saved, args, strict=True)],
     }
 
 

@@ -25,6 +25,7 @@ from d2lmini.grading.manifest import Exercise
 
 DEFAULT_CONFIG = Path(__file__).with_name("points.toml")
 QUESTION_POINTS, CODING_POINTS, CAPSTONE_POINTS = 1, 2, 5
+PUBLIC_SEED = 2026  # the shipped config's seed: anyone can read it, so an instructor writes their own
 LIMIT_KEYS = ("cell_seconds", "notebook_seconds", "memory_mb")
 
 
@@ -46,7 +47,8 @@ def validate_config(data: dict, exercises: list[Exercise], source: str) -> Confi
         raise ValueError(f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; "
                          f"expected [grading] (seed, {', '.join(LIMIT_KEYS)}) and [points]")
     if not points:
-        raise ValueError(f"{source}: [points] lists no exercise; give at least one, e.g. \"01:ngram_order\" = 1")
+        raise ValueError(f"{source}: [points] lists no exercise; give at least one, "
+                         "e.g. \"01:ngram_order\" = 1")
     missing = sorted(set(points) - known)
     if missing:
         raise ValueError(f"{source}: no exercise called {', '.join(missing)}; the exercises are "
@@ -54,7 +56,7 @@ def validate_config(data: dict, exercises: list[Exercise], source: str) -> Confi
     for key, value in points.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
             raise ValueError(f"{source}: the points of {key} must be a number >= 0, not {value!r}")
-    seed = grading.get("seed", 2026)
+    seed = grading.get("seed", PUBLIC_SEED)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
         raise ValueError(f"{source}: seed must be a whole number between 0 and 2**31 - 1, not {seed!r}")
     limits = Limits()
@@ -83,7 +85,7 @@ def default_points(exercise: Exercise) -> int:
     return CODING_POINTS if exercise.kind == "coding" else QUESTION_POINTS
 
 
-def config_text(exercises: list[Exercise], seed: int = 2026) -> str:
+def config_text(exercises: list[Exercise], seed: int = PUBLIC_SEED) -> str:
     """A config file giving every exercise its default points (what `--write-config` writes)."""
     limits = Limits()
     lines = [

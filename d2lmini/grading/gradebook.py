@@ -74,7 +74,8 @@ def grade_student(name: str, files: list[Path], exercises: list[Exercise], confi
         elif notebook not in notebooks:
             notes.append(f"{path.name} is notebook {notebook}, which this assignment does not grade.")
         elif notebook in chosen:
-            notes.append(f"{path.name} is a second copy of {notebook}; {chosen[notebook].path.name} was graded.")
+            notes.append(f"{path.name} is a second copy of {notebook}; "
+                         f"{chosen[notebook].path.name} was graded.")
         else:
             chosen[notebook] = submission
     marks, stats = [], {}
@@ -131,7 +132,8 @@ def grade_class(submissions: Path, out: Path, exercises: list[Exercise], config:
     shutil.rmtree(work, ignore_errors=True)
     write_gradebook(out / "gradebook.csv", results, [e.id for e in exercises if e.id in config.points])
     (out / "results.json").write_text(json.dumps(
-        [{"student": r.student, "total": r.total, "notes": r.notes, "stats": r.stats, "marks": [asdict(m) for m in r.marks]}
+        [{"student": r.student, "total": r.total, "notes": r.notes, "stats": r.stats,
+          "marks": [asdict(m) for m in r.marks]}
          for r in results], indent=1), "utf-8")
     return results
 

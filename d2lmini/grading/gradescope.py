@@ -35,7 +35,7 @@ SETUP = """#!/usr/bin/env bash
 set -euo pipefail
 root="${{D2LMINI_AUTOGRADER_ROOT:-/autograder}}"
 python="${{PYTHON:-python3}}"
-if ! command -v "$python" >/dev/null || ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     apt-get update -q && apt-get install -y -q python3 python3-venv python3-pip
 fi
 "$python" -m venv "$root/venv"

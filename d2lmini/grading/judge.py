@@ -91,7 +91,8 @@ def _run_cells(kernel: Kernel, cells: list[str], exercises: dict[str, Exercise],
             continue
         left = limits.notebook_seconds - (time.monotonic() - started)
         if left <= 0:
-            run.stopped = f"the notebook ran past its time limit of {limits.notebook_seconds:g} s before cell {index + 1}"
+            run.stopped = (f"the notebook ran past its time limit of {limits.notebook_seconds:g} s "
+                           f"before cell {index + 1}")
             return None
         code, found = rewrite(source, exercises)
         for exercise_id in found:
@@ -129,15 +130,15 @@ def _reason_missing(exercise: Exercise, run: NotebookRun, limits: Limits) -> str
         return (f"The cell that checks this exercise (`{exercise.check}(...)`) is not in your notebook, "
                 "or its call was changed: copy it back from the released notebook and run it.")
     if index in run.skipped:
-        return (f"Cell {index + 1}, which checks this exercise, ended the notebook's kernel (os._exit, a crash, "
-                "or more memory than allowed), so it was left out.")
+        return (f"Cell {index + 1}, which checks this exercise, ended the notebook's kernel (os._exit, "
+                "a crash, or more memory than allowed), so it was left out.")
     problem = run.cells.get(index)
     if problem == "time limit":
-        return (f"Cell {index + 1}, which checks this exercise, was still running after {limits.cell_seconds:g} s "
-                "and was stopped.")
+        return (f"Cell {index + 1}, which checks this exercise, was still running after "
+                f"{limits.cell_seconds:g} s and was stopped.")
     if problem == "printing":
-        return (f"Cell {index + 1}, which checks this exercise, printed more than {OUTPUT_LIMIT:,} characters "
-                "and was stopped.")
+        return (f"Cell {index + 1}, which checks this exercise, printed more than {OUTPUT_LIMIT:,} "
+                "characters and was stopped.")
     if problem and "allocate" in problem:
         return (f"Cell {index + 1}, which checks this exercise, asked for more memory than the "
                 f"{limits.memory_mb:,} MB a notebook may use when graded ({problem[:120]}).")
@@ -185,8 +186,8 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
             try:
                 verdict = judge(exercise, run.records.get(exercise.id, {}), kernel, seed)
             except Exception as error:  # a grader fault must cost nobody the batch; it is reported
-                verdict = Verdict(False, f"Not graded: the grader failed on this exercise ({type(error).__name__}: "
-                                         f"{error}); tell your instructor.")
+                verdict = Verdict(False, "Not graded: the grader failed on this exercise "
+                                         f"({type(error).__name__}: {error}); tell your instructor.")
             marks.append(Mark(exercise.id, worth if verdict.correct else 0, worth, verdict.message))
     finally:
         if kernel is not None:

@@ -103,7 +103,7 @@ def _encode(value, depth: int):
 def _plain_attributes(attributes: dict) -> dict:
     """The numbers, flags and text among `attributes` (a model's sizes, an optimizer's settings)."""
     return {k: v for k, v in attributes.items()
-            if not k.startswith("_") and isinstance(v, bool | int | float | str) and not isinstance(v, complex)}
+            if not k.startswith("_") and isinstance(v, bool | int | float | str)}
 
 
 def _encode_tensor(value: torch.Tensor) -> dict:
@@ -217,7 +217,8 @@ class RemoteFunction:
     """
 
     def __init__(self, handle: str, client, alive: Callable[[], bool], seconds: float, name: str):
-        self.handle, self.client, self.alive, self.seconds, self.__name__ = handle, client, alive, seconds, name
+        self.handle, self.client, self.alive, self.seconds = handle, client, alive, seconds
+        self.__name__ = name
 
     def __repr__(self) -> str:
         return f"<your function {self.__name__}>"
@@ -227,8 +228,9 @@ class RemoteFunction:
         code = f"__d2lmini_grading__.call({self.handle!r}, {payload!r})"
         reply = request(self.client, code, self.handle, self.seconds, self.alive)
         if reply is None:
-            raise named_error("KernelStopped")("the kernel running your notebook stopped or stopped answering "
-                                               "during this call (os._exit, a crash, or more memory than allowed)")
+            raise named_error("KernelStopped")(
+                "the kernel running your notebook stopped or stopped answering during this call "
+                "(os._exit, a crash, or more memory than allowed)")
         if reply.get("printed"):
             sys.stdout.write(reply["printed"])
         for recorder in _call_recorders():
