@@ -136,6 +136,7 @@ def _grade(tmp_path: Path, submissions: Path, config: Path, jobs: int = 2) -> tu
 
 
 @pytest.mark.slow
+@pytest.mark.classes
 def test_a_class_of_bad_submissions_is_graded_and_each_loses_only_what_it_broke(tmp_path):
     submissions = tmp_path / "submissions"
     name = grading_samples.notebook_path("02").name
@@ -163,6 +164,7 @@ def test_a_class_of_bad_submissions_is_graded_and_each_loses_only_what_it_broke(
 
 
 @pytest.mark.slow
+@pytest.mark.classes
 def test_the_solutions_score_full_marks_and_the_untouched_notebooks_zero(tmp_path):
     numbers = tuple(sorted({e.notebook[:2] for e in EXERCISES}))
     submissions = tmp_path / "submissions"
@@ -178,6 +180,7 @@ def test_the_solutions_score_full_marks_and_the_untouched_notebooks_zero(tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.classes
 def test_shortcuts_that_work_in_the_students_own_process_earn_nothing_from_the_grader(tmp_path):
     submissions = tmp_path / "submissions"
     name = grading_samples.notebook_path("02").name
