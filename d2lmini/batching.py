@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import torch
 
 
-def check_fits(num_tokens: int, batch_size: int, num_steps: int) -> None:
+def validate_fits(num_tokens: int, batch_size: int, num_steps: int) -> None:
     """Raise ValueError unless minibatches of batch_size x num_steps can be cut from num_tokens.
 
     One extra row of num_steps is needed for the random start offset and the shifted labels.
@@ -45,7 +45,7 @@ def random_batches(
     Neighbouring rows of consecutive minibatches are unrelated, so the hidden state
     must be reset for every minibatch. Incomplete minibatches are dropped.
     """
-    check_fits(len(indices), batch_size, num_steps)
+    validate_fits(len(indices), batch_size, num_steps)
     offset = random_offset(num_steps, generator)
     num_subseqs = (len(indices) - offset - 1) // num_steps
     starts = offset + num_steps * torch.randperm(num_subseqs, generator=generator)
@@ -72,7 +72,7 @@ def sequential_batches(
     token after the offset (but a short remainder) is an input exactly once. `offset`
     fixes the offset instead of drawing it (0 <= offset < num_steps; notebook 03's exercise).
     """
-    check_fits(len(indices), batch_size, num_steps)
+    validate_fits(len(indices), batch_size, num_steps)
     if offset is None:
         offset = random_offset(num_steps, generator)
     elif not 0 <= offset < num_steps:

@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 
 from d2lmini.markov import make_markov_source
+from d2lmini.settings import CORPUS_SETTINGS, validate_value
 from d2lmini.text import Vocab, preprocess, tokenize
 
 BUNDLED_FILE = "d2lmini_corpus.txt"
@@ -116,8 +117,7 @@ def load_corpus(
     (default: `default_cache_dir()`) and downloaded from `url` (http or https), within
     `timeout` seconds, when no verified copy is cached there (see `download_timemachine`).
     """
-    if not isinstance(name, str):
-        raise TypeError(f"the corpus name must be a string, one of {', '.join(CORPUS_NAMES)}; not {name!r}")
+    name = validate_value(CORPUS_SETTINGS["corpus"], name)
     if name == "bundled":
         return corpus_from_text(name, preprocess(bundled_text()))
     if name == "timemachine":
@@ -160,7 +160,7 @@ def _other_folder(folder: Path) -> str:
             "(the lab's 'bundled corpus' choice, or load_corpus('bundled') in code).")
 
 
-def check_download_url(url: str) -> str:
+def validate_download_url(url: str) -> str:
     """Return `url` when it is an http:// or https:// address with a host name.
 
     Anything else (file:, ftp:, data:, a relative path, not a string) raises
@@ -180,19 +180,11 @@ def check_download_url(url: str) -> str:
     return url
 
 
-def _check_timeout(timeout: float) -> None:
-    """Raise TypeError or ValueError unless `timeout` is a number of seconds in (0, 3600]."""
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout must be a number of seconds, not {timeout!r}")
-    if not 0 < timeout <= 3600:  # also refuses nan
-        raise ValueError(f"timeout must be more than 0 and at most 3600 seconds, not {timeout!r}")
-
-
 class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
     """Follows a redirect only to an http:// or https:// address."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
-        check_download_url(newurl)
+        validate_download_url(newurl)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
@@ -247,7 +239,7 @@ def fetch_bytes(url: str, deadline: float, max_bytes: int = MAX_DOWNLOAD_BYTES) 
     abandoned (and ends by its own socket timeout) when the deadline passes. A body shorter
     than its Content-Length is an error. Only http and https are spoken, redirects included.
     """
-    check_download_url(url)
+    validate_download_url(url)
     outcome: dict = {}
 
     def transfer() -> None:
@@ -375,8 +367,9 @@ def download_timemachine(
     nothing partial is left in the folder. Saved copies are readable by everyone (0644).
     (`sha1` is a parameter only so that tests can serve their own file.)
     """
-    check_download_url(url)
-    _check_timeout(timeout)
+    validate_download_url(url)
+    timeout = validate_value(CORPUS_SETTINGS["timeout"], timeout)
+    data_dir = validate_value(CORPUS_SETTINGS["data_dir"], data_dir)
     folder = Path(data_dir or default_cache_dir())
     path = folder / TIMEMACHINE_FILE
     digest = _cached_digest(path)

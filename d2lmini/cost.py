@@ -2,7 +2,7 @@
 
 `estimate_cost` adds up, for any budget (epochs, minibatches or seconds), the minibatches
 trained, every evaluation of the validation text at the checkpoints, and the sample that
-`predict` generates, in seconds on a reference machine (one thread of a 2-core laptop CPU).
+`predict` generates, in seconds on a reference machine (README, "Every click is bounded").
 `MachineSpeed` learns how much faster or slower this machine is from the runs it finishes, so
 the lab can announce how long a run will take here before it starts.
 """
@@ -10,9 +10,9 @@ the lab can announce how long a run will take here before it starts.
 import math
 from dataclasses import dataclass
 
-# Seconds per unit of work on the reference machine: one thread of a 2-core laptop CPU, fitted by
-# least squares (relative error) to timings of 33 minibatch shapes (hidden 8-512, batch 1-512,
-# steps 1-256; `benchmarks/lab_click_times.py` checks the whole runs). A minibatch costs a fixed
+# Seconds per unit of work on the reference machine, fitted by least squares (relative error) to
+# timings of minibatch shapes (README, "Every click is bounded"; `benchmarks/click_times.py` times
+# whole runs). A minibatch costs a fixed
 # overhead, a per-time-step cost (the sequential loop, whose h x h matmul does not shrink with the
 # batch) and a per-token cost; "mac" terms scale with the multiply-adds of one step.
 TRAIN_SECONDS = {"minibatch": 1.0e-3, "step": 1.3e-5, "step_mac": 1.3e-10, "token": 4.5e-7,

@@ -22,6 +22,8 @@ import signal
 import threading
 
 _main_loop: asyncio.AbstractEventLoop | None = None
+# How long work in another thread waits for the main loop to install its SIGINT handler.
+INSTALL_WAIT_SECONDS = 1.0
 
 
 class StopRequest:
@@ -56,21 +58,40 @@ def remember_main_loop(loop: asyncio.AbstractEventLoop | None = None) -> None:
     _main_loop = loop
 
 
-def _set_handler_in_main_thread(handler) -> object | None:
-    """Install `handler` for SIGINT from another thread, through the main loop; return the previous one.
+def _handler_or_default(handler):
+    """Return `handler`, or Python's own SIGINT handler when it was not set from Python (None)."""
+    return signal.default_int_handler if handler is None else handler
 
-    Returns None when it could not be done within a second (no loop, or the main thread busy).
+
+class _MainThreadHandler:
+    """A SIGINT handler installed from another thread through the main loop, and taken away the same way.
+
+    Both steps are callbacks on the main loop, which runs them in the order they were asked
+    for: whenever `install` runs (even after `install_and_wait` gave up waiting), `remove`
+    runs after it and puts the previous handler back.
     """
-    loop, installed, previous = _main_loop, threading.Event(), []
-    if loop is None or loop.is_closed():
-        return None
 
-    def install():
-        previous.append(signal.signal(signal.SIGINT, handler))
-        installed.set()
+    def __init__(self, loop: asyncio.AbstractEventLoop, handler):
+        self.loop, self.handler = loop, handler
+        self.installed, self.previous = threading.Event(), None
 
-    loop.call_soon_threadsafe(install)
-    return previous[0] if installed.wait(timeout=1.0) else None
+    def _install(self) -> None:
+        self.previous = signal.signal(signal.SIGINT, self.handler)
+        self.installed.set()
+
+    def _remove(self) -> None:
+        if self.installed.is_set() and signal.getsignal(signal.SIGINT) is self.handler:
+            signal.signal(signal.SIGINT, _handler_or_default(self.previous))
+
+    def install_and_wait(self) -> bool:
+        """Ask the main loop to install the handler; return True if it did within `INSTALL_WAIT_SECONDS`."""
+        self.loop.call_soon_threadsafe(self._install)
+        return self.installed.wait(timeout=INSTALL_WAIT_SECONDS)
+
+    def remove(self) -> None:
+        """Ask the main loop to put the previous handler back (after the install, if that ever runs)."""
+        if not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._remove)
 
 
 @contextlib.contextmanager
@@ -92,11 +113,37 @@ def interruptible():
         try:
             yield request
         finally:
-            signal.signal(signal.SIGINT, before)
+            signal.signal(signal.SIGINT, _handler_or_default(before))
         return
-    before = _set_handler_in_main_thread(request.set)
+    loop = _main_loop
+    if loop is None or loop.is_closed():
+        yield request
+        return
+    handler = _MainThreadHandler(loop, request.set)
+    handler.install_and_wait()
     try:
         yield request
     finally:
-        if before is not None and _main_loop is not None and not _main_loop.is_closed():
-            _main_loop.call_soon_threadsafe(signal.signal, signal.SIGINT, before)
+        handler.remove()
+
+
+@contextlib.contextmanager
+def interrupts_held():
+    """Hold ■ (SIGINT, Ctrl-C) until the block ends, then deliver it as if it arrived then.
+
+    For work an interrupt must not cut in half: Python imports modules lazily, and a
+    `KeyboardInterrupt` in the middle of an import (the first optimizer of a process imports
+    `torch._dynamo` and sympy) leaves packages half-imported for the rest of the process.
+    Outside the main thread it does nothing: no signal reaches another thread.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived = []
+    before = signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, _handler_or_default(before))
+        if arrived:
+            signal.raise_signal(signal.SIGINT)

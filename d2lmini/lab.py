@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from d2lmini.batching import check_fits
+from d2lmini.batching import validate_fits
 from d2lmini.corpus import (
     TIMEMACHINE_URL,
     Corpus,
@@ -26,26 +26,25 @@ from d2lmini.corpus import (
 from d2lmini.cost import MachineSpeed, RunCost, estimate_cost, planned_minibatches
 from d2lmini.device import try_gpu
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
-from d2lmini.rnn import check_prefix, predict
-from d2lmini.settings import CORPORA, LAB_SETTINGS, check_device_name, check_settings
+from d2lmini.rnn import predict, validate_prefix
+from d2lmini.settings import CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
 from d2lmini.train import History, TrainConfig, TrainingDiverged, divergence_limit, make_model, train
 from d2lmini.verdicts import text_baselines
 
-# The default budget: about two seconds of training on an idle 2-core laptop CPU at the
-# default settings (README, "Performance"). Counted in minibatches, so the same settings
-# and seed give the same curve and sample on any machine, under any load.
+# The default budget (its time: README, "Why these defaults"). Counted in minibatches, so the
+# same settings and seed give the same curve and sample on any machine, under any load.
 LAB_MINIBATCHES = 600
 # A safety stop for settings far from the defaults; the default run never reaches it.
 TIME_LIMIT_SECONDS = 60.0
 # Refuse runs whose estimated cost (`d2lmini.cost`: training, every evaluation and the sample)
-# is more than this many times the default run's (about 30 seconds on a 2-core laptop), or that
-# need more memory than this: the reason goes into the message.
+# is more than this many times the default run's, or that need more memory than this: the
+# reason goes into the message.
 MAX_WORK_FACTOR = 10
 MAX_BYTES = 2 * 1024**3
 # The longest time limit the lab accepts, in seconds.
 MAX_LAB_SECONDS = 600.0
 # One click of the lab's panel (and each run of a sweep) is refused when estimated above this many
-# seconds on the reference machine (one thread of a 2-core laptop): see `check_click`.
+# seconds on the reference machine (`d2lmini.cost`): see `validate_click`.
 MAX_CLICK_SECONDS = 15.0
 # How this machine compares with the reference, learned from every run the lab finishes.
 MACHINE_SPEED = MachineSpeed()
@@ -62,8 +61,8 @@ class LabSettings(TrainConfig):
     stop. Lab only: the corpus, the prefix, temperature and length of the sample; where
     The Time Machine is cached (`data_dir`, None: `d2lmini.corpus.default_cache_dir()`) and
     fetched from; the device (None: `try_gpu()`), and `num_threads`, how many CPU threads
-    torch may use while the lab trains (restored afterwards; 1 measured fastest on a busy
-    2-core machine, see the README; None leaves the user's setting alone). What each field
+    torch may use while the lab trains (restored afterwards; why 1: README, "Why these
+    defaults"; None leaves the user's setting alone). What each field
     may hold, its label and help: `d2lmini.settings.LAB_SETTINGS`.
     """
 
@@ -179,7 +178,7 @@ def label(name: str) -> str:
     return LAB_SETTINGS[name].label
 
 
-def check_lab_settings(settings: LabSettings) -> None:
+def validate_lab_settings(settings: LabSettings) -> None:
     """Raise TypeError/ValueError, naming the control and the allowed values, for settings the lab cannot run.
 
     Every field is checked against `d2lmini.settings.LAB_SETTINGS`; then what only the lab
@@ -188,8 +187,8 @@ def check_lab_settings(settings: LabSettings) -> None:
     """
     if not isinstance(settings, LabSettings):
         raise TypeError(f"run_lab needs a d2lmini.lab.LabSettings, not {type(settings).__name__}.")
-    check_settings(settings, LAB_SETTINGS)
-    check_device_name(settings.device)
+    validate_settings(settings, LAB_SETTINGS)
+    validate_device_name(settings.device)
     if settings.max_minibatches is None and settings.num_epochs is None and settings.max_seconds is None:
         raise ValueError("Give the lab a budget: a number of minibatches, of epochs or a time limit.")
     if settings.max_seconds is not None and settings.max_seconds > MAX_LAB_SECONDS:
@@ -213,7 +212,7 @@ def lab_cost(settings: LabSettings, data: "CorpusData") -> RunCost:
                          len(settings.prefix), settings.num_chars)
 
 
-def check_size(settings: LabSettings, data: "CorpusData") -> None:
+def validate_size(settings: LabSettings, data: "CorpusData") -> None:
     """Raise ValueError when a run would need too much memory or far more work than the default run.
 
     Both come from `lab_cost`, for every budget (minibatches, epochs or a time limit), with
@@ -240,11 +239,11 @@ def check_size(settings: LabSettings, data: "CorpusData") -> None:
 
 
 def reference_seconds(settings: LabSettings) -> float:
-    """Return the estimated seconds of a run of `settings` on the reference machine (a 2-core laptop).
+    """Return the estimated seconds of a run of `settings` on the reference machine (`d2lmini.cost`).
 
     Raises like `run_lab` would (TypeError/ValueError, DataUnavailableError) for settings it refuses.
     """
-    check_lab_settings(settings)
+    validate_lab_settings(settings)
     return lab_cost(settings, corpus_data(settings)).seconds
 
 
@@ -254,14 +253,14 @@ def expected_seconds(settings: LabSettings) -> float:
 
 
 class RunTooLong(ValueError):
-    """A run estimated to take longer than one click of the lab may (`check_click`)."""
+    """A run estimated to take longer than one click of the lab may (`validate_click`)."""
 
 
-def check_click(settings: LabSettings, limit: float = MAX_CLICK_SECONDS) -> float:
+def validate_click(settings: LabSettings, limit: float = MAX_CLICK_SECONDS) -> float:
     """Return the run's reference estimate in seconds; raise `RunTooLong` if it is above `limit`.
 
     The panel of notebook 07 calls this before every run, so that no click it allows runs
-    much past `limit` seconds on a 2-core laptop; the message says what to make smaller.
+    much past `limit` seconds on the reference machine; the message says what to make smaller.
     """
     seconds = reference_seconds(settings)
     if seconds > limit:
@@ -294,12 +293,12 @@ def divergence_message(error: TrainingDiverged, settings: LabSettings, vocab_siz
 
 def _prepare(settings: LabSettings) -> CorpusData:
     """Check everything that can be checked before training; return the corpus data."""
-    check_lab_settings(settings)
+    validate_lab_settings(settings)
     data = corpus_data(settings)
-    check_prefix(settings.prefix, data.corpus.vocab)
-    check_size(settings, data)
+    validate_prefix(settings.prefix, data.corpus.vocab)
+    validate_size(settings, data)
     try:
-        check_fits(len(data.train), settings.batch_size, settings.num_steps)
+        validate_fits(len(data.train), settings.batch_size, settings.num_steps)
     except ValueError:
         raise ValueError(
             f"A minibatch of {settings.batch_size} rows x {settings.num_steps} steps = "
@@ -320,7 +319,8 @@ def run_lab(settings: LabSettings, on_checkpoint=None, should_stop=None) -> LabR
     True stops the run as an interrupt does. Never raises, not even for an interrupt: see
     `LabResult.error`. A run stopped part way (an interrupt, a callback that raised, an
     error) keeps its history and model but reports no perplexity: only a finished run's
-    numbers are measurements.
+    numbers are measurements. An interrupt during the sample keeps the finished training's
+    perplexities (`interrupted` is True, `sample` None).
     """
     result, start = LabResult(settings), time.perf_counter()
     try:
@@ -385,7 +385,7 @@ def resample(result: LabResult, settings: LabSettings) -> LabResult:
     if not only_the_sample_differs(result.settings, settings):
         raise ValueError("Only the prefix, the temperature and the length of the sample can change "
                          "without training again.")
-    check_lab_settings(settings)
+    validate_lab_settings(settings)
     vocab = corpus_data(settings).corpus.vocab
     sample = predict(result.model, vocab, settings.prefix, settings.num_chars, settings.temperature,
                      torch.Generator().manual_seed(settings.seed))
@@ -405,12 +405,17 @@ def _train(settings: LabSettings, data: CorpusData, result: LabResult, on_checkp
     if history.stopped is not None:
         result.error, result.interrupted = history.stopped, history.interrupted
         return
-    sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
-                     settings.temperature, torch.Generator().manual_seed(settings.seed))
     steps_per_epoch = max(1, (len(data.train) - 1) // (settings.batch_size * settings.num_steps))
     wanted = planned_minibatches(settings, steps_per_epoch)
     result.stopped_at_time_limit = bool(wanted and result.minibatches < wanted)
     result.train_perplexity = history.train_perplexity[-1]
     result.valid_perplexity = history.valid_perplexity[-1]
     result.worse_than_uniform = not result.valid_perplexity < result.baselines["uniform"]
-    result.sample = sample
+    try:  # training and its last measurement are finished: an interrupt now stops only the sample
+        result.sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
+                                settings.temperature, torch.Generator().manual_seed(settings.seed))
+    except KeyboardInterrupt:
+        result.error, result.interrupted = (
+            f"Stopped by an interrupt while generating the sample. Training had finished: validation "
+            f"perplexity {result.valid_perplexity:.2f}, training {result.train_perplexity:.2f} after "
+            f"{result.minibatches} minibatches."), True

@@ -9,6 +9,7 @@ no model's cross-entropy on this source can go below (in expectation).
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.random  # noqa: F401 - imported here, never lazily inside a run an interrupt can cut
 
 DEFAULT_ALPHABET = "abcdefgh "
 

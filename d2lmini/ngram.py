@@ -123,7 +123,7 @@ class KneserNey:
             raise ValueError(f"character {error.args[0]!r} is not in the model's symbols "
                              f"{self.symbols!r}; pass symbols= to fit") from None
 
-    def _check_fitted(self) -> None:
+    def _validate_fitted(self) -> None:
         if self.symbols is None:
             raise RuntimeError("call fit(text) before asking for probabilities")
 
@@ -143,14 +143,14 @@ class KneserNey:
 
     def log_probs(self, text: str, history: str = "") -> np.ndarray:
         """Return ln p(text[i] | history + text[:i]) for every position i (numpy float64 array)."""
-        self._check_fitted()
+        self._validate_fitted()
         windows, lengths = self._windows(self._ids(history + text), len(history))
         with np.errstate(divide="ignore"):
             return np.log(self._score(windows, lengths))
 
     def distribution(self, context: str) -> np.ndarray:
         """Return p(w | context) for every w in `self.symbols`, in that order (sums to 1)."""
-        self._check_fitted()
+        self._validate_fitted()
         size = len(self.symbols)
         tail = self._ids(context)[-(self.order - 1):] if self.order > 1 else np.zeros(0, np.int64)
         rows = np.zeros((size, self.order), dtype=np.int64)
@@ -160,7 +160,7 @@ class KneserNey:
 
     def prob(self, context: str, char: str) -> float:
         """Return p(char | context)."""
-        self._check_fitted()
+        self._validate_fitted()
         return float(self.distribution(context)[self._ids(char)[0]])
 
 

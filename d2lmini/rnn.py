@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from d2lmini.bptt import rnn_forward_bptt
-from d2lmini.settings import PREDICT_SETTINGS, check_value
+from d2lmini.settings import PREDICT_SETTINGS, validate_value
 from d2lmini.text import Vocab
 
 
@@ -173,7 +173,7 @@ def model_device(model: nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def check_prefix(prefix: str, vocab: Vocab) -> None:
+def validate_prefix(prefix: str, vocab: Vocab) -> None:
     """Raise ValueError with a helpful message if `prefix` is empty or has unknown characters."""
     if not prefix:
         raise ValueError("The prefix is empty: type at least one character to start from.")
@@ -186,7 +186,7 @@ def check_prefix(prefix: str, vocab: Vocab) -> None:
         )
 
 
-def check_model_for(model, vocab: Vocab) -> None:
+def validate_model_for(model, vocab: Vocab) -> None:
     """Raise ValueError unless `model` is a d2lmini model (RNNScratch, TorchRNN) made for `vocab`.
 
     It must have a `vocab_size` equal to `len(vocab)` and a `begin_state`, float32
@@ -210,8 +210,9 @@ def check_model_for(model, vocab: Vocab) -> None:
                          "needs them all on one real device (the 'meta' device holds no weights).")
 
 
-def check_predict_arguments(model, vocab, prefix, num_chars, temperature, generator) -> None:
-    """Raise TypeError/ValueError naming the argument of `predict` that is wrong and what it may be.
+def validate_predict_arguments(model, vocab, prefix, num_chars, temperature, generator) -> tuple:
+    """Return (prefix, num_chars, temperature) as plain str, int and float (or None); raise
+    TypeError/ValueError naming the argument of `predict` that is wrong and what it may be.
 
     The ranges of `prefix`, `num_chars` and `temperature` are `d2lmini.settings.PREDICT_SETTINGS`.
     """
@@ -219,13 +220,14 @@ def check_predict_arguments(model, vocab, prefix, num_chars, temperature, genera
         raise TypeError(f"model must be a torch.nn.Module such as RNNScratch, not {type(model).__name__}")
     if not isinstance(vocab, Vocab):
         raise TypeError(f"vocab must be a d2lmini.text.Vocab, not {type(vocab).__name__}")
-    for name, value in (("prefix", prefix), ("num_chars", num_chars), ("temperature", temperature)):
-        check_value(PREDICT_SETTINGS[name], value)
+    prefix, num_chars, temperature = (validate_value(PREDICT_SETTINGS[name], value) for name, value in (
+        ("prefix", prefix), ("num_chars", num_chars), ("temperature", temperature)))
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a CPU torch.Generator or None, not {type(generator).__name__}")
     if generator is not None and generator.device.type != "cpu":
         raise ValueError(f"generator must be a CPU torch.Generator, not one on {generator.device}")
-    check_model_for(model, vocab)
+    validate_model_for(model, vocab)
+    return prefix, num_chars, temperature
 
 
 def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
@@ -265,10 +267,11 @@ def predict(
     softmax(logits / temperature) (see `next_token`); random numbers come from the CPU
     `generator`. `<unk>` is never generated. Wrong argument types or ranges raise
     TypeError/ValueError naming the argument, and a model that does not fit the vocabulary
-    (see `check_model_for`) raises ValueError.
+    (see `validate_model_for`) raises ValueError.
     """
-    check_predict_arguments(model, vocab, prefix, num_chars, temperature, generator)
-    check_prefix(prefix, vocab)
+    prefix, num_chars, temperature = validate_predict_arguments(model, vocab, prefix, num_chars,
+                                                                temperature, generator)
+    validate_prefix(prefix, vocab)
     device = model_device(model)
     state = model.begin_state(1)
     logits, state = model(torch.tensor([vocab.indices(prefix)], device=device), state)

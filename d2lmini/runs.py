@@ -12,7 +12,8 @@ import math
 from dataclasses import fields, replace
 
 from d2lmini.lab import SAMPLE_SETTINGS, LabResult, LabSettings
-from d2lmini.settings import LAB_SETTINGS
+from d2lmini.settings import EXPORT_PATH, LAB_SETTINGS, short_repr, validate_value
+from d2lmini.sweep import SweepResult
 
 # The settings a run's summary and a curve's label show, in the order of the lab's controls.
 SHOWN_SETTINGS = ("corpus", "num_hiddens", "lr", "optimizer", "batch_size", "num_steps", "theta",
@@ -101,7 +102,15 @@ class RunLog:
         return len(self.results)
 
     def add(self, result: LabResult) -> int:
-        """Keep `result` as the newest run and return its number (1, 2, ... since the last clear)."""
+        """Keep `result` as the newest run and return its number (1, 2, ... since the last clear).
+
+        Raises TypeError for anything but one run's `LabResult` (a sweep's runs are added one by one).
+        """
+        if not isinstance(result, LabResult) or not isinstance(result.settings, LabSettings):
+            hint = (" Add a sweep's runs one by one: for run in sweep.results: log.add(run)."
+                    if isinstance(result, SweepResult) else "")
+            raise TypeError(f"A run log keeps the LabResult of one run (what run_lab returns), not "
+                            f"{short_repr(result)}.{hint}")
         if self.results:
             self.results[-1] = replace(self.results[-1], model=None)
         self.results.append(result)
@@ -141,7 +150,12 @@ class RunLog:
         return rows
 
     def to_csv(self, path=None) -> str:
-        """Return the runs as CSV text (a header and one line per run); also write it to `path` if given."""
+        """Return the runs as CSV text (a header and one line per run); also write it to `path` if given.
+
+        A `path` that is not a file name raises TypeError naming it; a file that cannot be written, OSError.
+        """
+        if path is not None:
+            path = validate_value(EXPORT_PATH, path)
         rows = self.records()
         columns = ["run", *(item.name for item in fields(LabSettings)), *RESULT_COLUMNS]
         buffer = io.StringIO()

@@ -2,7 +2,7 @@
 
 A `Setting` says what values a setting takes (its type, range or choices), how a panel
 names it (`label`) and what it does (`help`). Everything else is derived from these
-declarations: `check_value` and `check_settings` (the one validation, whose messages name
+declarations: `validate_value` and `validate_settings` (the one validation, whose messages name
 the setting by its label), the limits and menus of the widgets in `d2lmini.widgets.lab`
 and `d2lmini.widgets.clipping`, and the command-line choices of `benchmarks/quality.py`.
 
@@ -11,12 +11,14 @@ initialisation) are spelled out here and nowhere else; adding a learning-rate sc
 one entry in `LR_SCHEDULES`.
 """
 
+import decimal
 import math
 import numbers
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
+import numpy as np
 import torch
 
 
@@ -87,7 +89,7 @@ class Setting:
         elif self.kind is bool:
             what = "True or False"
         elif self.kind == "path":
-            what = "a folder"
+            what = "a path (text or a pathlib.Path)"
         elif self.kind is str:
             length = f" of {self.min_length} to {self.max_length:,} characters" if self.max_length else ""
             what = "text" + length
@@ -106,7 +108,7 @@ class Setting:
         return ""
 
 
-def _short_repr(value) -> str:
+def short_repr(value) -> str:
     """Return repr(value) cut to 60 characters; never raises."""
     try:
         text = repr(value)
@@ -115,16 +117,38 @@ def _short_repr(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _is_bool(value) -> bool:
+    return isinstance(value, bool | np.bool_)
+
+
 def _type_ok(setting: Setting, value) -> bool:
     if setting.kind is bool:
-        return isinstance(value, bool)
+        return _is_bool(value)
+    if _is_bool(value) and setting.kind in (int, float):
+        return False  # True is not a number of units, even though Python counts it as 1
     if setting.kind is int:
-        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        return isinstance(value, numbers.Integral)
     if setting.kind is float:
-        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+        return isinstance(value, numbers.Real | decimal.Decimal)
     if setting.kind == "path":
         return isinstance(value, str | os.PathLike)
     return isinstance(value, str)
+
+
+def _plain(setting: Setting, value):
+    """Return `value` as the plain Python type `setting` means (np.int64 -> int, Fraction -> float, ...).
+
+    Raises OverflowError or ValueError for a number no float can hold (10**400, Decimal('sNaN')).
+    """
+    if setting.kind is bool:
+        return bool(value)
+    if setting.kind is int:
+        return int(value)
+    if setting.kind is float:
+        return float(value)
+    if setting.kind is str or isinstance(value, str):
+        return str(value)  # np.str_ too
+    return value
 
 
 def _value_ok(setting: Setting, value) -> bool:
@@ -134,8 +158,6 @@ def _value_ok(setting: Setting, value) -> bool:
         return setting.min_length <= len(value) <= (setting.max_length or math.inf)
     if setting.kind not in (int, float):
         return True
-    if setting.kind is float and isinstance(value, numbers.Integral) and abs(value) >= 2**63:
-        return False  # torch cannot take it as a scalar (and 10**400 is beyond any float)
     if setting.kind is float and not math.isfinite(value):
         return False
     if setting.low is not None and (value <= setting.low if setting.low_open else value < setting.low):
@@ -143,26 +165,44 @@ def _value_ok(setting: Setting, value) -> bool:
     return setting.high is None or value <= setting.high
 
 
-def check_value(setting: Setting, value) -> None:
-    """Raise TypeError (wrong type) or ValueError (out of range) naming `setting` by its label."""
+def validate_value(setting: Setting, value):
+    """Return `value` as a plain Python value; raise TypeError (wrong type) or ValueError (out of range).
+
+    Messages name `setting` by its label. Any number type is taken alike: numpy scalars,
+    `Fraction` and `Decimal` become the int or float the setting means, bools are never
+    numbers, so nothing after the check sees an unusual type.
+    """
     if value is None and setting.optional:
-        return
+        return None
     message = (f"The {setting.label} ({setting.name}) must be {setting.allowed()}, "
-               f"not {_short_repr(value)}.")
+               f"not {short_repr(value)}.")
     if not _type_ok(setting, value):
         raise TypeError(message)
-    if setting.kind is str and setting.min_length and value == "":
+    try:
+        plain = _plain(setting, value)
+    except (OverflowError, ValueError, ArithmeticError):
+        raise ValueError(message) from None
+    if setting.kind is str and setting.min_length and plain == "":
         raise ValueError(f"The {setting.label} is empty: type at least {setting.min_length} character"
                          f"{'s' if setting.min_length > 1 else ''} ({setting.name}).")
-    if not _value_ok(setting, value):
+    if not _value_ok(setting, plain):
         raise ValueError(message)
+    return plain
 
 
-def check_settings(obj, schema: dict[str, Setting]) -> None:
-    """Check every field of the dataclass `obj` that `schema` declares; raise the first error."""
+def validate_settings(obj, schema: dict[str, Setting]):
+    """Validate every field of the dataclass `obj` that `schema` declares; raise the first error.
+
+    Each field is made plain in place (`validate_value`: np.int64 -> int, Fraction -> float),
+    so what runs afterwards sees only Python's own types. Returns `obj`.
+    """
     for item in fields(obj):
         if item.name in schema:
-            check_value(schema[item.name], getattr(obj, item.name))
+            value = getattr(obj, item.name)
+            plain = validate_value(schema[item.name], value)
+            if plain is not value:
+                setattr(obj, item.name, plain)
+    return obj
 
 
 def _declare(*settings: Setting) -> dict[str, Setting]:
@@ -218,29 +258,39 @@ PREDICT_SETTINGS = _declare(
             low_open=True, optional=True, none_means="greedy"),
 )
 
+# Loading a corpus (`d2lmini.corpus.load_corpus`, `download_timemachine`), shared by the lab.
+CORPUS_SETTINGS = _declare(
+    Setting("corpus", "corpus", "the text to learn", str, choices=CORPORA),
+    Setting("data_dir", "data folder", "where The Time Machine is cached", "path", optional=True,
+            none_means="the default cache"),
+    Setting("timeout", "download timeout", "seconds a download may take", float, 0, 600, low_open=True),
+)
+
+# Where the lab's runs are exported (`d2lmini.runs.RunLog.to_csv`, the panel's "Save as CSV").
+EXPORT_PATH = Setting("path", "CSV file", "where the runs are saved", "path")
+
 # What only the lab has (`d2lmini.lab.LabSettings`), with `predict`'s sample settings.
 LAB_SETTINGS = {
     **TRAIN_SETTINGS,
-    **_declare(Setting("corpus", "corpus", "the text to learn", str, choices=CORPORA)),
+    **_declare(CORPUS_SETTINGS["corpus"]),
     **PREDICT_SETTINGS,
     **_declare(
         Setting("device", "device", "where the model trains", str, optional=True,
                 none_means="the best available", max_length=12),
         _whole("num_threads", "threads", "CPU threads torch may use while the lab trains", 1, 1024,
                optional=True, none_means="leave torch's setting alone"),
-        Setting("data_dir", "data folder", "where The Time Machine is cached", "path", optional=True,
-                none_means="the default cache"),
+        CORPUS_SETTINGS["data_dir"],
         Setting("timemachine_url", "download address", "where The Time Machine is fetched from", str,
                 max_length=2000),
-        Setting("download_timeout", "download timeout", "seconds a download may take", float, 0, 600,
-                low_open=True),
+        replace(CORPUS_SETTINGS["timeout"], name="download_timeout"),
     ),
 }
 
 
-def check_device_name(name) -> None:
-    """Raise ValueError unless `name` is None, 'cpu', 'cuda', 'cuda:N' or 'mps'."""
-    check_value(LAB_SETTINGS["device"], name)
+def validate_device_name(name) -> str | None:
+    """Return `name`; raise TypeError/ValueError unless it is None, 'cpu', 'cuda', 'cuda:N' or 'mps'."""
+    name = validate_value(LAB_SETTINGS["device"], name)
     if name is not None and name not in DEVICES and not (name.startswith("cuda:") and name[5:].isdigit()):
         raise ValueError(f"The device (device) must be 'cpu', 'cuda', 'cuda:N', 'mps' or None (the best "
-                         f"available), not {_short_repr(name)}.")
+                         f"available), not {short_repr(name)}.")
+    return name

@@ -7,18 +7,19 @@ the U-curves of hidden size, learning rate and sequence length. `parse_values` r
 values as a student types them. A sweep stops at an interrupt, keeping the runs finished so far.
 """
 
+import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from d2lmini.lab import LabResult, LabSettings, check_click, run_lab
-from d2lmini.settings import LAB_SETTINGS, check_value
+from d2lmini.lab import LabResult, LabSettings, run_lab, validate_click
+from d2lmini.settings import LAB_SETTINGS, short_repr, validate_value
 
 # The settings a sweep can vary (those the lab's controls set that change the trained model).
 SWEEPABLE = ("num_hiddens", "lr", "num_steps", "batch_size", "theta", "max_minibatches")
 MAX_VALUES = 8
 # A sweep started from the panel is refused when its runs add up to more than this many seconds
-# on the reference machine (each run must also pass `d2lmini.lab.check_click`).
+# on the reference machine (each run must also pass `d2lmini.lab.validate_click`).
 MAX_SWEEP_SECONDS = 60.0
 # Values a panel suggests for each setting: a factor of about 4 between neighbours.
 SUGGESTED_VALUES = {"num_hiddens": "32, 128, 384", "lr": "0.001, 0.01, 0.1", "num_steps": "8, 35, 140",
@@ -51,23 +52,29 @@ def value_text(value) -> str:
     return "off" if value is None else f"{value:g}"
 
 
-def check_sweepable(name: str) -> None:
+def validate_sweepable(name: str) -> None:
     """Raise ValueError, listing the settings a sweep can vary, unless `name` is one of them."""
-    if name not in SWEEPABLE:
+    if not isinstance(name, str) or name not in SWEEPABLE:
         labels = ", ".join(f"{LAB_SETTINGS[n].label} ({n})" for n in SWEEPABLE)
-        raise ValueError(f"A sweep varies one of: {labels}; not {name!r}.")
+        raise ValueError(f"A sweep varies one of: {labels}; not {short_repr(name)}.")
 
 
-def check_sweep(name: str, values: list) -> None:
-    """Raise ValueError (naming the setting by its label) unless `name` can be swept over `values`."""
-    check_sweepable(name)
+def validate_sweep(name: str, values: Iterable) -> list:
+    """Return `values` as a list of plain numbers; raise TypeError/ValueError (naming the setting by its
+    label) unless `name` can be swept over them."""
+    validate_sweepable(name)
+    setting = LAB_SETTINGS[name]
+    if isinstance(values, str | bytes | dict) or not isinstance(values, Iterable):
+        raise TypeError(f"A sweep of the {setting.label} needs a list of 2 to {MAX_VALUES} values such as "
+                        f"[{SUGGESTED_VALUES[name]}], not {short_repr(values)}.")
+    values = list(itertools.islice(values, MAX_VALUES + 1))  # a generator may never end
     if not 2 <= len(values) <= MAX_VALUES:
-        raise ValueError(f"A sweep of the {LAB_SETTINGS[name].label} needs 2 to {MAX_VALUES} values, "
-                         f"not {len(values)}.")
-    for value in values:
-        check_value(LAB_SETTINGS[name], value)
+        raise ValueError(f"A sweep of the {setting.label} needs 2 to {MAX_VALUES} values, "
+                         f"not {len(values) if len(values) <= MAX_VALUES else 'more'}.")
+    values = [validate_value(setting, value) for value in values]
     if len(set(values)) != len(values):
-        raise ValueError(f"The values of the {LAB_SETTINGS[name].label} repeat: each run would be the same.")
+        raise ValueError(f"The values of the {setting.label} repeat: each run would be the same.")
+    return values
 
 
 def parse_values(name: str, text: str) -> list:
@@ -75,8 +82,11 @@ def parse_values(name: str, text: str) -> list:
 
     Raises ValueError naming the setting and the value that is not allowed.
     """
-    check_sweepable(name)
+    validate_sweepable(name)
     setting, values = LAB_SETTINGS[name], []
+    if not isinstance(text, str):
+        raise TypeError(f"The values of the {setting.label} are typed as text such as "
+                        f"{SUGGESTED_VALUES[name]!r}, not {short_repr(text)}.")
     for word in text.replace(";", ",").replace(" ", ",").split(","):
         word = word.strip()
         if not word:
@@ -94,28 +104,30 @@ def parse_values(name: str, text: str) -> list:
                 raise ValueError(f"The {setting.label} takes whole numbers, not {word}.")
             number = int(number)
         values.append(number)
-    check_sweep(name, values)
-    return values
+    return validate_sweep(name, values)
 
 
 def sweep_settings(settings: LabSettings, name: str, values: list) -> list[LabSettings]:
     """Return one `LabSettings` per value: `settings` with `name` set to that value."""
-    check_sweep(name, values)
+    if not isinstance(settings, LabSettings):
+        raise TypeError(f"A sweep starts from a d2lmini.lab.LabSettings, not {type(settings).__name__}.")
+    values = validate_sweep(name, values)
     return [replace(settings, **{name: value}) for value in values]
 
 
-def check_sweep_time(settings: LabSettings, name: str, values: list) -> list[float]:
+def validate_sweep_time(settings: LabSettings, name: str, values: list) -> list[float]:
     """Return each run's reference estimate in seconds; raise ValueError if a run or the whole is too long.
 
-    Each run must pass `check_click` (under 15 s on a 2-core laptop) and all of them together
-    must stay under `MAX_SWEEP_SECONDS`.
+    Each run must pass `validate_click` and all of them together must stay under
+    `MAX_SWEEP_SECONDS` on the reference machine (`d2lmini.cost`).
     """
     seconds = []
-    for value, run_settings in zip(values, sweep_settings(settings, name, values), strict=True):
+    for run_settings in sweep_settings(settings, name, values):
         try:
-            seconds.append(check_click(run_settings))
+            seconds.append(validate_click(run_settings))
         except ValueError as error:
-            raise ValueError(f"With the {LAB_SETTINGS[name].label} at {value_text(value)}: {error}") from None
+            value = value_text(getattr(run_settings, name))
+            raise ValueError(f"With the {LAB_SETTINGS[name].label} at {value}: {error}") from None
     if sum(seconds) > MAX_SWEEP_SECONDS:
         raise ValueError(f"This sweep would take about {sum(seconds):.0f} s on a 2-core laptop; a sweep is "
                          f"kept under {MAX_SWEEP_SECONDS:.0f} s. Use fewer values or fewer minibatches.")
@@ -134,9 +146,10 @@ def run_sweep(settings: LabSettings, name: str, values: list,
     run, and `stopped` says so. A run that fails (divergence, a
     refused setting) is kept with its message and the sweep goes on.
     """
-    sweep = SweepResult(settings, name, list(values))
+    runs = sweep_settings(settings, name, values)
+    sweep = SweepResult(settings, name, [getattr(run, name) for run in runs])
     try:
-        for index, run_settings in enumerate(sweep_settings(settings, name, values)):
+        for index, run_settings in enumerate(runs):
             if should_stop is not None and should_stop():
                 break
             result = run_lab(run_settings, on_checkpoint=on_checkpoint, should_stop=should_stop)

@@ -11,10 +11,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from d2lmini.batching import check_fits, make_batches
+from d2lmini.batching import make_batches, validate_fits
 from d2lmini.cost import planned_minibatches
+from d2lmini.interrupt import interrupts_held
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
-from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, check_settings, check_value
+from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, validate_settings, validate_value
 
 
 @dataclass
@@ -22,8 +23,8 @@ class TrainConfig:
     """Hyperparameters of one training run; the defaults are the course's defaults.
 
     The defaults are what `benchmarks/quality.py` found best for a vanilla RNN trained for
-    seconds to a minute on a 2-core CPU: 320 hidden units, Adam at 0.01 decaying along a
-    half cosine to 0 by the end of training (`lr_schedule="cosine"`; "constant" keeps
+    about a minute (README, "Why these defaults"): 320 hidden units, Adam at 0.01 decaying
+    along a half cosine to 0 by the end of training (`lr_schedule="cosine"`; "constant" keeps
     it fixed, as the book does with plain SGD), minibatches of 64 x 35 characters.
 
     `theta` is the clipping threshold (None: no clipping). With `clip_mode="norm"` the
@@ -39,7 +40,7 @@ class TrainConfig:
     (None: `batch_size`) in chunks of `eval_num_steps` (None: `num_steps`).
 
     What each field may hold, its label and help are declared once, in
-    `d2lmini.settings.TRAIN_SETTINGS`; `check_config` checks a config against them.
+    `d2lmini.settings.TRAIN_SETTINGS`; `validate_config` checks a config against them.
     """
 
     num_hiddens: int = 320
@@ -186,13 +187,14 @@ def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.de
     `hand_written_bptt` chooses the scratch model's backward pass: the hand-written one of
     `d2lmini.bptt` (default, faster) or autograd through `rnn_forward` (notebook 04).
     """
-    generator = torch.Generator().manual_seed(config.seed)
+    num_hiddens, init, seed = (validate_value(TRAIN_SETTINGS[name], getattr(config, name))
+                               for name in ("num_hiddens", "init", "seed"))
+    generator = torch.Generator().manual_seed(seed)
     if kind == "scratch":
-        model = RNNScratch(vocab_size, config.num_hiddens, config.init, generator,
-                           hand_written_bptt=hand_written_bptt)
+        model = RNNScratch(vocab_size, num_hiddens, init, generator, hand_written_bptt=hand_written_bptt)
     elif kind == "torch":
-        torch.manual_seed(config.seed)
-        model = TorchRNN(vocab_size, config.num_hiddens)
+        torch.manual_seed(seed)
+        model = TorchRNN(vocab_size, num_hiddens)
     else:
         raise ValueError(f"kind must be 'scratch' or 'torch', not {kind!r}")
     return model.to(device)
@@ -205,17 +207,18 @@ def scheduled_lr(lr: float, schedule: str, progress: float) -> float:
     "cosine" falls along a half cosine from `lr` to 0, so training takes big steps early
     and settles into a minimum at the end.
     """
-    check_value(TRAIN_SETTINGS["lr_schedule"], schedule)
+    validate_value(TRAIN_SETTINGS["lr_schedule"], schedule)
     _, share = LR_SCHEDULES[schedule]
     return lr * share(min(max(progress, 0.0), 1.0))
 
 
 def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
     """Return the optimizer `name` of `d2lmini.settings.OPTIMIZERS` (plain SGD as in the book, or Adam)."""
-    check_value(TRAIN_SETTINGS["lr"], lr)
-    check_value(TRAIN_SETTINGS["optimizer"], name)
+    lr = validate_value(TRAIN_SETTINGS["lr"], lr)
+    name = validate_value(TRAIN_SETTINGS["optimizer"], name)
     _, optimizer = OPTIMIZERS[name]
-    return optimizer(params, lr=lr)
+    with interrupts_held():  # the first optimizer of a process imports torch._dynamo: never cut it in half
+        return optimizer(params, lr=lr)
 
 
 def sequence_loss(outputs: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
@@ -232,9 +235,9 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int
     state carried along, so each prediction sees all the text before it in its stream.
     Raises ValueError when `indices` holds fewer than two tokens (nothing to predict).
     """
-    check_value(TRAIN_SETTINGS["eval_batch_size"], batch_size)
-    check_value(TRAIN_SETTINGS["eval_num_steps"], num_steps)
-    check_indices(indices, "validation text", model.vocab_size)
+    batch_size = validate_value(TRAIN_SETTINGS["eval_batch_size"], batch_size)
+    num_steps = validate_value(TRAIN_SETTINGS["eval_num_steps"], num_steps)
+    validate_indices(indices, "validation text", model.vocab_size)
     batch_size = max(1, min(batch_size, len(indices) - 1))
     length = (len(indices) - 1) // batch_size
     used = length * batch_size
@@ -257,7 +260,7 @@ def clip_step(params: list[torch.Tensor], theta: float | None, mode: str, histor
         history.step_clip_cosine.append(cosine)
         history.clipped_steps += int(cosine < 1.0 - 1e-7)
         return norm
-    check_value(TRAIN_SETTINGS["clip_mode"], mode)
+    validate_value(TRAIN_SETTINGS["clip_mode"], mode)
     norm = clip_gradients(params, theta)
     history.clipped_steps += int(theta is not None and norm > theta)
     return norm
@@ -376,7 +379,7 @@ def checkpoint_interval(config: TrainConfig, steps_per_epoch: int) -> tuple[int 
     return None, config.max_seconds / config.checkpoints
 
 
-def check_indices(indices, what: str, vocab_size: int | None = None) -> None:
+def validate_indices(indices, what: str, vocab_size: int | None = None) -> None:
     """Raise TypeError/ValueError unless `indices` is a 1-D integer tensor of at least 2 token indices.
 
     `what` names the text in the message; with `vocab_size` every index must be below it.
@@ -398,13 +401,13 @@ def check_indices(indices, what: str, vocab_size: int | None = None) -> None:
 MAX_ACTIVATION_BYTES = 4 * 1024**3
 
 
-def check_config(config: TrainConfig, vocab_size: int | None = None) -> None:
+def validate_config(config: TrainConfig, vocab_size: int | None = None) -> None:
     """Raise TypeError/ValueError, naming the setting, for a config that cannot run or never ends.
 
     Every field is checked against `d2lmini.settings.TRAIN_SETTINGS`; then the budget must
     be able to end and (with `vocab_size`) a minibatch must fit in memory.
     """
-    check_settings(config, TRAIN_SETTINGS)
+    validate_settings(config, TRAIN_SETTINGS)
     if config.num_epochs is None and config.max_minibatches is None and config.max_seconds is None:
         raise ValueError("Give a budget: epochs (num_epochs), minibatches (max_minibatches) or a time "
                          "limit (max_seconds).")
@@ -540,10 +543,10 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
         raise TypeError(f"config must be a d2lmini.train.TrainConfig, not {type(config).__name__}")
     if not isinstance(model, nn.Module) or not hasattr(model, "vocab_size"):
         raise TypeError(f"model must be a d2lmini model (RNNScratch or TorchRNN), not {type(model).__name__}")
-    check_config(config, model.vocab_size)
-    check_indices(train_indices, "training text", model.vocab_size)
-    check_indices(valid_indices, "validation text", model.vocab_size)
-    check_fits(len(train_indices), config.batch_size, config.num_steps)
+    validate_config(config, model.vocab_size)
+    validate_indices(train_indices, "training text", model.vocab_size)
+    validate_indices(valid_indices, "validation text", model.vocab_size)
+    validate_fits(len(train_indices), config.batch_size, config.num_steps)
     run = TrainingRun(model, train_indices, valid_indices, config, on_checkpoint, should_stop)
     try:
         run.run()
@@ -559,7 +562,7 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
     if not run.history.step_loss:
         raise ValueError(f"The budget ended before one minibatch was trained (time limit (max_seconds) "
                          f"{config.max_seconds!r}): nothing was measured. Give a larger budget.")
-    check_final_model(model, run.history, config.lr)
+    validate_final_model(model, run.history, config.lr)
     return run.history
 
 
@@ -572,7 +575,7 @@ def measure_at_stop(run: TrainingRun) -> None:
         pass
 
 
-def check_final_model(model: nn.Module, history: History, lr: float) -> None:
+def validate_final_model(model: nn.Module, history: History, lr: float) -> None:
     """Raise `TrainingDiverged` if the trained model blew up with its last update.
 
     Every minibatch's loss is checked before its update, so only the last update is judged

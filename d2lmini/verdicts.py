@@ -1,4 +1,4 @@
-"""Verdicts on a trained model's perplexity, judged against the baselines (issue #18).
+"""Verdicts on a trained model's perplexity, judged against the baselines.
 
 A run is "ok" only when its validation perplexity beats every baseline it is shown beside
 (a uniform guess over the vocabulary, the unigram, and where given the best n-gram), never

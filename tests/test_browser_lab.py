@@ -1,12 +1,12 @@
 """The perplexity lab in a real browser: JupyterLab on 127.0.0.1, driven by headless Chromium.
 
-`test_lab_retrains_in_jupyterlab` runs notebook 07 top to bottom in JupyterLab (its learning-rate
+`test_lab_retrains_in_jupyterlab` runs notebook 08 top to bottom in JupyterLab (its learning-rate
 sweep included), moves the hidden-size and learning-rate sliders, presses Train and checks that
 the validation perplexity shown in the page changes to another finite number, presses Train again
 and checks that the same settings give the same perplexity and sample; then sets a learning rate
 that diverges and checks the message. A screenshot of the panel goes to test-artifacts/lab.png.
 
-`test_lab_keeps_runs_sweeps_and_stops_at_the_interrupt_in_jupyterlab` opens 07's lab cell alone at
+`test_lab_keeps_runs_sweeps_and_stops_at_the_interrupt_in_jupyterlab` opens 08's lab cell alone at
 1366x768 and checks that Train, the perplexity and the chart are in sight with the panel at the
 top; that two runs with different settings give two rows and two curves (read from the chart's
 pixels); that a three-value sweep draws its plot; and that ■ during a long run stops it within a
@@ -29,7 +29,7 @@ import pytest
 from browser.jupyterlab import CHROMIUM_ENV, notebook_page, require_browser, run_all_cells, strip_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "07_perplexity.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "08_perplexity_lab.ipynb"
 ARTIFACTS = ROOT / "test-artifacts"
 NUMBER = re.compile(r"validation perplexity:\s*(\d+(?:\.\d+)?)\s*$")
 
@@ -123,7 +123,7 @@ ORANGE, BLUE = (255, 127, 14), (31, 119, 180)  # matplotlib's C1 and C0: the sec
 
 
 def lab_only_notebook(target: Path) -> None:
-    """Write a notebook holding notebook 07's lab cell alone (with its import), without outputs."""
+    """Write a notebook holding notebook 08's lab cell alone (with its import), without outputs."""
     cells = json.loads(NOTEBOOK.read_text("utf-8"))["cells"]
     lab_cell = next(c for c in cells if "".join(c["source"]).startswith("lab = make_lab()"))
     source = ["from d2lmini.widgets.lab import make_lab\n", "\n", *lab_cell["source"]]

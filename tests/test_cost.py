@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from d2lmini.cost import EVAL_SECONDS, TRAIN_SECONDS, MachineSpeed, estimate_cost
-from d2lmini.lab import MAX_CLICK_SECONDS, LabSettings, check_click, expected_seconds, reference_seconds
+from d2lmini.lab import MAX_CLICK_SECONDS, LabSettings, expected_seconds, reference_seconds, validate_click
 from d2lmini.settings import LAB_SETTINGS
 
 VOCAB, TRAIN, VALID = 28, 117_458, 13_051
@@ -72,9 +72,9 @@ def test_the_lab_learns_this_machines_speed_from_its_runs(monkeypatch):
 def test_every_control_at_its_limit_alone_is_a_click_under_the_bound():
     for name in ("num_hiddens", "batch_size", "num_steps", "max_minibatches"):
         top = LAB_SETTINGS[name].slider[1]
-        assert check_click(replace(LabSettings(), **{name: top})) <= MAX_CLICK_SECONDS, name
+        assert validate_click(replace(LabSettings(), **{name: top})) <= MAX_CLICK_SECONDS, name
 
 
 def test_two_controls_at_their_limits_are_refused_with_what_to_make_smaller():
     with pytest.raises(ValueError, match="about [0-9]+ s on a 2-core laptop.*kept under 15 s.*smaller"):
-        check_click(LabSettings(num_hiddens=384, batch_size=256))
+        validate_click(LabSettings(num_hiddens=384, batch_size=256))

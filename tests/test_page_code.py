@@ -153,7 +153,7 @@ def test_an_import_of_a_page_definition_is_found(tmp_path):
     path = NOTEBOOKS / "03_one_hot.ipynb"
     notebook = json.loads(path.read_text(encoding="utf-8"))
     notebook["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                              "source": "from d2lmini.batching import check_fits, random_batches\n"})
+                              "source": "from d2lmini.batching import validate_fits, random_batches\n"})
     copy = tmp_path / path.name
     copy.write_text(json.dumps(notebook), encoding="utf-8")
     assert "random_batches" in imported_from_package(copy)

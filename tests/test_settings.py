@@ -16,8 +16,8 @@ from d2lmini.settings import (
     OPTIMIZERS,
     PREDICT_SETTINGS,
     TRAIN_SETTINGS,
-    check_settings,
-    check_value,
+    validate_settings,
+    validate_value,
 )
 from d2lmini.train import TrainConfig
 from d2lmini.widgets import make_control, menu_options, parse_menu_choice
@@ -38,8 +38,8 @@ def test_every_field_of_trainconfig_and_labsettings_is_declared_once():
 
 
 def test_the_defaults_pass_their_own_declaration():
-    check_settings(TrainConfig(), TRAIN_SETTINGS)
-    check_settings(LabSettings(), LAB_SETTINGS)
+    validate_settings(TrainConfig(), TRAIN_SETTINGS)
+    validate_settings(LabSettings(), LAB_SETTINGS)
 
 
 @pytest.mark.parametrize("name, value, error", [
@@ -54,7 +54,7 @@ def test_the_defaults_pass_their_own_declaration():
 def test_a_wrong_value_is_named_by_its_label_and_its_field(name, value, error):
     setting = TRAIN_SETTINGS[name]
     with pytest.raises(error) as caught:
-        check_value(setting, value)
+        validate_value(setting, value)
     assert f"The {setting.label} ({name}) must be" in str(caught.value)
 
 
@@ -64,10 +64,10 @@ def test_messages_stay_short_for_huge_or_odd_values():
             raise RuntimeError("no repr")
 
     with pytest.raises(TypeError) as caught:
-        check_value(TRAIN_SETTINGS["lr"], "x" * 1_000_000)
+        validate_value(TRAIN_SETTINGS["lr"], "x" * 1_000_000)
     assert len(str(caught.value)) < 300
     with pytest.raises(TypeError, match="a Broken"):
-        check_value(TRAIN_SETTINGS["lr"], Broken())
+        validate_value(TRAIN_SETTINGS["lr"], Broken())
 
 
 def test_choices_are_spelled_out_once_and_used_everywhere():

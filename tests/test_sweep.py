@@ -9,9 +9,9 @@ from d2lmini.sweep import (
     MAX_VALUES,
     SUGGESTED_VALUES,
     SWEEPABLE,
-    check_sweep_time,
     parse_values,
     run_sweep,
+    validate_sweep_time,
 )
 
 SMALL = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=20, checkpoints=2)
@@ -47,20 +47,20 @@ def test_values_that_cannot_be_swept_give_a_message(name, text, words):
 
 def test_every_suggestion_is_a_valid_sweep_within_the_time_limits():
     for name in SWEEPABLE:
-        seconds = check_sweep_time(LabSettings(), name, parse_values(name, SUGGESTED_VALUES[name]))
+        seconds = validate_sweep_time(LabSettings(), name, parse_values(name, SUGGESTED_VALUES[name]))
         assert len(seconds) == 3 and all(s > 0 for s in seconds)
 
 
 def test_a_sweep_with_a_run_too_long_for_a_click_names_that_value():
     with pytest.raises(ValueError, match="hidden size at 4000.*one click of the lab"):
-        check_sweep_time(LabSettings(), "num_hiddens", [64, 4000])
+        validate_sweep_time(LabSettings(), "num_hiddens", [64, 4000])
 
 
 def test_a_sweep_too_long_in_total_is_refused():
     values = [256, 240, 224, 208, 192, 176]  # each under 15 s, together over a minute
     with pytest.raises(ValueError, match="a sweep is kept under 60 s"):
-        check_sweep_time(LabSettings(max_minibatches=1200), "num_hiddens", values)
-    assert len(check_sweep_time(LabSettings(max_minibatches=1200), "num_hiddens", values[:3])) == 3
+        validate_sweep_time(LabSettings(max_minibatches=1200), "num_hiddens", values)
+    assert len(validate_sweep_time(LabSettings(max_minibatches=1200), "num_hiddens", values[:3])) == 3
 
 
 def test_each_run_of_a_sweep_is_the_run_the_lab_would_train_alone():

@@ -62,7 +62,6 @@ def test_a_tiny_temperature_is_greedy(small_model, bundled):
     ("the ", 10, math.inf, "positive"),
     ("the ", -1, 1.0, "whole number"),
     ("the ", 1001, 1.0, "whole number"),
-    ("the ", 2.5, 1.0, "whole number"),
 ])
 def test_bad_input_raises_a_clear_message(small_model, bundled, prefix, num_chars, temperature, words):
     with pytest.raises(ValueError, match=words):
@@ -70,6 +69,11 @@ def test_bad_input_raises_a_clear_message(small_model, bundled, prefix, num_char
     text, shown = generation_html(small_model, bundled.vocab, prefix, num_chars, temperature)
     assert text is None
     assert words in shown and "Traceback" not in shown
+
+
+def test_a_length_of_the_wrong_type_is_a_type_error_naming_the_setting(small_model, bundled):
+    with pytest.raises(TypeError, match=r"characters to generate \(num_chars\) must be a whole number"):
+        generate_text(small_model, bundled.vocab, "the ", 2.5, 1.0)
 
 
 def test_html_escapes_and_marks_the_prefix(small_model, bundled):
@@ -88,7 +92,7 @@ def test_panel_follows_its_widgets(small_model, bundled):
     assert panel.text == greedy_by_hand(small_model, bundled.vocab, "the ", 30)
     panel.greedy.value = False
     panel.temperature.value = 0.0
-    assert panel.text is None and "temperature must be a positive number" in panel.view.value
+    assert panel.text is None and "temperature (temperature) must be a positive number" in panel.view.value
     panel.temperature.value = 1.5
     panel.seed.value = 4
     panel.num_chars.value = 50

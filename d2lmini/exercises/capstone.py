@@ -38,7 +38,7 @@ TOLERANCE = 1e-4
 
 @dataclass(frozen=True)
 class Budget:
-    """The capstone's training run: small enough for a few seconds on two CPU cores."""
+    """The capstone's training run: small enough to finish within a self-check on a CPU."""
 
     num_hiddens: int = 32
     batch_size: int = 16

@@ -123,7 +123,7 @@ def _locate_output(batch: int, what: str, index: tuple) -> str:
 def check_forward(forward, quiet: bool = False) -> Verdict:
     """The capstone's `forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)`: (outputs, final state).
 
-    Notebook 04 writes the forward pass out on its page, so it is no longer an exercise there.
+    Notebook 04 writes the forward pass out on its page; the capstone asks for it.
     """
     return check_function(
         forward, _forward_cases,

@@ -16,7 +16,7 @@ import contextlib
 
 import ipywidgets as widgets
 
-from d2lmini.settings import Setting, check_value
+from d2lmini.settings import Setting, validate_value
 
 
 @contextlib.contextmanager
@@ -55,7 +55,7 @@ def parse_menu_choice(setting: Setting, choice) -> float | None:
         value = float(choice)
     except (TypeError, ValueError):
         value = choice
-    check_value(setting, value)
+    validate_value(setting, value)
     return value
 
 

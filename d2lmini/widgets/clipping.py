@@ -18,7 +18,7 @@ import torch
 
 from d2lmini.corpus import Corpus, load_corpus
 from d2lmini.plot import figure_png, show_png
-from d2lmini.settings import TRAIN_SETTINGS, check_value
+from d2lmini.settings import TRAIN_SETTINGS, validate_value
 from d2lmini.train import (
     TrainConfig,
     TrainingDiverged,
@@ -101,7 +101,7 @@ def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM
     that is non-finite or past the limit. Never raises because training went wrong.
     """
     theta = parse_theta(theta)
-    check_value(TRAIN_SETTINGS["clip_mode"], method)
+    validate_value(TRAIN_SETTINGS["clip_mode"], method)
     if method == "value" and theta is None:
         raise ValueError("per-element clipping needs a clip value")
     corpus = corpus or _bundled()
@@ -207,7 +207,7 @@ def readout_label(slider: widgets.SelectionSlider) -> widgets.Label:
     """Return a Label that shows `slider`'s value (its label) and follows it (notebook 06's θ and rate).
 
     The panel's SelectionSliders hide their own readout: ipywidgets 8 makes it editable, yet
-    ignores what is typed into it, so a student could type a θ that nothing used (issue #19).
+    ignores what is typed into it, so a student could type a θ that nothing used.
     The label cannot be typed into; the slider is the one way to choose.
     """
     label = widgets.Label(value=slider.label, layout=widgets.Layout(width="3.5em"))

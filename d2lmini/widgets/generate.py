@@ -7,16 +7,20 @@ shows. `GeneratePanel` (built by `make_generate_panel`) wires both to ipywidgets
 """
 
 import html
-import math
+from dataclasses import replace
 
 import ipywidgets as widgets
 import torch
 
 from d2lmini.rnn import predict
+from d2lmini.settings import PREDICT_SETTINGS, TRAIN_SETTINGS, validate_value
 from d2lmini.text import Vocab
 
 DEFAULT_PREFIX = "the "
 MAX_CHARS = 1000
+# `predict`'s length, limited to what the panel shows at once.
+GENERATED_CHARS = replace(PREDICT_SETTINGS["num_chars"], high=MAX_CHARS)
+GREEDY_HINT = " For the single most likely character at every step, choose greedy decoding."
 TEXT_STYLE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:normal;font-family:monospace;"
               "font-size:14px;line-height:1.5;max-width:80ch")
 
@@ -28,18 +32,16 @@ def generate_text(model, vocab: Vocab, prefix: str, num_chars: int, temperature:
     `temperature=None` picks the most likely character at every step (greedy decoding);
     a positive temperature samples from softmax(logits / temperature) with a CPU generator
     seeded with `seed`, so the same inputs always give the same text. Raises ValueError
-    with a message meant for the student for an empty prefix, characters the vocabulary
-    does not know, a temperature that is not positive, or a length outside 0 ... 1000.
+    (TypeError for a value of the wrong type) with a message meant for the student, naming the
+    setting, for an empty prefix, characters the vocabulary does not know, a temperature that
+    is not positive, or a length outside 0 ... 1000 (`d2lmini.settings.PREDICT_SETTINGS`).
     """
-    if isinstance(num_chars, bool) or not isinstance(num_chars, int) or not 0 <= num_chars <= MAX_CHARS:
-        raise ValueError(f"The number of characters must be a whole number from 0 to {MAX_CHARS}, "
-                         f"not {num_chars!r}.")
-    if temperature is not None and not (isinstance(temperature, int | float) and math.isfinite(temperature)
-                                        and temperature > 0):
-        raise ValueError("The temperature must be a positive number such as 0.5 or 1.0, "
-                         f"not {temperature!r}. For the single most likely character at every step, "
-                         "choose greedy decoding.")
-    generator = torch.Generator().manual_seed(seed)
+    num_chars = validate_value(GENERATED_CHARS, num_chars)
+    try:
+        temperature = validate_value(PREDICT_SETTINGS["temperature"], temperature)
+    except (TypeError, ValueError) as error:
+        raise type(error)(str(error) + GREEDY_HINT) from None
+    generator = torch.Generator().manual_seed(validate_value(TRAIN_SETTINGS["seed"], seed))
     return predict(model, vocab, prefix, num_chars, temperature, generator)
 
 
@@ -53,6 +55,7 @@ def generation_html(model, vocab: Vocab, prefix: str, num_chars: int, temperatur
         text = generate_text(model, vocab, prefix, num_chars, temperature, seed)
     except (TypeError, ValueError) as error:
         return None, f'<p style="color:#b30000">{html.escape(str(error))}</p>'
+    temperature = validate_value(PREDICT_SETTINGS["temperature"], temperature)  # plain float: formats
     how = ("greedy (most likely character each time)" if temperature is None
            else f"temperature {temperature:g}")
     body = (f'<b>{html.escape(prefix)}</b>'
@@ -71,7 +74,7 @@ class GeneratePanel:
     shows it, or the message explaining what to fix. `widget` is the box to display.
     The prefix box sends its text on Enter (or when it loses the focus), not on every key,
     and no control is ever disabled by a regeneration: disabling the box a student types
-    into would take the focus away mid-word (issue #19).
+    into would take the focus away mid-word.
     """
 
     def __init__(self, model, vocab: Vocab, prefix: str = DEFAULT_PREFIX, num_chars: int = 100,

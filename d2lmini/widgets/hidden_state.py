@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from d2lmini.plot import figure_png, heatmap, show_png
-from d2lmini.rnn import check_prefix, model_device
+from d2lmini.rnn import model_device, validate_prefix
 from d2lmini.text import Vocab
 from d2lmini.widgets import controls_disabled
 
@@ -27,7 +27,7 @@ def hidden_states_for(model, vocab: Vocab, text: str) -> torch.Tensor:
     H_{t+1} = f(x_{t+1}, H_t) exactly as in the step formula. Works for any model with
     `begin_state` and `model(X, state) -> (outputs, state)` (`RNNScratch`, `TorchRNN`).
     """
-    check_prefix(text, vocab)
+    validate_prefix(text, vocab)
     device = model_device(model)
     state = model.begin_state(1)
     rows = []
@@ -40,7 +40,7 @@ def hidden_states_for(model, vocab: Vocab, text: str) -> torch.Tensor:
 @torch.no_grad()
 def next_char_probabilities(model, vocab: Vocab, text: str, k: int = 3) -> list[tuple[str, float]]:
     """Return the `k` most likely next characters after reading `text`, with their probabilities."""
-    check_prefix(text, vocab)
+    validate_prefix(text, vocab)
     device = model_device(model)
     outputs, _ = model(torch.tensor([vocab.indices(text)], device=device), model.begin_state(1))
     probs = torch.softmax(outputs[-1].float().cpu(), dim=0)
@@ -48,12 +48,12 @@ def next_char_probabilities(model, vocab: Vocab, text: str, k: int = 3) -> list[
     return [(vocab.idx_to_token[int(i)], float(p)) for p, i in zip(top.values, top.indices, strict=True)]
 
 
-# The longest sentence the explorer reads: its heatmap grows one row per character, and a
-# click on 200 characters takes about a second (benchmarks/click_times.py); 10,000 took minutes.
+# The longest sentence the explorer reads: its heatmap grows one row per character, and its
+# click time with it (`benchmarks/click_times.py`; README, "Every click is bounded").
 MAX_SENTENCE = 200
 
 
-def check_sentence(text: str, vocab: Vocab) -> None:
+def validate_sentence(text: str, vocab: Vocab) -> None:
     """Raise ValueError naming the explorer's "sentence" box if `text` is empty, longer than
     `MAX_SENTENCE` characters or has characters the model has never seen (notebook 01)."""
     if not text:
@@ -86,7 +86,7 @@ def explorer_view(model, vocab: Vocab, text: str, step: int, k: int = 3) -> Expl
     `next` holds the top-`k` next characters. Raises ValueError naming the sentence or the
     step when either is not usable.
     """
-    check_sentence(text, vocab)
+    validate_sentence(text, vocab)
     if not 1 <= step <= len(text):
         raise ValueError(f"The step must be between 1 and {len(text)} (the sentence's length), not {step}.")
     prefix = text[:step]

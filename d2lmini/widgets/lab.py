@@ -24,18 +24,25 @@ from d2lmini.lab import (
     LabResult,
     LabSettings,
     RunTooLong,
-    check_click,
-    check_lab_settings,
     corpus_data,
     expected_seconds,
     only_the_sample_differs,
     resample,
     run_lab,
     strong_baselines,
+    validate_click,
+    validate_lab_settings,
 )
 from d2lmini.runs import SHOWN_SETTINGS, RunLog
-from d2lmini.settings import CORPORA, LAB_SETTINGS
-from d2lmini.sweep import SUGGESTED_VALUES, SWEEPABLE, check_sweep_time, parse_values, run_sweep, value_text
+from d2lmini.settings import CORPORA, EXPORT_PATH, LAB_SETTINGS, validate_value
+from d2lmini.sweep import (
+    SUGGESTED_VALUES,
+    SWEEPABLE,
+    parse_values,
+    run_sweep,
+    validate_sweep_time,
+    value_text,
+)
 from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice
 from d2lmini.widgets.lab_views import (
     ERROR_COLOUR,
@@ -73,7 +80,7 @@ def _known_strong_baselines(settings: LabSettings) -> dict[str, float]:
 def _known_baselines(settings: LabSettings) -> dict[str, float]:
     """Return the baselines of the corpus `settings` name, for the live plot ({} if it cannot be loaded)."""
     try:
-        check_lab_settings(settings)
+        validate_lab_settings(settings)
         return dict(corpus_data(settings).baselines)
     except Exception:  # run_lab reports the reason
         return {}
@@ -232,7 +239,7 @@ class LabPanel:
                 and settings != latest.settings):
             return self.resample()
         try:
-            check_click(settings)
+            validate_click(settings)
         except RunTooLong as error:
             return self._refuse(LabResult(settings, error=str(error)))
         except (TypeError, ValueError, DataUnavailableError):
@@ -390,13 +397,19 @@ class LabPanel:
         self.plot.value = curves_png([], _known_baselines(self.base))
         self.message.value = "<p style='margin:2px 0'>Runs cleared.</p>"
 
-    def export(self, path: str | Path = "lab_runs.csv") -> Path:
+    def export(self, path: str | Path = "lab_runs.csv") -> Path | None:
         """Write every run (settings and results) to the CSV file `path`; return its path.
 
-        `panel.runs.to_dataframe()` gives the same as a pandas DataFrame.
+        A path that is not a file name, or a file that cannot be written, is shown in the panel's
+        message (and None returned). `panel.runs.to_dataframe()` gives the same as a pandas DataFrame.
         """
-        path = Path(path)
-        self.runs.to_csv(path)
+        try:
+            path = Path(validate_value(EXPORT_PATH, path))
+            self.runs.to_csv(path)
+        except (TypeError, ValueError, OSError) as error:
+            self.message.value = (f"<p style='color:{ERROR_COLOUR};margin:2px 0'><b>The runs could not be "
+                                  f"saved: {html.escape(str(error))}</b></p>")
+            return None
         self.message.value = (f"<p style='margin:2px 0'>Saved {len(self.runs)} runs to "
                               f"<code>{html.escape(str(path.resolve()))}</code>; "
                               "<code>lab.runs.to_dataframe()</code> gives them as a table in Python.</p>")
@@ -414,7 +427,7 @@ class LabPanel:
         Shows the reason instead, and returns None, when the values cannot be swept.
         """
         try:
-            seconds = check_sweep_time(self.settings(), self.sweep_setting.value,
+            seconds = validate_sweep_time(self.settings(), self.sweep_setting.value,
                                        parse_values(self.sweep_setting.value, self.sweep_values.value))
         except (TypeError, ValueError, DataUnavailableError) as error:
             self.sweep_estimate.value = f"<span style='color:{ERROR_COLOUR}'>{html.escape(str(error))}</span>"
@@ -426,9 +439,9 @@ class LabPanel:
     def sweep(self):
         """Do what Sweep does: one run per value of the chosen setting; return the `SweepResult` (or None).
 
-        The estimate is checked first (each run under 15 s, the whole under 60 s on a 2-core
-        laptop); every run joins the table and the chart as it finishes; ■ stops the sweep,
-        keeping the runs so far.
+        The estimate is checked first (each run and the whole within `d2lmini.sweep`'s limits);
+        every run joins the table and the chart as it finishes; ■ stops the sweep, keeping the
+        runs so far.
         """
         with interruptible() as self._stop:
             try:
@@ -442,7 +455,7 @@ class LabPanel:
         try:
             settings = self.settings()
             values = parse_values(name, self.sweep_values.value)
-            check_sweep_time(settings, name, values)
+            validate_sweep_time(settings, name, values)
         except (TypeError, ValueError, DataUnavailableError) as error:
             self._refuse(LabResult(self.base, error=str(error)))
             return None
