@@ -120,10 +120,16 @@ def _files(folder: Path) -> dict[Path, bytes]:
 
 
 def _grade(tmp_path: Path, submissions: Path, config: Path, jobs: int = 2) -> tuple[dict, Path]:
-    out = tmp_path / "out"
-    before = _files(submissions), sorted(Path.cwd().iterdir())
-    grade_class(submissions, out, EXERCISES, load_config(config, EXERCISES), jobs, progress=lambda _: None)
-    assert (_files(submissions), sorted(Path.cwd().iterdir())) == before, "the grader wrote outside --out"
+    """Grade from an empty working folder; check that nothing was written outside the output folder."""
+    out, here = tmp_path / "out", tmp_path / "here"
+    here.mkdir()
+    before = _files(tmp_path)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(here)
+        grade_class(submissions, out, EXERCISES, load_config(config, EXERCISES), jobs,
+                    progress=lambda _: None)
+    after = {path: data for path, data in _files(tmp_path).items() if out not in path.parents}
+    assert after == before and not any(here.iterdir()), "the grader wrote outside --out"
     assert sorted(p.name for p in out.iterdir()) == ["feedback", "gradebook.csv", "results.json"]
     results = {r["student"]: r for r in json.loads((out / "results.json").read_text("utf-8"))}
     with (out / "gradebook.csv").open(encoding="utf-8") as handle:

@@ -165,6 +165,10 @@ def bad_class(notebook: str) -> dict[str, tuple[object, dict[str, str]]]:
     samples["network_call"] = (question_cell(
         "import urllib.request\nurllib.request.urlopen('https://example.com/answers', timeout=30)\n"),
         {first: "URLError"})
+    samples["writes_files"] = (question_cell(
+        "import os\nopen('answers.txt', 'w').write('x')\n"
+        "open(os.path.expanduser('~/.answers'), 'w').write('x')\n"
+        "open(os.path.join(os.environ.get('TMPDIR', '/tmp'), 'answers'), 'w').write('x')\n"), {})
     other = nbformat.v4.new_notebook()
     other.cells = [nbformat.v4.new_markdown_cell("# Homework 3 (another course)"),
                    nbformat.v4.new_code_cell("def check_answer(x):\n    return x == 42\n\ncheck_answer(42)")]
@@ -231,7 +235,8 @@ def main(argv: list[str]) -> None:
     for number in args.notebooks.split(","):
         name = notebook_path(number).name
         kinds = [("solved", solved(number)), ("untouched", untouched(number))]
-        kinds += [(k, v) for k, (v, _) in bad_class(number).items()]
+        if args.students > len(kinds):  # bad submissions need a question and a coding exercise
+            kinds += [(k, v) for k, (v, _) in bad_class(number).items()]
         for i in range(args.students):
             kind, sample = kinds[i % len(kinds)]
             write(sample, args.out / f"student{i + 1:02d}_{kind}" / name)

@@ -7,10 +7,12 @@ whose check cells it has; everything else is reported in the student's feedback.
 
 import csv
 import json
+import multiprocessing
 import re
 import shutil
+import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -86,8 +88,14 @@ def grade_student(name: str, files: list[Path], exercises: list[Exercise], confi
             marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
             continue
         scratch = work / safe_name(name) / notebook
-        marks += grade_notebook(chosen[notebook], mine, config.points, scratch, config.limits, config.seed,
-                                stats)
+        try:
+            marks += grade_notebook(chosen[notebook], mine, config.points, scratch, config.limits,
+                                    config.seed, stats)
+        except Exception as error:  # the grader's own failure (a kernel that cannot start), not the batch's
+            print(f"warning: {name}, {notebook}: {type(error).__name__}: {error}", file=sys.stderr)
+            reason = (f"Not graded: the grader could not run {notebook} ({type(error).__name__}); "
+                      "tell your instructor.")
+            marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
     return StudentResult(name, marks, notes, stats)
 
 
@@ -119,16 +127,25 @@ def grade_class(submissions: Path, out: Path, exercises: list[Exercise], config:
     (out / "feedback").mkdir(parents=True, exist_ok=True)
     work = out / "work"
     roster = students(submissions)
+    results = []
 
-    def one(item):
-        name, files = item
-        result = grade_student(name, files, exercises, config, work)
-        (out / "feedback" / f"{safe_name(name)}.md").write_text(feedback_text(result, exercises), "utf-8")
-        progress(f"{name}: {result.total:g} / {sum(m.max_points for m in result.marks):g}")
-        return result
+    def record(result: StudentResult) -> None:
+        feedback = out / "feedback" / f"{safe_name(result.student)}.md"
+        feedback.write_text(feedback_text(result, exercises), "utf-8")
+        progress(f"{result.student}: {result.total:g} / {sum(m.max_points for m in result.marks):g}")
+        results.append(result)
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = list(pool.map(one, roster.items()))
+    if jobs == 1:
+        for name, files in roster.items():
+            record(grade_student(name, files, exercises, config, work))
+    else:  # processes, not threads: a guarded call redirects its process's sys.stdout while it runs
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(grade_student, name, files, exercises, config, work)
+                       for name, files in roster.items()]
+            for future in as_completed(futures):
+                record(future.result())
+    order = list(roster)
+    results.sort(key=lambda r: order.index(r.student))
     shutil.rmtree(work, ignore_errors=True)
     write_gradebook(out / "gradebook.csv", results, [e.id for e in exercises if e.id in config.points])
     (out / "results.json").write_text(json.dumps(
