@@ -33,13 +33,13 @@ EXERCISES = manifest.load()
 
 def test_the_shipped_exercise_list_is_the_released_notebooks():
     assert [e.id for e in manifest.discover(ROOT / "notebooks")] == [e.id for e in EXERCISES]
-    assert manifest.discover(ROOT / "notebooks") == EXERCISES, "run: python -m d2lmini.grading --discover"
+    assert manifest.discover(ROOT / "notebooks") == EXERCISES, "python -m d2lmini.grading --discover ..."
 
 
 def test_the_default_config_grades_every_exercise():
     config = load_config(None, EXERCISES)
     assert set(config.points) == {e.id for e in EXERCISES}
-    assert DEFAULT_CONFIG.read_text("utf-8") == config_text(EXERCISES)
+    assert DEFAULT_CONFIG.read_text("utf-8") == config_text(EXERCISES), "python -m d2lmini.grading --discover"
     kinds = {e.id: e.kind for e in EXERCISES}
     assert {config.points[i] for i in config.points if kinds[i] == "question"} == {1}
 

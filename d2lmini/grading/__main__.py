@@ -2,7 +2,7 @@
 
     python -m d2lmini.grading SUBMISSIONS --out OUT [--config points.toml] [--jobs 2]
     python -m d2lmini.grading --write-config points.toml
-    python -m d2lmini.grading --discover notebooks/      # after editing the course's notebooks
+    python -m d2lmini.grading --discover notebooks   # after adding or renaming an exercise
     python -m d2lmini.grading --gradescope autograder.zip [--config points.toml]
 """
 
@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from d2lmini.grading import manifest
-from d2lmini.grading.config import PUBLIC_SEED, config_text, load_config
+from d2lmini.grading.config import DEFAULT_CONFIG, PUBLIC_SEED, config_text, load_config
 from d2lmini.grading.gradebook import grade_class
 
 
@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.discover:
         exercises = manifest.discover(args.discover)
         manifest.save(exercises)
-        print(f"{len(exercises)} exercises written to {manifest.MANIFEST}")
+        DEFAULT_CONFIG.write_text(config_text(exercises), "utf-8")
+        print(f"{len(exercises)} exercises written to {manifest.MANIFEST} and {DEFAULT_CONFIG}")
         return 0
     exercises = manifest.load()
     if args.write_config:
