@@ -50,8 +50,9 @@ def main(argv: list[str]) -> None:
         seconds = [s["seconds"] for s in stats]
         kernel = max(s["kernel_mb"] for s in stats)
         grader = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        grader_text = f"{grader:>10.0f}" if jobs == 1 else f"{'(workers)':>10}"  # jobs > 1: other processes
         print(f"{jobs:>4} {wall:>8.0f} {statistics.median(seconds):>17.1f} {max(seconds):>11.1f} "
-              f"{kernel:>16.0f} {grader:>10.0f}")
+              f"{kernel:>16.0f} {grader_text}")
 
 
 if __name__ == "__main__":
