@@ -69,7 +69,7 @@ def rewrite(source: str, exercises: dict[str, Exercise]) -> tuple[str, list[str]
     code = python_of(source)
     try:
         tree = ast.parse(code)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError):  # the kernel will say what is wrong with it
         return code, []
     lines = code.splitlines(keepends=True)
     found, edits = [], []
