@@ -1,8 +1,11 @@
 """Backpropagation through time written by hand, and the loss gradient it starts from (notebook 05).
 
-The forward pass is the scratch RNN of `d2lmini.rnn.rnn_forward`:
+The forward pass is the scratch RNN of `d2lmini.rnn.rnn_forward`: for steps t = 1..T,
 
-    A_t = X_t W_xh + H_{t-1} W_hh + b_h,    H_t = tanh(A_t),    O_t = H_t W_hq + b_q.
+    A_t = X_t W_xh + H_{t-1} W_hh + b_h,    H_t = tanh(A_t),    O_t = H_t W_hq + b_q,
+
+with H_0 the initial state. Python counts from 0, so in code `X[:, i]` is X_{i+1} and
+`hiddens[i]` is H_{i+1}; `state` is H_0.
 
 The backward pass walks the unrolled graph from the last step to the first. For one
 step, with dH = dL/dH_t (everything that reaches H_t, from its output and from the
@@ -14,15 +17,14 @@ next step, added together because the graph branches at H_t):
     dW_xh  += X_t^T dA                     (X_t one-hot: add the rows of dA into W_xh's token rows)
     dH_{t-1} = dA W_hh^T  (+ what H_{t-1}'s own output sends back)
 
-Only the dH recursion must run step by step. Weight gradients are sums over time of
-per-step terms, so they are computed afterwards for all steps at once: one large
-matmul for dW_hq, one for dW_hh (plus a small one for the first step, whose H_{t-1}
-is the initial state), one `index_add_` for dW_xh.
-
-No autograd is used in these passes; `HandWrittenBPTT` wraps them as one autograd node so
-that `d2lmini.rnn.RNNScratch` trains through them. This module needs nothing from
-`d2lmini.rnn` (which imports it); the checks against autograd and finite differences, and
-the spectral-radius experiments, are in `d2lmini.gradcheck`.
+`plain_forward` and `plain_backward` are that, written plainly: one step at a time, weight
+gradients summed as they come. The rest is the same maths made fast: `hidden_states` uses
+tanh(a) = 2 sigmoid(2a) - 1; `hidden_gradients` runs only the dH recursion step by step, in
+place in one buffer; `weight_gradients` sums each weight's per-step terms in one matmul; and
+`HandWrittenBPTT` wraps `bptt_forward` and `bptt_backward` as one autograd node so that
+`d2lmini.rnn.RNNScratch` trains through them. No autograd is used in these passes. This
+module needs nothing from `d2lmini.rnn` (which imports it); the checks against autograd and
+finite differences, and the spectral-radius experiments, are in `d2lmini.gradcheck`.
 """
 
 import torch
@@ -40,9 +42,9 @@ def bptt_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q):
     exactly like `d2lmini.rnn.rnn_forward`; cache holds X, the initial state, all hidden
     states (steps, batch, hiddens) and the parameters.
 
-    The hidden states are those of `rnn_forward`, H_t = tanh(A_t), computed through the
-    identity tanh(a) = 2 sigmoid(2a) - 1 because PyTorch's sigmoid is several times faster
-    than its tanh on a CPU (see `hidden_states`).
+    The hidden states are those of `plain_forward` and `rnn_forward`, H_t = tanh(A_t),
+    computed through the identity tanh(a) = 2 sigmoid(2a) - 1 because on many CPUs PyTorch's
+    sigmoid is cheaper than its tanh (see `hidden_states`; notebook 05 measures it).
     """
     hiddens = hidden_states(X, state, W_xh, W_hh, b_h)
     outputs = torch.addmm(b_q, hiddens.reshape(-1, W_hh.shape[0]), W_hq)
@@ -77,11 +79,11 @@ def hidden_gradients(d_outputs, d_final_state, cache, window: int | None = None,
                      keep_dH: bool = True):
     """Walk the unrolled graph backwards; return (dH, dA, d_state).
 
-    dH[t] = dL/dH_t and dA[t] = dL/dA_t (the pre-activation), both (steps, batch, hiddens);
-    d_state = dL/dH_{-1}, the gradient w.r.t. the initial state. With `window=k` the
-    recursion is cut every k steps counted from the start, as when the state is detached
-    between minibatches of k steps (truncated BPTT); the initial state then gets a
-    gradient only from the first window.
+    dH[i] = dL/dH_t and dA[i] = dL/dA_t (the pre-activation) for step t = i + 1, both
+    (steps, batch, hiddens); d_state = dL/dH_0, the gradient w.r.t. the initial state.
+    With `window=k` the recursion is cut every k steps counted from the start, as when the
+    state is detached between minibatches of k steps (truncated BPTT); the initial state
+    then gets a gradient only from the first window.
     """
     hiddens, W_hh, W_hq = cache["hiddens"], cache["W_hh"], cache["W_hq"]
     steps, batch, num_hiddens = hiddens.shape
@@ -92,14 +94,14 @@ def hidden_gradients(d_outputs, d_final_state, cache, window: int | None = None,
     dH_all = torch.empty_like(hiddens) if keep_dH else None
     W_hh_T = W_hh.T
     dA_steps, H_steps = dA_all.unbind(0), hiddens.unbind(0)
-    for t in reversed(range(steps)):
-        dA, H = dA_steps[t], H_steps[t]
+    for i in reversed(range(steps)):  # step t = i + 1
+        dA, H = dA_steps[i], H_steps[i]
         if keep_dH:
-            dH_all[t] = dA
+            dH_all[i] = dA
         dA.addcmul_(dA * H, H, value=-1)  # dA_t = dH_t * (1 - H_t^2) = dH_t - dH_t H_t H_t, in place
-        if t > 0 and (window is None or t % window != 0):
-            dA_steps[t - 1].addmm_(dA, W_hh_T)  # dH_{t-1} += dA_t W_hh^T (unless detached)
-    d_state = dA_all[0] @ W_hh_T  # dL/dH_{-1}
+        if i > 0 and (window is None or i % window != 0):
+            dA_steps[i - 1].addmm_(dA, W_hh_T)  # dH_{t-1} += dA_t W_hh^T (unless detached)
+    d_state = dA_all[0] @ W_hh_T  # dL/dH_0
     return dH_all, dA_all, d_state
 
 
@@ -176,6 +178,52 @@ def step_backward(dH, H_t, H_prev, x_t, W_xh, W_hh) -> dict[str, torch.Tensor]:
         "H_prev": dA @ W_hh.T,
         "X": dA @ W_xh.T,
     }
+
+
+@torch.no_grad()
+def plain_forward(X, state, W_xh, W_hh, b_h, W_hq, b_q):
+    """Run the RNN forward one step at a time and keep what the backward pass needs.
+
+    X: token indices (batch, steps); state: H_0 (batch, hiddens). Returns (outputs,
+    final_state, cache): outputs (steps*batch, vocab) with step-major rows like
+    `d2lmini.rnn.rnn_forward`; cache holds X, the initial state, the hidden states
+    H_1..H_T stacked (steps, batch, hiddens) and the parameters.
+    """
+    H, hiddens = state, []
+    for i in range(X.shape[1]):  # step t = i + 1
+        H = torch.tanh(W_xh[X[:, i]] + H @ W_hh + b_h)
+        hiddens.append(H)
+    hiddens = torch.stack(hiddens) if hiddens else state.new_zeros(0, *state.shape)
+    outputs = hiddens.reshape(-1, W_hh.shape[0]) @ W_hq + b_q
+    cache = {"X": X, "state": state, "hiddens": hiddens,
+             "W_xh": W_xh, "W_hh": W_hh, "b_h": b_h, "W_hq": W_hq, "b_q": b_q}
+    return outputs, H, cache
+
+
+@torch.no_grad()
+def plain_backward(d_outputs, d_final_state, cache):
+    """Backpropagate through time one step at a time, from t = T back to t = 1.
+
+    d_outputs: dL/dO (steps*batch, vocab), step-major rows; d_final_state: dL/dH_T from
+    outside (batch, hiddens) or None. Returns the gradients 'W_xh', 'W_hh', 'b_h', 'W_hq',
+    'b_q' and 'state' (= dL/dH_0), each weight's summed over the steps.
+    """
+    X, state, hiddens = cache["X"], cache["state"], cache["hiddens"]
+    steps, batch, _ = hiddens.shape
+    grads = {name: torch.zeros_like(cache[name]) for name in PARAM_NAMES}
+    dO = d_outputs.reshape(steps, batch, cache["W_hq"].shape[1])
+    dH_next = torch.zeros_like(state) if d_final_state is None else d_final_state
+    for i in reversed(range(steps)):  # step t = i + 1: hiddens[i] is H_t
+        H_prev = state if i == 0 else hiddens[i - 1]
+        grads["W_hq"] += hiddens[i].T @ dO[i]
+        grads["b_q"] += dO[i].sum(0)
+        dH = dO[i] @ cache["W_hq"].T + dH_next  # the two branches that reach H_t, added
+        step = step_backward(dH, hiddens[i], H_prev, X[:, i], cache["W_xh"], cache["W_hh"])
+        for name in ("W_xh", "W_hh", "b_h"):
+            grads[name] += step[name]
+        dH_next = step["H_prev"]
+    grads["state"] = dH_next
+    return grads
 
 
 # ---------------------------------------------------------------------------------------

@@ -54,8 +54,9 @@ def finite_difference_gradients(X, Y, state, params: dict[str, torch.Tensor], na
                                 entries: list[tuple[int, ...]], eps: float = 1e-6) -> torch.Tensor:
     """Estimate dL/d(params[name] or state)[entry] for each entry by central differences.
 
-    (L(w + eps) - L(w - eps)) / (2 eps) has an error of order eps^2, so use float64.
-    Returns a 1-D CPU float64 tensor, one estimate per entry.
+    (L(w + eps) - L(w - eps)) / (2 eps) is off by a truncation error of order eps^2 plus
+    the rounding of the two losses divided by eps, about machine-epsilon * |L| / eps: use
+    float64. Returns a 1-D CPU float64 tensor, one estimate per entry.
     """
     estimates = []
     for entry in entries:
@@ -105,7 +106,7 @@ def rescaled_model(radius: float, num_hiddens: int = 32, vocab_size: int = 28, s
     `input_scale` multiplies W_xh (0 turns the inputs off, so H stays 0 from a zero state).
     """
     generator = torch.Generator().manual_seed(seed)
-    params = init_rnn_params(vocab_size, num_hiddens, "xavier", generator)
+    params = init_rnn_params(vocab_size, num_hiddens, "lecun", generator)
     params["W_hh"] = rescale_to_spectral_radius(params["W_hh"], radius)
     params["W_xh"] = params["W_xh"] * input_scale
     return {n: p.double() for n, p in params.items()}

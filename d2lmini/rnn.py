@@ -36,20 +36,20 @@ from d2lmini.text import Vocab
 def init_rnn_params(
     vocab_size: int,
     num_hiddens: int,
-    init: str = "xavier",
+    init: str = "lecun",
     generator: torch.Generator | None = None,
 ) -> dict[str, torch.Tensor]:
-    """Return fresh parameters W_xh, W_hh, b_h, W_hq, b_q as CPU tensors.
+    """Return fresh parameters W_xh, W_hh, b_h, W_hq, b_q as CPU tensors (notebook 04).
 
-    `init="normal"` draws weights from N(0, 0.01^2), as the book does; `init="xavier"`
-    draws them from N(0, 1/fan_in), which keeps the hidden activations at a useful
-    size whatever the layer widths. Biases start at zero.
+    `init="normal"` draws weights from N(0, 0.01^2), as the book does; `init="lecun"`
+    draws them from N(0, 1/fan_in) (LeCun's rule), which keeps the hidden activations at
+    a useful size whatever the layer widths. Biases start at zero.
     """
 
     def weight(fan_in: int, fan_out: int) -> torch.Tensor:
-        std = {"normal": 0.01, "xavier": 1 / math.sqrt(fan_in)}.get(init)
+        std = {"normal": 0.01, "lecun": 1 / math.sqrt(fan_in)}.get(init)
         if std is None:
-            raise ValueError(f"init must be 'normal' or 'xavier', not {init!r}")
+            raise ValueError(f"init must be 'normal' or 'lecun', not {init!r}")
         return torch.randn(fan_in, fan_out, generator=generator) * std
 
     return {
@@ -117,7 +117,7 @@ class RNNScratch(nn.Module):
     the same gradients (up to rounding).
     """
 
-    def __init__(self, vocab_size: int, num_hiddens: int, init: str = "xavier",
+    def __init__(self, vocab_size: int, num_hiddens: int, init: str = "lecun",
                  generator: torch.Generator | None = None, *, hand_written_bptt: bool = True):
         super().__init__()
         self.vocab_size, self.num_hiddens = vocab_size, num_hiddens
@@ -230,6 +230,14 @@ def validate_predict_arguments(model, vocab, prefix, num_chars, temperature, gen
     return prefix, num_chars, temperature
 
 
+def validate_logits(logits: torch.Tensor, unk: int) -> None:
+    """Raise ValueError when a logit other than `<unk>`'s is inf or nan: the model has diverged."""
+    known = torch.cat([logits[:unk], logits[unk + 1:]])
+    if not bool(torch.isfinite(known).all()):
+        raise ValueError("The model's outputs are not finite (inf or nan): its training diverged, so it "
+                         "cannot predict. Retrain it with a smaller learning rate or with clipping.")
+
+
 def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
                generator: torch.Generator | None) -> int:
     """Return the next token from one step's `logits` (vocab,): greedy, or sampled at `temperature`.
@@ -237,16 +245,14 @@ def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
     Sampling draws from softmax(logits / T), computed in float64 as exp((logits - max) / T):
     every exponent is at most 0, so no temperature, however small or large, overflows
     (a tiny T gives the greedy choice, a huge T the uniform one). `<unk>` is never chosen.
-    Raises ValueError when the logits are not finite: the model has diverged.
+    Raises ValueError when the logits are not finite: the model has diverged (notebook 04).
     """
-    logits = logits.detach().double().cpu()
-    logits[unk] = -math.inf
-    known = torch.cat([logits[:unk], logits[unk + 1:]])
-    if not bool(torch.isfinite(known).all()):
-        raise ValueError("The model's outputs are not finite (inf or nan): its training diverged, so it "
-                         "cannot predict. Retrain it with a smaller learning rate or with clipping.")
+    validate_logits(logits, unk)
+    logits = logits.detach().double().cpu()      # random numbers and the draw stay on the CPU
+    logits[unk] = -math.inf                      # probability 0 for <unk>
     if temperature is None:
-        return int(logits.argmax())
+        return int(logits.argmax())              # greedy: the most likely token
+    # softmax(logits / T) without its denominator: multinomial divides by the sum itself
     weights = torch.exp((logits - logits.max()) / temperature)
     return int(torch.multinomial(weights, 1, generator=generator))
 
@@ -274,10 +280,12 @@ def predict(
     validate_prefix(prefix, vocab)
     device = model_device(model)
     state = model.begin_state(1)
+    # warm-up: read the whole prefix; keep the state and the scores after its last character
     logits, state = model(torch.tensor([vocab.indices(prefix)], device=device), state)
     generated = []
     for _ in range(num_chars):
         token = next_token(logits[-1], vocab.unk, temperature, generator)
         generated.append(token)
+        # feed the new token back in: a batch of one sequence, one step long
         logits, state = model(torch.tensor([[token]], device=device), state)
     return prefix + vocab.decode(generated)

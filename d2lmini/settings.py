@@ -44,7 +44,7 @@ OPTIMIZERS: dict[str, tuple[str, type[torch.optim.Optimizer]]] = {
 }
 CLIP_MODES = {"norm": "joint norm (notebook 06)", "value": "per element"}
 SAMPLINGS = {"sequential": "sequential partitioning", "random": "random sampling"}
-INITS = {"xavier": "Xavier, N(0, 1/fan_in)", "normal": "N(0, 0.01²), as in the book"}
+INITS = {"lecun": "LeCun, N(0, 1/fan_in)", "normal": "N(0, 0.01²), as in the book"}
 CORPORA = {"bundled": "bundled corpus", "markov": "synthetic Markov source",
            "timemachine": "The Time Machine"}
 DEVICES = {"cpu": "CPU", "cuda": "CUDA GPU", "mps": "Apple GPU"}

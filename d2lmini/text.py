@@ -34,6 +34,7 @@ class Vocab:
 
     def __init__(self, tokens: Iterable[str] = (), min_freq: int = 0):
         self.counts = collections.Counter(tokens)
+        # most frequent first; equal counts in alphabetical order
         ranked = sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))
         self.idx_to_token = [UNK] + [t for t, n in ranked if n >= min_freq and t != UNK]
         self.token_to_idx = {t: i for i, t in enumerate(self.idx_to_token)}

@@ -59,7 +59,7 @@ class TrainConfig:
     eval_batch_size: int | None = None
     eval_num_steps: int | None = None
     sampling: str = "sequential"
-    init: str = "xavier"
+    init: str = "lecun"
     seed: int = 0
 
 

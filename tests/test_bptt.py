@@ -1,9 +1,12 @@
 """Tests for the hand-written backpropagation through time (d2lmini.bptt, notebook 05)."""
 
+import inspect
+
 import pytest
 import torch
 import torch.nn.functional as F
 
+from d2lmini import bptt
 from d2lmini.bptt import (
     PARAM_NAMES,
     bptt_backward,
@@ -12,6 +15,8 @@ from d2lmini.bptt import (
     hand_gradients,
     hidden_gradients,
     hidden_states,
+    plain_backward,
+    plain_forward,
     sequence_loss_and_grad,
     step_backward,
 )
@@ -32,7 +37,7 @@ from d2lmini.rnn import init_rnn_params, rnn_forward, rnn_forward_one_hot
 def make_problem(batch, steps, vocab, hiddens, dtype=torch.float64, seed=0, device="cpu"):
     """Random parameters (with non-zero biases), a non-zero state, inputs and labels."""
     gen = torch.Generator().manual_seed(seed)
-    params = init_rnn_params(vocab, hiddens, "xavier", gen)
+    params = init_rnn_params(vocab, hiddens, "lecun", gen)
     params["b_h"] = 0.3 * torch.randn(hiddens, generator=gen)
     params["b_q"] = 0.3 * torch.randn(vocab, generator=gen)
     params = {n: p.to(dtype).to(device) for n, p in params.items()}
@@ -293,3 +298,80 @@ def test_with_inputs_the_norms_stay_below_the_largest_singular_value_power():
         assert all(n <= sigma**k * (1 + 1e-9) for k, n in enumerate(norms))
     assert gradient_norms_back_in_time(0.5, 30)[30] < 1e-6  # vanishing
     assert gradient_norms_back_in_time(2.0, 30, input_scale=0.0)[30] > 1e6  # exploding
+
+
+# ---------------------------------------------------------------------------------------
+# The plain loop of notebook 05's first lesson
+
+
+def plain_gradients(X, Y, state, params, backward=plain_backward):
+    """(loss, gradients) of the mean cross-entropy through `plain_forward` and `backward`."""
+    outputs, _, cache = plain_forward(X, state, *(params[n] for n in PARAM_NAMES))
+    loss, d_outputs = sequence_loss_and_grad(outputs, Y)
+    return float(loss), backward(d_outputs, None, cache)
+
+
+@pytest.mark.parametrize("batch,steps,vocab,hiddens", SHAPES)
+def test_plain_loop_equals_autograd(batch, steps, vocab, hiddens):
+    X, Y, state, params = make_problem(batch, steps, vocab, hiddens, seed=11)
+    loss_plain, plain = plain_gradients(X, Y, state, params)
+    loss_auto, auto = autograd_gradients(X, Y, state, params)
+    assert loss_plain == pytest.approx(loss_auto, rel=1e-12)
+    assert set(plain) == set(PARAM_NAMES) | {"state"}
+    for name in plain:
+        assert relative_error(plain[name], auto[name]) < 1e-12, name
+
+
+def test_plain_forward_equals_rnn_forward_and_the_fast_forward():
+    X, _, state, params = make_problem(3, 7, 9, 5, seed=12)
+    args = [params[n] for n in PARAM_NAMES]
+    outputs, final, cache = plain_forward(X, state, *args)
+    expected_outputs, expected_final = rnn_forward(X, state, *args)
+    torch.testing.assert_close(outputs, expected_outputs, rtol=0, atol=1e-13)
+    torch.testing.assert_close(final, expected_final, rtol=0, atol=1e-13)
+    _, _, fast = bptt_forward(X, state, *args)
+    torch.testing.assert_close(cache["hiddens"], fast["hiddens"], rtol=0, atol=1e-13)
+    assert set(cache) == set(fast) and cache["state"] is state
+
+
+def test_fast_backward_equals_the_plain_loop():
+    X, Y, state, params = make_problem(4, 9, 8, 6, seed=13)
+    G = torch.randn(4, 6, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    outputs, _, cache = plain_forward(X, state, *(params[n] for n in PARAM_NAMES))
+    _, d_outputs = sequence_loss_and_grad(outputs, Y)
+    plain = plain_backward(d_outputs, G, cache)
+    fast = bptt_backward(d_outputs, G, cache)
+    assert max_relative_error(plain, fast) < 1e-12
+    truncated = bptt_backward_truncated(d_outputs, G, cache, window=3)  # a different gradient
+    assert relative_error(truncated["W_hh"], plain["W_hh"]) > 1e-4
+
+
+def test_plain_loop_with_no_steps_hands_the_final_gradient_back():
+    X, _, state, params = make_problem(3, 0, 5, 4)
+    outputs, final, cache = plain_forward(X, state, *(params[n] for n in PARAM_NAMES))
+    assert outputs.shape == (0, 5) and final is state and cache["hiddens"].shape == (0, 3, 4)
+    G = torch.ones(3, 4, dtype=torch.float64)
+    grads = plain_backward(outputs, G, cache)
+    assert torch.equal(grads["state"], G) and float(grads["W_hh"].abs().max()) == 0.0
+
+
+def planted_plain_backward(old: str, new: str):
+    """A copy of `plain_backward` whose one-step backward has `old` replaced by `new`."""
+    step_source = inspect.getsource(bptt.step_backward)
+    assert old in step_source
+    namespace = {"torch": torch, "F": F, "PARAM_NAMES": PARAM_NAMES}
+    exec(step_source.replace(old, new) + "\n" + inspect.getsource(bptt.plain_backward), namespace)
+    return namespace["plain_backward"]
+
+
+@pytest.mark.parametrize("old,new", [
+    ('"H_prev": dA @ W_hh.T', '"H_prev": dA @ W_hh'),  # W_hh square: the shapes still fit
+    ('"W_hh": H_prev.T @ dA', '"W_hh": dA.T @ H_prev'),  # the transposed gradient
+])
+def test_a_wrong_transpose_in_the_plain_loop_is_caught(old, new):
+    X, Y, state, params = make_problem(3, 6, 7, 5, seed=14)
+    _, auto = autograd_gradients(X, Y, state, params)
+    _, right = plain_gradients(X, Y, state, params, planted_plain_backward(old, old))
+    _, wrong = plain_gradients(X, Y, state, params, planted_plain_backward(old, new))
+    assert max_relative_error(right, auto) < 1e-12  # the copy itself is faithful
+    assert relative_error(wrong["W_hh"], auto["W_hh"]) > 1e-2

@@ -15,13 +15,23 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from IPython.lib.pretty import pretty
 from solution_files import load_solution
 
 import d2lmini.batching
 import d2lmini.ngram
 import d2lmini.rnn
 import d2lmini.train
-from d2lmini.exercises import bptt, clipping, concat_matmul, hidden_state, one_hot, perplexity, rnn_scratch
+from d2lmini.exercises import (
+    bptt,
+    clipping,
+    concat_matmul,
+    guard,
+    hidden_state,
+    one_hot,
+    perplexity,
+    rnn_scratch,
+)
 from d2lmini.exercises.coding import NOT_ATTEMPTED
 from d2lmini.exercises.guard import CappedText, run_guarded
 
@@ -96,7 +106,7 @@ def step_by_the_package(*args):
     (hidden_state.check_rnn_step, step_by_the_package, "d2lmini.rnn.rnn_step"),
 ], ids=lambda v: getattr(v, "__name__", None) if callable(v) and not hasattr(v, "__self__") else None)
 def test_calling_the_reference_is_refused_and_named(check, wrong, words):
-    result = check(wrong, quiet=True)
+    result = check(wrong)
     assert not result and result.message.startswith("Not yet"), result.message
     assert words in result.message and "write it yourself" in result.message, result.message
 
@@ -160,7 +170,7 @@ def lookup_by_where(W, X):
     (one_hot.check_lookup, lookup_by_where, "broadcast multiply"),
 ], ids=lambda v: getattr(v, "__name__", None) if callable(v) and not hasattr(v, "__self__") else None)
 def test_a_disguised_shortcut_fails_and_is_named(check, wrong, words):
-    result = check(wrong, quiet=True)
+    result = check(wrong)
     assert not result and result.message.startswith("Not yet"), result.message
     assert words in result.message, result.message
 
@@ -192,13 +202,13 @@ def step_that_replaces_a_functional(X_t, H, W_xh, W_hh, b_h):
 ])
 def test_a_replaced_torch_function_is_put_back_and_named(wrong, name):
     originals = torch.tanh, torch.matmul, torch.Tensor.tanh, F.one_hot
-    result = hidden_state.check_rnn_step(wrong, quiet=True)
+    result = hidden_state.check_rnn_step(wrong)
     assert (torch.tanh, torch.matmul, torch.Tensor.tanh, F.one_hot) == originals
     assert not result and name in result.message and "put back" in result.message, result.message
-    assert hidden_state.check_rnn_step(load_solution("01").rnn_step, quiet=True)
+    assert hidden_state.check_rnn_step(load_solution("01").rnn_step)
 
 
-def test_expected_values_are_computed_before_the_students_code_runs(monkeypatch):
+def test_expected_values_are_sealed_before_the_students_code_runs_and_recomputed_after(monkeypatch):
     calls = []
     real_step = hidden_state.rnn_step
 
@@ -211,8 +221,9 @@ def test_expected_values_are_computed_before_the_students_code_runs(monkeypatch)
         return load_solution("01").rnn_step(*args)
 
     monkeypatch.setattr(hidden_state, "rnn_step", counting_reference)
-    assert hidden_state.check_rnn_step(student, quiet=True)
-    assert "student" in calls and "reference" not in calls[calls.index("student"):]
+    assert hidden_state.check_rnn_step(student)
+    cases = calls.index("student")  # every case's reference ran (its digest kept) before the student's code
+    assert cases == 3 and calls[cases:] == ["student", "reference"] * cases  # ... and again after each call
 
 
 # --- the guard: time, exits, interrupts, output, odd results -----------------------------------------
@@ -249,11 +260,13 @@ def loops_and_catches_exceptions(*args):
     (rnn_scratch.check_train_loop, loops_forever, "still running after"),
     (hidden_state.check_rnn_step, loops_and_catches_exceptions, "still running after"),
 ])
-def test_a_function_that_never_ends_gets_a_verdict_in_seconds(check, wrong, words):
+def test_a_function_that_never_ends_gets_a_verdict_in_seconds(check, wrong, words, monkeypatch):
+    monkeypatch.setattr(guard, "TIME_LIMIT", 0.5)  # read at each call: the check waits half a second
     start = time.monotonic()
-    result = check(wrong, quiet=True)
-    assert time.monotonic() - start < 30
+    result = check(wrong)
+    assert time.monotonic() - start < 4
     assert not result and words in result.message, result.message
+    assert "0.5 seconds" in result.message or words == "sequence of"
     assert threading.active_count() == 1  # no watchdog or student thread left behind
 
 
@@ -273,7 +286,7 @@ def raises_generator_exit(*args):
     (exits, "SystemExit"), (interrupts, "KeyboardInterrupt"), (raises_generator_exit, "GeneratorExit"),
 ])
 def test_exits_and_interrupts_raised_by_the_code_become_a_verdict(wrong, words):
-    result = hidden_state.check_rnn_step(wrong, quiet=True)
+    result = hidden_state.check_rnn_step(wrong)
     assert not result and words in result.message
 
 
@@ -299,10 +312,10 @@ def prints_a_lot(X_t, H, W_xh, W_hh, b_h):
 
 def test_printing_is_capped(capsys):
     result = hidden_state.check_rnn_step(prints_a_lot)
-    assert result
-    out = capsys.readouterr().out
-    assert len(out) < 5000 and "more characters printed, not shown" in out and out.rstrip().endswith(
-        result.message.rstrip())
+    assert result and capsys.readouterr().out == ""
+    shown = pretty(result)  # what the notebook shows: the capped printing, then the verdict
+    assert len(shown) < 5000 and "more characters printed, not shown" in shown
+    assert shown.startswith("What your function printed:\nxxx") and shown.endswith(result.message)
 
 
 def test_capped_text_keeps_the_start():
@@ -327,6 +340,6 @@ ODD_RESULTS = [10**400, "0.5", b"x", np.zeros((3, 2)), np.float64("nan"), float(
     ("my_clip", clipping.check_clip_function),
 ])
 def test_an_odd_result_gets_a_verdict(name, check, value):
-    result = check(lambda *args, **kwargs: value, quiet=True)
+    result = check(lambda *args, **kwargs: value)
     assert not result
     assert result.message.startswith("Not yet") or result.message == NOT_ATTEMPTED

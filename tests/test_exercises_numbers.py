@@ -26,7 +26,7 @@ from d2lmini.exercises import (
     (hidden_state.check_rnn_parameter_count, 7092.5),
 ])
 def test_a_fraction_is_not_a_whole_number_answer(check, answer):
-    result = check(answer, quiet=True)
+    result = check(answer)
     assert not result and "whole number" in result.message, result.message
 
 
@@ -35,22 +35,22 @@ def test_a_fraction_is_not_a_whole_number_answer(check, answer):
     (hidden_state.check_ngram_order, 5), (hidden_state.check_ngram_order, 5.0),
 ])
 def test_the_whole_number_is_right_as_int_or_float(check, answer):
-    assert check(answer, quiet=True)
+    assert check(answer)
 
 
 @pytest.mark.parametrize("answer", [(8.9, 64.2), ("8", "64"), (8.0, 64.0), (True, 64), "(8, 64)", (8, 64, 1)])
 def test_only_whole_number_tuples_are_shapes(answer):
-    result = hidden_state.check_hidden_state_shape(answer, quiet=True)
+    result = hidden_state.check_hidden_state_shape(answer)
     assert not result and "whole numbers" in result.message
 
 
 def test_a_shape_may_be_a_list_or_a_torch_size():
     import torch
 
-    assert hidden_state.check_hidden_state_shape([8, 64], quiet=True)
-    assert hidden_state.check_hidden_state_shape(torch.Size([8, 64]), quiet=True)
-    assert concat_matmul.check_stacked_weight_shape((92, 64), quiet=True)
-    assert not concat_matmul.check_gru_weight_shape((192.0, 28.0), quiet=True)
+    assert hidden_state.check_hidden_state_shape([8, 64])
+    assert hidden_state.check_hidden_state_shape(torch.Size([8, 64]))
+    assert concat_matmul.check_stacked_weight_shape((92, 64))
+    assert not concat_matmul.check_gru_weight_shape((192.0, 28.0))
     assert as_shape((3, 4)) == (3, 4) and as_shape((3.0, 4)) is None
     assert whole_number(7.0) == 7 and whole_number(7.4) is None and whole_number(True) is None
 
@@ -64,7 +64,7 @@ def test_a_shape_may_be_a_list_or_a_torch_size():
     (rnn_scratch.check_hidden_term_std, 0.497),
 ])
 def test_a_sensible_rounding_or_measurement_is_accepted(check, answer):
-    result = check(answer, quiet=True)
+    result = check(answer)
     assert result, result.message
 
 
@@ -73,7 +73,7 @@ def test_a_sensible_rounding_or_measurement_is_accepted(check, answer):
     (rnn_scratch.check_hidden_term_std, 0.52), (clipping.check_value_clip_bound, 4.39),
 ])
 def test_a_rounding_too_far_off_is_not_accepted(check, answer):
-    assert not check(answer, quiet=True)
+    assert not check(answer)
 
 
 @pytest.mark.parametrize("answer, expected, words", [
@@ -84,21 +84,21 @@ def test_a_rounding_too_far_off_is_not_accepted(check, answer):
     (4.3e3, 4217.04, "Close, but"),
 ])
 def test_more_digits_is_suggested_only_when_it_would_help(answer, expected, words):
-    result = number_verdict(answer, expected, "right", "hint", quiet=True)
+    result = number_verdict(answer, expected, "right", "hint")
     assert not result and result.message.startswith(words), result.message
 
 
 @pytest.mark.parametrize("pair", [("listen", "silent"), ("silent", "listen"),
                                   ("dog bites man", "man bites dog")])
 def test_the_notebooks_own_example_is_not_the_students(pair):
-    result = hidden_state.check_same_bag(pair, quiet=True)
+    result = hidden_state.check_same_bag(pair)
     assert not result and "your own" in result.message
 
 
 def test_a_long_answer_from_a_rounded_step_is_accepted():
     # 06-3 as the issue found it: 0.05 * sqrt(2876) = 2.681417, answered 2.68135 (0.05 * 53.627)
-    assert number_verdict(2.68135, 0.05 * 2876**0.5, "right", "hint", quiet=True)
+    assert number_verdict(2.68135, 0.05 * 2876**0.5, "right", "hint")
 
 
 def test_a_pair_of_ones_own_is_accepted():
-    assert hidden_state.check_same_bag(("stop", "pots"), quiet=True)
+    assert hidden_state.check_same_bag(("stop", "pots"))

@@ -78,7 +78,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=VALUES)
 def test_no_self_check_raises_on_any_value(check, answer):
-    result = check(answer, quiet=True)
+    result = check(answer)
     assert isinstance(result, Verdict) and isinstance(result.message, str)
 
 
@@ -86,7 +86,7 @@ def test_no_self_check_raises_on_any_value(check, answer):
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=VALUES)
 def test_no_checker_raises_on_any_returned_value(check, value):
-    result = check(lambda *args, **kwargs: value, quiet=True)
+    result = check(lambda *args, **kwargs: value)
     assert isinstance(result, Verdict) and not result
 
 
@@ -103,6 +103,6 @@ LISTED = [10**400, -(10**400), float("nan"), INF, Hostile(), "x" * 2_000_000, (1
 @pytest.mark.parametrize("check", QUESTIONS)
 def test_the_listed_values_get_a_verdict_from_every_self_check(check):
     for answer in LISTED:
-        result = check(answer, quiet=True)
+        result = check(answer)
         right = check.__name__ == "check_zero_probability" and answer is INF  # its answer is ∞
         assert isinstance(result, Verdict) and bool(result) == right, (check.__name__, type(answer))

@@ -19,15 +19,18 @@ import pytest
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 MARKER = re.compile(r"# (d2lmini(?:\.\w+)+)\s*$")
 
-# What each notebook must show: the algorithms it teaches (issue #17).
+# What each notebook must show: the algorithms it teaches (issue #17; 05's plain loop, issue #27).
 REQUIRED = {
-    "03_one_hot.ipynb": {"d2lmini.batching.random_batches", "d2lmini.batching.sequential_batches"},
+    "03_one_hot.ipynb": {"d2lmini.batching.random_batches", "d2lmini.batching.sequential_batches",
+                         "d2lmini.text.Vocab"},
     "04_rnn_scratch.ipynb": {
         "d2lmini.rnn.init_rnn_params", "d2lmini.rnn.init_rnn_state", "d2lmini.rnn.rnn_step",
         "d2lmini.rnn.rnn_forward_one_hot", "d2lmini.rnn.rnn_forward", "d2lmini.rnn.RNNScratch",
+        "d2lmini.rnn.next_token", "d2lmini.rnn.predict",  # sampling and the generation loop (issue #27)
     },
     "05_bptt.ipynb": {
-        "d2lmini.bptt.step_backward", "d2lmini.bptt.hidden_gradients", "d2lmini.bptt.weight_gradients",
+        "d2lmini.bptt.plain_forward", "d2lmini.bptt.step_backward", "d2lmini.bptt.plain_backward",
+        "d2lmini.bptt.hidden_gradients", "d2lmini.bptt.weight_gradients",
         "d2lmini.bptt.bptt_backward", "d2lmini.gradcheck.loss_value",
         "d2lmini.gradcheck.finite_difference_gradients",
         "d2lmini.bptt.hidden_states", "d2lmini.bptt.HandWrittenBPTT",  # the fast paths, shown

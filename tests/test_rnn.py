@@ -30,7 +30,7 @@ def test_parameter_shapes_and_initial_state():
     assert torch.equal(init_rnn_state(4, 16), torch.zeros(4, 16))
     small = init_rnn_params(28, 16, init="normal", generator=torch.Generator().manual_seed(0))
     assert small["W_hh"].std() < 0.02 < params["W_hh"].std()
-    with pytest.raises(ValueError, match="xavier"):
+    with pytest.raises(ValueError, match="lecun"):
         init_rnn_params(28, 16, init="orthogonal")
 
 

@@ -1,33 +1,46 @@
 """Self-check helpers for the exercises at the end of every notebook.
 
 Each notebook has its own module here (`d2lmini.exercises.one_hot`, ...). A check
-function takes the student's answer, prints a friendly verdict and a hint when the
-answer is wrong, and returns a `Verdict` (truthy when right) so tests can call it.
+function takes the student's answer and returns a `Verdict` (truthy when right) with a
+friendly message and a hint when the answer is wrong; a notebook cell that ends with the
+check shows the verdict (it displays itself, nothing is printed).
 
 Numbers are judged by one rule in every notebook (`number_verdict`): an answer is right
 when the exact value rounds to it at the digits the student gave (at least two significant
 figures), or agrees with it to `AGREE` (a long answer carried through a rounded step); a
 question that asks "about how many" or invites a measurement accepts answers within its own
-relative tolerance. An answer right at the digits given but too short is told "close — give
-more digits"; one near but rounded wrongly is told so; neither gets a hint that its method
-is wrong. Whole-number questions take whole numbers only (`is_count`), shapes take tuples
-of whole numbers only (`as_shape`). No self-check raises, whatever it is given. Functions
-that students write are checked by `d2lmini.exercises.coding`.
+relative tolerance, bound included. The digits a student gave are read from any number:
+a Python or numpy number, a one-entry tensor or array, a `Fraction` or a `Decimal`; a
+float32 (or float16) value is read as the shortest decimal that type stores as it, so
+`torch.tensor(0.87)` is 0.87, not 0.8700000047. Bounds are compared exactly (fractions).
+An answer right at the digits given but too short is told "close — give more digits"; one
+near but rounded wrongly is told so; neither gets a hint that its method is wrong.
+Whole-number questions take whole numbers only (`is_count`), shapes take tuples of whole
+numbers only (`as_shape`). No self-check raises, whatever it is given. Functions that
+students write are checked by `d2lmini.exercises.coding`.
 """
 
 import functools
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from fractions import Fraction
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The result of a self-check: whether the answer is right and what to tell the student."""
+    """The result of a self-check: whether the answer is right and what to tell the student.
+
+    `printed` keeps what a student's function printed while it was checked (capped). A
+    notebook cell that ends with a check shows the verdict: `_repr_pretty_` is what Jupyter
+    and IPython display, so no check prints anything itself.
+    """
 
     correct: bool
     message: str
+    printed: str = ""
 
     def __bool__(self) -> bool:
         return self.correct
@@ -35,16 +48,17 @@ class Verdict:
     def __str__(self) -> str:
         return self.message
 
-    def _ipython_display_(self) -> None:
-        """Show nothing when a notebook cell ends with a check: its message is already printed."""
+    def shown(self) -> str:
+        """The text a notebook shows: what the function printed (if anything), then the message."""
+        return (f"What your function printed:\n{self.printed}\n" if self.printed else "") + self.message
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        printer.text(self.shown())
 
 
-def verdict(correct: bool, success: str, hint: str, quiet: bool = False) -> Verdict:
-    """Return (and unless `quiet`, print) a `Verdict` with `success` or `hint` as its message."""
-    result = Verdict(correct, ("Correct! " + success) if correct else ("Not yet. " + hint))
-    if not quiet:
-        print(result.message)
-    return result
+def verdict(correct: bool, success: str, hint: str) -> Verdict:
+    """Return a `Verdict` with "Correct! " + `success` or "Not yet. " + `hint` as its message."""
+    return Verdict(correct, ("Correct! " + success) if correct else ("Not yet. " + hint))
 
 
 def close_enough(answer, expected, rel: float = 1e-6, abs_: float = 1e-9) -> bool:
@@ -58,15 +72,12 @@ def close_enough(answer, expected, rel: float = 1e-6, abs_: float = 1e-9) -> boo
 
 
 def whole_number(answer) -> int | None:
-    """Return `answer` as an int if it is a whole number (7, 7.0, numpy's int64; not True, not 7.4)."""
-    if isinstance(answer, bool):
+    """Return `answer` as an int if it is a whole number (7, 7.0, int64, tensor(7); not True or 7.4)."""
+    number = read_number(answer)
+    if number is None or not number.is_finite():
         return None
-    try:
-        return operator.index(answer)
-    except Exception:  # not an integer type: a float may still be whole
-        pass
-    value = as_number(answer)
-    return int(value) if value is not None and math.isfinite(value) and value == int(value) else None
+    value = number.exact
+    return int(value) if value.denominator == 1 else None
 
 
 def is_count(answer, expected: int) -> bool:
@@ -74,20 +85,24 @@ def is_count(answer, expected: int) -> bool:
     return whole_number(answer) == expected
 
 
-def count_verdict(answer, expected: int, success: str, hint: str, quiet: bool = False) -> Verdict:
-    """Judge a whole-number answer; print and return a Verdict (a fraction is told to be whole)."""
-    value = as_number(answer)
-    if value is not None and whole_number(answer) is None:
-        hint = f"The answer is a whole number, and {value:g} is not one. " + hint
-    return verdict(is_count(answer, expected), success, hint, quiet)
+def count_verdict(answer, expected: int, success: str, hint: str) -> Verdict:
+    """Judge a whole-number answer; return a Verdict (a fraction is told to be whole, text to be a number)."""
+    number = read_number(answer)
+    if number is None:
+        hint = f"Answer with a number, not {shown(answer)}. " + hint
+    elif whole_number(answer) is None:
+        hint = f"The answer is a whole number, and {number} is not one. " + hint
+    return verdict(is_count(answer, expected), success, hint)
 
 
 def as_shape(answer) -> tuple[int, ...] | None:
-    """Return `answer` as a tuple of ints if it is a tuple, list or torch.Size of ints, else None.
+    """Return `answer` as a tuple of ints if it is a tuple, list, torch.Size or 1-d integer array of ints.
 
     (8.9, 64.2) and ('8', '64') are not shapes: a shape is counted, never rounded or quoted.
     """
-    if not isinstance(answer, tuple | list) or len(answer) > 8 or any(isinstance(a, bool) for a in answer):
+    if _is_array(answer) and len(getattr(answer, "shape", ())) == 1 and "int" in str(answer.dtype):
+        answer = tuple(answer.tolist())
+    if not isinstance(answer, tuple | list) or len(answer) > 8 or any(_is_boolean(a) for a in answer):
         return None
     try:
         return tuple(operator.index(a) for a in answer)
@@ -106,84 +121,192 @@ def shown(answer, limit: int = 40) -> str:
 
 NOT_ANSWERED = "Not answered yet: replace None by your answer and run the cell."
 MIN_FIGURES = 2  # significant figures an answer must give (0.87 is enough; 0.9 is not)
-CLOSE = 0.02  # an answer within 2 % that does not round right is "close", not "wrong"
-AGREE = 1e-4  # an answer this close (relative) is right at any number of digits: 2.68135 for 2.681417
+CLOSE = Fraction(2, 100)  # an answer within 2 % that does not round right is "close", not "wrong"
+AGREE = Fraction(1, 10_000)  # this close (relative) is right at any number of digits: 2.68135 for 2.681417
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number as the student wrote it: its `decimal` digits, or an `exact` fraction with no digits.
+
+    `decimal` is None for a `Fraction` that is not a whole number (it has every digit);
+    `infinite` is +1 or -1 for ±inf (then `exact` is 0).
+    """
+
+    exact: Fraction
+    decimal: Decimal | None
+    infinite: int = 0
+
+    def is_finite(self) -> bool:
+        return not self.infinite
+
+    def __float__(self) -> float:
+        return self.infinite * math.inf if self.infinite else float(self.exact)
+
+    def __str__(self) -> str:
+        if self.infinite:
+            return "inf" if self.infinite > 0 else "-inf"
+        return str(self.decimal) if self.decimal is not None else str(self.exact)
+
+
+def _is_boolean(value) -> bool:
+    return isinstance(value, bool) or type(value).__name__ == "bool_" or (
+        _is_array(value) and str(getattr(value, "dtype", "")) in ("bool", "torch.bool"))
+
+
+def _is_array(value) -> bool:
+    """A torch tensor or a numpy array or scalar (recognised without importing either)."""
+    module = type(value).__module__ or ""
+    return module.startswith(("torch", "numpy")) and hasattr(value, "dtype")
+
+
+def _shortest(value: float, stored: Callable[[float], float] | None) -> str:
+    """The shortest decimal that, stored in the answer's own float type, gives `value` back."""
+    for figures in range(1, 18):
+        text = f"{value:.{figures}g}"
+        if stored(float(text)) == value:
+            return text
+    return repr(value)
+
+
+def _float_type(answer):
+    """How `answer`'s own float type stores a number (float32, float16, bfloat16), or None for float64."""
+    dtype = str(getattr(answer, "dtype", "float64")).removeprefix("torch.")
+    if dtype in ("float64", "double", "longdouble", "float128"):
+        return None
+    if type(answer).__module__.startswith("torch"):
+        import torch
+        return lambda v: torch.tensor(v, dtype=answer.dtype).item()
+    import numpy as np
+    return lambda v: float(np.array(v, dtype=answer.dtype))
+
+
+def _scalar(answer):
+    """A one-entry tensor or array as a 0-d one of the same dtype; anything else as it is."""
+    if not _is_array(answer) or not hasattr(answer, "reshape"):
+        return answer
+    if getattr(answer, "is_sparse", False) or str(getattr(answer, "device", "cpu")).startswith("meta"):
+        raise ValueError("not a readable tensor")
+    size = answer.numel() if hasattr(answer, "numel") else answer.size
+    if size != 1:
+        raise ValueError("a tensor of several entries is not a number")
+    return answer.reshape(())
+
+
+def read_number(answer) -> Number | None:
+    """Return `answer` as the `Number` the student wrote, or None if it is not a number.
+
+    Text, True/False, NaN and complex values are not numbers. Python and numpy numbers,
+    one-entry tensors and arrays, Fractions and Decimals are. A float32 value is read at the
+    digits it was written with (`np.float32(2.24)` is 2.24, not 2.2400000095).
+    """
+    if answer is None or isinstance(answer, str | bytes) or _is_boolean(answer):
+        return None
+    try:
+        answer = _scalar(answer)
+        if "complex" in str(getattr(answer, "dtype", "")) or isinstance(answer, complex):
+            return None
+        if isinstance(answer, Fraction | int) or "int" in str(getattr(answer, "dtype", "")):
+            exact = Fraction(answer if isinstance(answer, Fraction | int) else int(answer.item()))
+            return Number(exact, Decimal(exact.numerator) if exact.denominator == 1 else None)
+        if isinstance(answer, Decimal):
+            decimal = answer
+        else:
+            value = float(answer.item() if _is_array(answer) else answer)
+            stored = _float_type(answer) if _is_array(answer) else None
+            decimal = Decimal(_shortest(value, stored) if stored and math.isfinite(value) else repr(value))
+    except Exception:  # not a number, a tensor of several entries, an object whose __float__ raises
+        return None
+    if decimal.is_nan():
+        return None
+    if decimal.is_infinite():
+        return Number(Fraction(0), None, 1 if decimal > 0 else -1)
+    return Number(Fraction(decimal), decimal)
 
 
 def as_number(answer) -> float | None:
     """Return `answer` as a float if it is a number, else None (text, True/False, NaN, 10**400 too)."""
-    if isinstance(answer, str | bytes | bool):
+    number = read_number(answer)
+    if number is None:
         return None
     try:
-        value = float(answer)
-    except Exception:  # not a number, a tensor of several entries, an int too large for a float
+        return float(number)
+    except OverflowError:  # an int too large for a float
         return None
-    return None if math.isnan(value) else value
 
 
-def _digits(value: float) -> tuple[int, float]:
-    """(significant figures, half a unit in the last place) of `value` as Python writes it.
+def _unit(number: Number) -> tuple[int, Fraction] | None:
+    """(significant figures, half a unit in the last place) of the digits given; None for an exact fraction.
 
-    A whole number counts to the units (4230 and 4230.0: 4 figures, half a unit 0.5).
+    A whole number counts to the units (4230 and 4230.0: 4 figures, half a unit 1/2).
     """
-    if value == int(value) and abs(value) < 1e15:
-        return len(str(abs(int(value))).lstrip("0")) or 1, 0.5
-    _, digits, exponent = Decimal(repr(value)).as_tuple()
-    return len("".join(map(str, digits)).lstrip("0")), 0.5 * 10.0**exponent
+    if number.decimal is None:
+        return None
+    if number.exact.denominator == 1:
+        return len(str(abs(number.exact.numerator)).lstrip("0")) or 1, Fraction(1, 2)
+    _, digits, exponent = number.decimal.as_tuple()
+    return len("".join(map(str, digits)).lstrip("0")), Fraction(1, 2) * Fraction(10) ** exponent
 
 
-def rounds_to(answer: float, expected: float, min_figures: int = MIN_FIGURES) -> bool:
+def _exact(value: float) -> Fraction:
+    return Fraction(value)
+
+
+def rounds_to(answer, expected: float, min_figures: int = MIN_FIGURES) -> bool:
     """True if `expected` rounds to `answer` at the digits of `answer` (>= `min_figures` of them).
 
     A computed answer (many digits, float rounding noise) is right within `AGREE` relative.
+    Compared exactly: an answer exactly half a unit away counts as right.
     """
-    if math.isinf(expected) or math.isinf(answer):
-        return answer == expected
-    if abs(answer - expected) <= AGREE * abs(expected) or answer == expected:
-        return True
-    figures, half_unit = _digits(answer)
-    return figures >= min_figures and abs(answer - expected) <= half_unit * (1 + 1e-9)
-
-
-def _needs_more_digits(answer: float, expected: float, min_figures: int) -> bool:
-    """True if the answer is right at the few digits it gives (0.9 for 0.87): more digits would do."""
-    if not math.isfinite(expected) or not math.isfinite(answer):
+    number = answer if isinstance(answer, Number) else read_number(answer)
+    if number is None:
         return False
-    figures, half_unit = _digits(answer)
-    return figures < min_figures and abs(answer - expected) <= half_unit * (1 + 1e-9)
+    if not number.is_finite() or math.isinf(expected):
+        return float(number) == expected
+    gap, target = abs(number.exact - _exact(expected)), _exact(expected)
+    if gap <= AGREE * abs(target):
+        return True
+    unit = _unit(number)
+    return unit is not None and unit[0] >= min_figures and gap <= unit[1]
 
 
-def _is_near(answer: float, expected: float) -> bool:
-    finite = math.isfinite(expected) and math.isfinite(answer)
-    return finite and abs(answer - expected) <= CLOSE * abs(expected)
+def _needs_more_digits(number: Number, expected: float, min_figures: int) -> bool:
+    """True if the answer is right at the few digits it gives (0.9 for 0.87): more digits would do."""
+    unit = _unit(number) if number.is_finite() and math.isfinite(expected) else None
+    return unit is not None and unit[0] < min_figures and abs(number.exact - _exact(expected)) <= unit[1]
 
 
-def number_verdict(answer, expected: float, success: str, hint: str, quiet: bool = False,
+def _within(number: Number, expected: float, share: Fraction) -> bool:
+    """True if the answer is within `share` of `expected`, relative, bound included (compared exactly)."""
+    finite = number.is_finite() and math.isfinite(expected)
+    return finite and abs(number.exact - _exact(expected)) <= share * abs(_exact(expected))
+
+
+def number_verdict(answer, expected: float, success: str, hint: str,
                    min_figures: int = MIN_FIGURES, about: float = 0.0) -> Verdict:
-    """Judge a number answer by the rounding rule (see the module docstring); print and return a Verdict.
+    """Judge a number answer by the rounding rule (see the module docstring); return a Verdict.
 
     Right: `expected` rounds to the answer, or (for an "about" or measured question) the answer
-    is within `about` of it, relative. Right at too few figures: "give more digits". Within 2 %
-    but rounded wrongly: "close, check the rounding". Otherwise "Not yet" with `hint`.
+    is within `about` of it, relative, bound included. Right at too few figures: "give more
+    digits". Within 2 % but rounded wrongly: "close, check the rounding". Otherwise "Not yet"
+    with `hint`.
     """
-    value = as_number(answer)
+    number = read_number(answer)
     if answer is None:
-        result = Verdict(False, NOT_ANSWERED)
-    elif value is not None and (rounds_to(value, expected, min_figures) or (
-            math.isfinite(value) and abs(value - expected) <= about * abs(expected))):
-        return verdict(True, success, hint, quiet)
-    elif value is not None and _needs_more_digits(value, expected, min_figures):
-        result = Verdict(False, f"Close — give more digits. {value:g} is near; give the value "
-                         f"rounded correctly to at least {min_figures} significant figures.")
-    elif value is not None and _is_near(value, expected):
-        result = Verdict(False, f"Close, but {value:g} is not the value rounded to the digits you gave: "
-                         "check the rounding, and keep more digits through the intermediate steps.")
-    else:
-        prefix = "" if value is not None else f"Answer with a number that fits a float, not {shown(answer)}. "
-        result = Verdict(False, "Not yet. " + prefix + hint)
-    if not quiet:
-        print(result.message)
-    return result
+        return Verdict(False, NOT_ANSWERED)
+    if number is not None and as_number(number) is None:
+        number = None  # a whole number too large for a float: no quantity here is that large
+    if number is not None and (rounds_to(number, expected, min_figures)
+                               or _within(number, expected, Fraction(str(about)))):
+        return verdict(True, success, hint)
+    if number is not None and _needs_more_digits(number, expected, min_figures):
+        return Verdict(False, f"Close — give more digits. {number} is near; give the value "
+                       f"rounded correctly to at least {min_figures} significant figures.")
+    if number is not None and _within(number, expected, CLOSE):
+        return Verdict(False, f"Close, but {number} is not the value rounded to the digits you gave: "
+                       "check the rounding, and keep more digits through the intermediate steps.")
+    prefix = "" if number is not None else f"Answer with a number that fits a float, not {shown(answer)}. "
+    return Verdict(False, "Not yet. " + prefix + hint)
 
 
 def self_check(check):
@@ -194,16 +317,12 @@ def self_check(check):
     instead of raising: no self-check raises on any value.
     """
     @functools.wraps(check)
-    def checked(answer, *args, quiet: bool = False, **kwargs) -> Verdict:
+    def checked(answer, *args, **kwargs) -> Verdict:
         if answer is None:
-            result = Verdict(False, NOT_ANSWERED)
-        else:
-            try:
-                return check(answer, *args, quiet=quiet, **kwargs)
-            except Exception as error:  # any Python value can be an answer; none may break the check
-                result = Verdict(False, f"Not yet. {shown(answer)} cannot be read as an answer here "
-                                 f"({type(error).__name__}); give a plain number, tuple or text.")
-        if not quiet:
-            print(result.message)
-        return result
+            return Verdict(False, NOT_ANSWERED)
+        try:
+            return check(answer, *args, **kwargs)
+        except Exception as error:  # any Python value can be an answer; none may break the check
+            return Verdict(False, f"Not yet. {shown(answer)} cannot be read as an answer here "
+                           f"({type(error).__name__}); give a plain number, tuple or text.")
     return checked

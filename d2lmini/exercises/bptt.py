@@ -5,8 +5,10 @@ and returns a `Verdict`. The numbers of each question are module constants.
 """
 
 import math
+from collections.abc import Callable
 
 import torch
+import torch.nn.functional as F
 
 from d2lmini.bptt import hidden_gradients, hidden_states, weight_gradients
 from d2lmini.exercises import Verdict, count_verdict, number_verdict, self_check
@@ -16,12 +18,12 @@ from d2lmini.exercises.coding import Case, check_function, never, sampler
 TANH_H, TANH_DH = 0.6, 2.0
 # Exercise 2: a scalar linear RNN h_t = W * h_{t-1}; when is the gradient below SHARE of its start?
 SCALAR_W, SHARE = 0.9, 0.01
-# Exercise 3: the state is detached every WINDOW steps (steps counted from 0).
+# Exercise 3: the state is detached every WINDOW steps (steps t = 1, 2, ... as in the notebook).
 WINDOW, LOSS_STEP = 10, 23
 
 
 @self_check
-def check_tanh_backward(answer, quiet: bool = False) -> Verdict:
+def check_tanh_backward(answer) -> Verdict:
     """Exercise 1: dL/dA for H = tanh(A) = TANH_H and dL/dH = TANH_DH."""
     expected = TANH_DH * (1 - TANH_H**2)
     return number_verdict(
@@ -29,7 +31,6 @@ def check_tanh_backward(answer, quiet: bool = False) -> Verdict:
         f"dA = dH * (1 - H^2) = {TANH_DH} * (1 - {TANH_H}^2) = {expected:.2f}.",
         "The derivative of tanh can be written with its own output: tanh'(a) = 1 - tanh(a)^2. "
         "Multiply dL/dH by it.",
-        quiet,
     )
 
 
@@ -42,7 +43,7 @@ def vanishing_steps(w: float = SCALAR_W, share: float = SHARE) -> int:
 
 
 @self_check
-def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
+def check_vanishing_steps(answer) -> Verdict:
     """Exercise 2: steps back until the gradient of h_t = W h_{t-1} is below SHARE of its start."""
     expected = vanishing_steps()
     return count_verdict(
@@ -51,49 +52,81 @@ def check_vanishing_steps(answer, quiet: bool = False) -> Verdict:
         f"{SCALAR_W}^{expected} = {SCALAR_W**expected:.4f} is below: after {expected} steps.",
         f"Each step back multiplies the gradient by {SCALAR_W}. Find the smallest k with "
         f"{SCALAR_W}^k < {SHARE}, e.g. with math.log or a loop.",
-        quiet,
     )
 
 
 @self_check
-def check_truncation_reach(answer, quiet: bool = False) -> Verdict:
+def check_truncation_reach(answer) -> Verdict:
     """Exercise 3: earliest step t whose H_t gets gradient from the loss at LOSS_STEP (window WINDOW)."""
-    expected = (LOSS_STEP // WINDOW) * WINDOW
+    expected = (LOSS_STEP - 1) // WINDOW * WINDOW + 1
     return count_verdict(
         answer, expected,
         f"Step {LOSS_STEP} lies in the window of steps {expected}..{expected + WINDOW - 1}; the state "
         f"entering it (H_{expected - 1}) was detached, so the gradient stops at H_{expected}.",
-        f"The windows are steps 0..{WINDOW - 1}, {WINDOW}..{2 * WINDOW - 1}, ...; the gradient cannot "
+        f"The windows are steps 1..{WINDOW}, {WINDOW + 1}..{2 * WINDOW}, ...; the gradient cannot "
         "leave the window that holds the loss. Which window holds step "
         f"{LOSS_STEP}, and where does it start?",
-        quiet,
     )
 
 
-def _input_weight_grad_reference(x_t, dA, vocab_size):
-    """X_t^T dA for one-hot X_t, as `d2lmini.bptt.weight_gradients` computes it: an index_add of rows."""
-    return torch.zeros(vocab_size, dA.shape[1], dtype=dA.dtype, device=dA.device).index_add_(0, x_t, dA)
+# Exercise 4: the loss and its gradient for a minibatch of sequences padded at their ends.
+def real_steps(lengths: torch.Tensor, steps: int) -> torch.Tensor:
+    """Exercise 4's mask: True for the real (not padded) rows of step-major outputs, shape (steps*batch,)."""
+    return (torch.arange(steps, device=lengths.device) < lengths[:, None]).T.reshape(-1)
 
 
-def _input_weight_grad_cases(device: torch.device):
-    rand = sampler(5, device, torch.float64)
-    generator = torch.Generator().manual_seed(50)
-    inputs = [("x_t = [3, 0, 3, 5] (token 3 twice), vocab_size=7, 6 hidden units",
-               torch.tensor([3, 0, 3, 5]), 7, 6)]
-    inputs += [(f"batch={batch}, vocab_size={vocab}, {hiddens} hidden units",
-                torch.randint(vocab, (batch,), generator=generator), vocab, hiddens)
-               for batch, vocab, hiddens in ((8, 28, 16), (1, 3, 2))]
-    for label, x_t, vocab, hiddens in inputs:
-        args = (x_t.to(device), rand(len(x_t), hiddens), vocab)
-        yield Case(label, args, _input_weight_grad_reference(*args))
+def reference_masked_loss_and_grad(outputs, Y, lengths):
+    """Exercise 4's (loss, dL/doutputs): the mean cross-entropy over the real steps, by autograd."""
+    with torch.enable_grad():
+        leaf = outputs.detach().clone().requires_grad_()
+        losses = F.cross_entropy(leaf, Y.T.reshape(-1), reduction="none")
+        loss = losses[real_steps(lengths, Y.shape[1])].mean()
+        (d_outputs,) = torch.autograd.grad(loss, leaf)
+    return float(loss.detach()), d_outputs
 
 
-def check_input_weight_grad(fn, quiet: bool = False) -> Verdict:
-    """Exercise 4: `fn(x_t, dA, vocab_size)` must return X_t^T dA for one-hot X_t, shape (vocab, hiddens)."""
+def _where_in_outputs(batch: int) -> Callable[[str, tuple], str]:
+    def locate(what: str, index: tuple) -> str:
+        if len(index) != 2:
+            return ""
+        row, column = index
+        return f" at row {row} (step {row // batch + 1}, sequence {row % batch}), column {column}"
+    return locate
+
+
+def _masked_loss_cases(device: torch.device):
+    rand = sampler(4, device, torch.float64)
+    generator = torch.Generator().manual_seed(40)
+    inputs = [  # targets Y (batch, steps), lengths, vocabulary size
+        (torch.tensor([[1, 3, 3, 0], [3, 1, 0, 0], [4, 0, 0, 0]]), [4, 2, 1], 5),
+        (torch.tensor([[1]]), [1], 2),
+        (torch.randint(2, (2, 5), generator=generator), [5, 5], 2),
+        (torch.randint(7, (4, 6), generator=generator), [2, 6, 1, 5], 7),
+    ]
+    for Y, lengths, vocab in inputs:
+        batch, steps = Y.shape
+        padding = "no padding" if min(lengths) == steps else "padded"
+        args = (rand(steps * batch, vocab) * 2, Y.to(device), torch.tensor(lengths, device=device))
+        yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, lengths {lengths} ({padding})", args,
+                   reference=reference_masked_loss_and_grad, names=("loss", "d_outputs"),
+                   locate=_where_in_outputs(batch))
+
+
+def check_masked_loss_and_grad(fn) -> Verdict:
+    """Exercise 4: `fn(outputs, Y, lengths)` returns (loss, d_outputs) for sequences padded at their ends.
+
+    outputs are step-major logits (steps*batch, vocab), Y the targets (batch, steps) and
+    lengths[i] the number of real steps of sequence i; the loss is the mean cross-entropy
+    over the real steps only. Compared in float64 with autograd; autograd is not allowed in `fn`.
+    """
     return check_function(
-        fn, _input_weight_grad_cases,
-        "Your input-weight gradient adds the rows of dA into the rows of the tokens read.",
-        quiet=quiet, signature="input_weight_grad(x_t, dA, vocab_size)", rtol=1e-9, atol=1e-12)
+        fn, _masked_loss_cases,
+        "Padded steps send no gradient, and the mean divides by the number of real steps. "
+        "Since the padding comes after every real step of its sequence, no gradient from it "
+        "could reach a real step anyway: the backward loop itself needs no change.",
+        rules=[never(AUTOGRAD_NAMES, "Compute the gradient by hand; the exercise does not allow "
+                     "autograd (backward, torch.autograd.grad, torch.func, requires_grad_, grad_fn).")],
+        signature="masked_loss_and_grad(outputs, Y, lengths)", rtol=1e-9, atol=1e-12)
 
 
 def reference_bptt(X, state, hiddens, d_outputs, W_hh, W_hq):
@@ -118,14 +151,16 @@ def _bptt_cases(device: torch.device):
         d_outputs = rand(steps * batch, vocab)
         args = (X, state, hiddens_all, d_outputs, W_hh, W_hq)
         yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", args,
-                   reference_bptt(*args), names=("dW_xh", "dW_hh", "db_h"))
+                   reference=reference_bptt, names=("dW_xh", "dW_hh", "db_h"))
 
 
-def check_bptt(fn, quiet: bool = False) -> Verdict:
-    """Exercise 6: `fn(X, state, hiddens, d_outputs, W_hh, W_hq)` returns (dW_xh, dW_hh, db_h) by hand.
+def check_bptt(fn) -> Verdict:
+    """The capstone's backward piece: `fn(X, state, hiddens, d_outputs, W_hh, W_hq)` -> (dW_xh, dW_hh, db_h).
 
-    hiddens is (steps, batch, hiddens) with H_t = hiddens[t]; d_outputs is dL/dO, (steps*batch, vocab),
-    step-major. The gradients are compared with `d2lmini.bptt` in float64; autograd is not allowed.
+    The tanh RNN of notebook 05, whose page shows this loop (its exercise 5 is `check_leaky_bptt`).
+    hiddens is (steps, batch, hiddens) with hiddens[i] = H_{i+1}; d_outputs is dL/dO,
+    (steps*batch, vocab), step-major. The gradients are compared with `d2lmini.bptt` in float64;
+    autograd is not allowed.
     """
     return check_function(
         fn, _bptt_cases,
@@ -133,4 +168,71 @@ def check_bptt(fn, quiet: bool = False) -> Verdict:
         "from the next step, and each weight collects its gradient from every step.",
         rules=[never({"backward", "grad", "_run_backward"}, "Compute the gradients by hand; the exercise "
                      "does not allow autograd (backward or torch.autograd.grad).")],
-        quiet=quiet, signature="bptt(X, state, hiddens, d_outputs, W_hh, W_hq)", rtol=1e-7, atol=1e-10)
+        signature="bptt(X, state, hiddens, d_outputs, W_hh, W_hq)", rtol=1e-7, atol=1e-10)
+
+
+# Exercise 5: BPTT by hand for an RNN that is not on the page, a leaky integrator with ReLU:
+#   A_t = X_t W_xh + H_{t-1} W_hh + b_h,   H_t = (1 - alpha) H_{t-1} + alpha relu(A_t).
+# Its expected gradients come from autograd, which the student's function may not use.
+AUTOGRAD_NAMES = frozenset({"backward", "grad", "_run_backward", "grad_fn", "requires_grad_"})
+
+
+def leaky_states(X, state, W_xh, W_hh, b_h, alpha: float) -> torch.Tensor:
+    """Return H_1..H_T of exercise 5's leaky-integrator ReLU RNN, stacked (steps, batch, hiddens)."""
+    H, hiddens = state, []
+    for i in range(X.shape[1]):  # step t = i + 1
+        H = (1 - alpha) * H + alpha * torch.relu(W_xh[X[:, i]] + H @ W_hh + b_h)
+        hiddens.append(H)
+    return torch.stack(hiddens)
+
+
+def reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha):
+    """Exercise 5's (dW_xh, dW_hh, db_h, d_state) and the hidden states, by autograd on `leaky_states`."""
+    with torch.enable_grad():
+        leaves = [t.detach().clone().requires_grad_() for t in (W_xh, W_hh, b_h, state)]
+        hiddens = leaky_states(X, leaves[3], *leaves[:3], alpha)
+        outputs = hiddens.reshape(-1, W_hh.shape[0]) @ W_hq
+        grads = torch.autograd.grad(outputs, leaves, grad_outputs=d_outputs)
+    return tuple(g.detach() for g in grads), hiddens.detach()
+
+
+def _leaky_bptt_cases(device: torch.device):
+    rand = sampler(7, device, torch.float64)
+    generator = torch.Generator().manual_seed(70)
+    shapes = (  # batch, steps, vocab, hiddens, alpha, start from a zero state
+        (2, 4, 5, 3, 0.5, False), (3, 6, 7, 4, 0.3, False), (1, 1, 3, 2, 0.5, False),
+        (4, 5, 6, 3, 1.0, True))
+    for batch, steps, vocab, hiddens, alpha, zero_state in shapes:
+        X = torch.randint(vocab, (batch, steps), generator=generator).to(device)
+        W_xh, W_hh, b_h = rand(vocab, hiddens), rand(hiddens, hiddens) * 0.5, rand(hiddens) * 0.5
+        W_hq = rand(hiddens, vocab)
+        state = rand(batch, hiddens).abs() * (0 if zero_state else 1)
+        d_outputs = rand(steps * batch, vocab)
+        _, hiddens_all = reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)
+        start = "a zero initial state" if zero_state else "a random initial state"
+        yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}, alpha={alpha}, {start}",
+                   (X, state, hiddens_all, d_outputs, W_xh, W_hh, b_h, W_hq, alpha),
+                   reference=_leaky_reference, names=("dW_xh", "dW_hh", "db_h", "d_state"))
+
+
+def _leaky_reference(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha):
+    """The gradients `reference_leaky_bptt` computes for a case's inputs (computed after the call)."""
+    return reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)[0]
+
+
+def check_leaky_bptt(fn) -> Verdict:
+    """Exercise 5: `fn(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)` returns
+    (dW_xh, dW_hh, db_h, d_state) of the leaky-integrator ReLU RNN, written by hand.
+
+    hiddens[i] = H_{i+1} (steps, batch, hiddens); d_outputs is dL/dO (steps*batch, vocab),
+    step-major; d_state = dL/dH_0. Compared in float64 with autograd on the same model;
+    autograd is not allowed in `fn`, and neither is the package's code.
+    """
+    return check_function(
+        fn, _leaky_bptt_cases,
+        "You adapted the step's backward: ReLU's derivative needs A_t, H_{t-1} sends its gradient "
+        "back along both of its paths, and each weight sums its gradient over time.",
+        rules=[never(AUTOGRAD_NAMES, "Compute the gradients by hand; the exercise does not allow "
+                     "autograd (backward, torch.autograd.grad, torch.func, requires_grad_, grad_fn).")],
+        signature="leaky_bptt(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)",
+        rtol=1e-7, atol=1e-10)

@@ -1,194 +1,148 @@
-"""The capstone of notebook 07: the student's own pieces from notebooks 01-07 train one RNN.
+"""The capstone of notebook 08: a character RNN the student owns, pieces and loop.
 
-`check_capstone` first checks each piece on random inputs with the self-check of the
-exercise that asked for it (so a piece is judged exactly as it was there), in the order the
-course built them, and names the first one that differs. When all five pass, it trains a
-small RNN twice on the bundled corpus, with the same seed and budget: once assembled from
-the student's pieces, once from the package's, and compares the validation perplexities.
-Both runs use float64 on the CPU, so rounding cannot hide or fake a difference.
+The student writes the sequential minibatch iterator, the forward pass over time, the
+softmax cross-entropy and its gradient, backpropagation through time, clipping by the
+joint norm of all gradients, the SGD update, the perplexity, and the training loop that
+carries the state (detached) from one minibatch to the next. The harness supplies only
+the data, a `Budget` and the checks:
+
+- each piece alone (`check_minibatches` ... `check_perplexity`, in
+  `d2lmini.exercises.capstone_pieces`), on random inputs against the package's references;
+- the loop (`check_train`, in `d2lmini.exercises.capstone_loop`), on a small random text
+  against the same loop built from the package's pieces, in a run where clipping acts;
+- the assembled run (`check_capstone`): every piece and the loop in that order, naming the
+  first that fails; then the student's loop trains on the course corpus and the model is
+  scored on the validation text read as one stream with the student's forward and
+  perplexity (`d2lmini.exercises.capstone_run`). It passes when the model beats the
+  Kneser-Ney trigram in a run where clipping acted; the verdict shows the loss curve, a
+  sample from the student's weights and the baseline ladder.
 """
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import fields
 
-import torch
-import torch.nn.functional as F
-
-from d2lmini.batching import sequential_batches
-from d2lmini.bptt import PARAM_NAMES, hidden_gradients, sequence_loss_and_grad, weight_gradients
 from d2lmini.corpus import load_corpus
-from d2lmini.exercises import Verdict
-from d2lmini.exercises.bptt import check_bptt
-from d2lmini.exercises.clipping import check_clip_function
-from d2lmini.exercises.coding import NOT_ATTEMPTED
-from d2lmini.exercises.hidden_state import check_rnn_step
-from d2lmini.exercises.perplexity import check_perplexity_function
-from d2lmini.exercises.rnn_scratch import check_forward
-from d2lmini.metrics import perplexity_from_logits
-from d2lmini.rnn import init_rnn_params, rnn_forward, rnn_step
-from d2lmini.train import clip_gradients
-
-# Relative difference allowed between the two runs' validation perplexities. Two correct
-# implementations differ only by rounding, which 150 SGD steps amplify (measured: 1.1e-7
-# between solutions/capstone.py and the package; 1.4e-6 with the outputs rounded to float32);
-# gradients 0.1% too small move it by 2% (tests/test_capstone.py).
-TOLERANCE = 1e-4
-
-
-@dataclass(frozen=True)
-class Budget:
-    """The capstone's training run: small enough to finish within a self-check on a CPU."""
-
-    num_hiddens: int = 32
-    batch_size: int = 16
-    num_steps: int = 16
-    minibatches: int = 150
-    lr: float = 1.0
-    theta: float = 1.0
-    valid_chars: int = 4000
-    seed: int = 0
-
-
-# (keyword, the exercise that asked for it, its self-check), in the order the course builds them.
-PIECES = (
-    ("rnn_step", "notebook 01, rnn_step(X_t, H, W_xh, W_hh, b_h)", check_rnn_step),
-    ("forward", "notebook 04, forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)", check_forward),
-    ("backward", "notebook 05, bptt(X, state, hiddens, d_outputs, W_hh, W_hq)", check_bptt),
-    ("clip", "notebook 06, my_clip(grads, theta)", check_clip_function),
-    ("perplexity", "notebook 07, perplexity(logits, targets)", check_perplexity_function),
+from d2lmini.exercises import Verdict, capstone_loop, capstone_pieces
+from d2lmini.exercises.capstone_loop import Budget, loop_problem
+from d2lmini.exercises.capstone_pieces import first_failing_piece
+from d2lmini.exercises.capstone_run import (
+    CORPUS,
+    TEMPERATURE,
+    TRIGRAM,
+    CapstoneRun,
+    CapstoneVerdict,
+    StudentCodeFailed,
+    ladder_lines,
+    run_capstone,
 )
+from d2lmini.exercises.coding import NOT_ATTEMPTED
+from d2lmini.metrics import perplexity_from_bits
+from d2lmini.ngram import kneser_ney_bits
+
+__all__ = ["Budget", "check_backward", "check_capstone", "check_clip", "check_forward",
+           "check_loss_and_grad", "check_minibatches", "check_perplexity", "check_sgd", "check_train",
+           "trigram_perplexity"]
+
+LOOP_SIGNATURE = "train(indices, params, budget)"
 
 
-def package_pieces() -> dict[str, Callable]:
-    """Return the package's five pieces, with the signatures of the student's (notebook 07's capstone)."""
-    return {"rnn_step": rnn_step, "forward": rnn_forward, "backward": _package_backward,
-            "clip": _package_clip, "perplexity": perplexity_from_logits}
+def _shown(verdict: Verdict) -> CapstoneVerdict:
+    """The same verdict, as one that shows its message when a notebook cell ends with it."""
+    return CapstoneVerdict(**{f.name: getattr(verdict, f.name) for f in fields(verdict)})
 
 
-def _package_backward(X, state, hiddens, d_outputs, W_hh, W_hq):
-    cache = {"X": X, "state": state, "hiddens": hiddens, "W_hh": W_hh, "W_hq": W_hq,
-             "W_xh": torch.empty(W_hq.shape[1], W_hh.shape[0], dtype=W_hh.dtype, device=W_hh.device)}
-    _, dA_all, _ = hidden_gradients(d_outputs, None, cache)
-    grads = weight_gradients(d_outputs, dA_all, cache)
-    return grads["W_xh"], grads["W_hh"], grads["b_h"]
+def check_minibatches(minibatches) -> Verdict:
+    """Capstone piece 1 (notebook 08): `minibatches(indices, batch_size, num_steps)`, sequential."""
+    return _shown(capstone_pieces.check_minibatches(minibatches))
 
 
-def _package_clip(grads, theta):
-    holders = [torch.zeros_like(g) for g in grads]
-    for holder, g in zip(holders, grads, strict=True):
-        holder.grad = g.clone()
-    clip_gradients(holders, theta)
-    return [holder.grad for holder in holders]
+def check_forward(forward) -> Verdict:
+    """Capstone piece 2 (notebook 08): `forward(X, state, params)` returns (outputs, hiddens)."""
+    return _shown(capstone_pieces.check_forward(forward))
 
 
-def first_failing_piece(pieces: dict[str, Callable]) -> str | None:
-    """Return what is wrong with the first piece that fails its exercise's check, or None (notebook 07).
+def check_loss_and_grad(loss_and_grad) -> Verdict:
+    """Capstone piece 3 (notebook 08): `loss_and_grad(outputs, Y)`: the loss and its gradient."""
+    return _shown(capstone_pieces.check_loss_and_grad(loss_and_grad))
 
-    Every piece still returning None gives `NOT_ATTEMPTED`.
+
+def check_backward(backward) -> Verdict:
+    """Capstone piece 4 (notebook 08): `backward(X, state, hiddens, d_outputs, d_final, params)`, BPTT."""
+    return _shown(capstone_pieces.check_backward(backward))
+
+
+def check_clip(clip) -> Verdict:
+    """Capstone piece 5 (notebook 08): `clip(grads, theta)` returns (clipped gradients, joint norm before)."""
+    return _shown(capstone_pieces.check_clip(clip))
+
+
+def check_sgd(sgd) -> Verdict:
+    """Capstone piece 6 (notebook 08): `sgd(params, grads, lr)` returns the updated parameters."""
+    return _shown(capstone_pieces.check_sgd(sgd))
+
+
+def check_perplexity(perplexity) -> Verdict:
+    """Capstone piece 7 (notebook 08): `perplexity(logits, targets)` returns exp of the mean cross-entropy."""
+    return _shown(capstone_pieces.check_perplexity(perplexity))
+
+
+def check_train(train) -> Verdict:
+    """The capstone's loop (notebook 08): `train(indices, params, budget)`, checked on a small random text."""
+    return _shown(capstone_loop.check_train(train))
+
+
+def trigram_perplexity() -> float:
+    """The Kneser-Ney trigram's perplexity on the course corpus's validation text: the capstone's target."""
+    train_text, valid_text = load_corpus(CORPUS).split_text()
+    return perplexity_from_bits(kneser_ney_bits(train_text, valid_text, 3))
+
+
+def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=None, clip=None, sgd=None,
+                   perplexity=None, train=None, budget: Budget | None = None) -> Verdict:
+    """The capstone of notebook 08: check every piece and the loop, then train on the course corpus.
+
+    Returns a `CapstoneVerdict`: "Not attempted yet" while every function is a stub; the
+    first piece (or the loop) that is not right, named; a run on the course corpus that
+    fails, naming the piece; or the run's result, correct when the validation perplexity
+    (one stream) is below the Kneser-Ney trigram's and clipping acted at some minibatch.
     """
-    verdicts = [(name, where, check(pieces.get(name), quiet=True)) for name, where, check in PIECES]
-    if all(v.message.startswith("Not attempted") for _, _, v in verdicts):
-        return NOT_ATTEMPTED
-    for name, where, verdict in verdicts:
-        if not verdict:
-            problem = verdict.message.removeprefix("Not yet. ")
-            if problem.startswith("Not attempted"):
-                problem = "it still returns None."
-            return f"The first piece that differs is {name} ({where}): {problem}"
-    return None
-
-
-def hidden_states_by_steps(step, X, state, W_xh, W_hh, b_h) -> torch.Tensor:
-    """Return all hidden states (steps, batch, hiddens), running `step` once per time step (notebook 07)."""
-    inputs = F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype)
-    H, hiddens = state, []
-    for X_t in inputs:
-        H = step(X_t, H, W_xh, W_hh, b_h)
-        hiddens.append(H)
-    return torch.stack(hiddens)
-
-
-def train_step(pieces, params: dict, X, Y, state, theta: float, lr: float):
-    """One SGD step of the assembled model; return (new params, the final state to carry) (notebook 07)."""
-    p = [params[n] for n in PARAM_NAMES]
-    hiddens = hidden_states_by_steps(pieces["rnn_step"], X, state, *p[:3])
-    outputs, final_state = pieces["forward"](X, state, *p)
-    _, d_outputs = sequence_loss_and_grad(outputs, Y)
-    d_W_xh, d_W_hh, d_b_h = pieces["backward"](X, state, hiddens, d_outputs, params["W_hh"], params["W_hq"])
-    d_W_hq = hiddens.reshape(-1, hiddens.shape[-1]).T @ d_outputs  # the output layer: one matmul
-    grads = pieces["clip"]([d_W_xh, d_W_hh, d_b_h, d_W_hq, d_outputs.sum(0)], theta)
-    new = {n: params[n] - lr * g for n, g in zip(PARAM_NAMES, grads, strict=True)}
-    return new, final_state
-
-
-def train_and_evaluate(pieces: dict[str, Callable], budget: Budget = Budget()) -> float:
-    """Train the RNN assembled from `pieces` on the bundled corpus; return its validation perplexity (07).
-
-    Plain SGD with clipping, sequential minibatches with the state carried (detached: every
-    tensor here is new each step), float64 on the CPU, everything seeded by `budget.seed`.
-    """
-    corpus = load_corpus("bundled")
-    train_idx, valid_idx = corpus.split()
-    generator = torch.Generator().manual_seed(budget.seed)
-    params = {n: p.double() for n, p in init_rnn_params(len(corpus.vocab), budget.num_hiddens, "xavier",
-                                                        generator).items()}
-    batches = sequential_batches(train_idx, budget.batch_size, budget.num_steps, generator)
-    state = torch.zeros(budget.batch_size, budget.num_hiddens, dtype=torch.float64)
-    for _, (X, Y) in zip(range(budget.minibatches), batches, strict=False):
-        params, state = train_step(pieces, params, X, Y, state, budget.theta, budget.lr)
-    streams = 8
-    text = valid_idx[: budget.valid_chars + 1]
-    length = (len(text) - 1) // streams
-    X = text[: streams * length].reshape(streams, length)
-    Y = text[1 : streams * length + 1].reshape(streams, length)
-    start = torch.zeros(streams, budget.num_hiddens, dtype=torch.float64)
-    outputs, _ = pieces["forward"](X, start, *(params[n] for n in PARAM_NAMES))
-    return float(pieces["perplexity"](outputs, Y.T.reshape(-1)))
-
-
-def check_capstone(rnn_step=None, forward=None, backward=None, clip=None, perplexity=None,
-                   quiet: bool = False, budget: Budget = Budget()) -> Verdict:
-    """Capstone of notebook 07: check the five pieces, then train with them and compare with the package.
-
-    Prints (unless `quiet`) and returns a Verdict: "Not attempted yet" while every piece
-    returns None; the first piece that fails its own check; a training run that fails or
-    ends at a different validation perplexity (relative difference above `TOLERANCE`); or
-    "Correct!" with both perplexities.
-    """
-    pieces = {"rnn_step": rnn_step, "forward": forward, "backward": backward, "clip": clip,
-              "perplexity": perplexity}
-    problem = first_failing_piece(pieces)
-    if problem is None:
-        problem, mine, reference = _compare_training(pieces, budget)
-    if problem == NOT_ATTEMPTED:
-        result = Verdict(False, NOT_ATTEMPTED)
-    elif problem:
-        result = Verdict(False, "Not yet. " + problem)
-    else:
-        result = Verdict(True, f"Correct! Your RNN, built from your own five pieces, trained for "
-                               f"{budget.minibatches} minibatches and reached validation perplexity "
-                               f"{mine:.4f}; the package's model, same seed and budget: {reference:.4f}.")
-    if not quiet:
-        print(result.message)
-    return result
-
-
-def _compare_training(pieces, budget: Budget) -> tuple[str | None, float, float]:
-    # One thread: on two busy cores torch's second thread makes these many small steps
-    # ten times slower (see the lab, README "Why these defaults"). Restored afterwards.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    pieces = {"minibatches": minibatches, "forward": forward, "loss_and_grad": loss_and_grad,
+              "backward": backward, "clip": clip, "sgd": sgd, "perplexity": perplexity, "train": train}
+    problem, unattempted = first_failing_piece(pieces)
+    if problem is None or unattempted:
+        loop = loop_problem(train) if callable(train) else NOT_ATTEMPTED if train is None else (
+            f"pass the function itself, not a {type(train).__name__}.")
+        if unattempted and loop == NOT_ATTEMPTED:
+            return CapstoneVerdict(False, NOT_ATTEMPTED)
+        if problem is None and loop:
+            loop = "it still returns None." if loop == NOT_ATTEMPTED else loop
+            problem = f"The first piece that is not right yet is the loop, {LOOP_SIGNATURE}: {loop}"
+    if problem:
+        return CapstoneVerdict(False, "Not yet. " + problem)
     try:
-        reference = train_and_evaluate(package_pieces(), budget)
-        mine = train_and_evaluate(pieces, budget)
-    except Exception as error:  # the student's pieces may fail in any way once assembled
-        return (f"Each piece passed its check, but training with them raised "
-                f"{type(error).__name__}: {error}", math.nan, math.nan)
-    finally:
-        torch.set_num_threads(threads)
-    if not abs(mine - reference) <= TOLERANCE * reference:
-        return (f"Each piece passed its check, but the trained model differs: validation perplexity "
-                f"{mine:.6g}, the package's {reference:.6g}. Do your pieces work in float64, and "
-                "for any batch size and number of steps?", mine, reference)
-    return None, mine, reference
+        run = run_capstone(forward, perplexity, train, budget or Budget())
+    except StudentCodeFailed as error:
+        return CapstoneVerdict(False, "Not yet. Every piece and the loop passed their checks, but in the run "
+                                      f"on the course corpus {error}")
+    return CapstoneVerdict(*_judge(run), run=run)
+
+
+def _judge(run: CapstoneRun) -> tuple[bool, str]:
+    trigram = run.ladder[TRIGRAM]
+    tail = run.losses[-20:] or [math.nan]
+    first, last = (run.losses or [math.nan])[0], sum(tail) / len(tail)
+    summary = (f"Your RNN trained for {len(run.losses)} minibatches in {run.seconds:.0f} s (training loss "
+               f"{first:.2f} nats at the first, {last:.2f} over the last 20) and reads the "
+               f"validation text, as one stream, at perplexity {run.perplexity:.3f}; the Kneser-Ney "
+               f"trigram gives {trigram:.3f}. Clipping acted at {run.clipped} of {len(run.losses)} "
+               f"minibatches (largest joint norm {max(run.norms, default=0.0):.3g}, θ = {run.theta:g}).")
+    shown = (f"\n\nA sample from your weights (temperature {TEMPERATURE:g}):\n{run.sample}\n\n"
+             "The ladder (validation perplexity, the same text read the same way):\n"
+             + "\n".join(ladder_lines(run)))
+    if not run.perplexity < trigram:
+        return False, ("Not yet. Every piece and the loop passed their checks, but the model is not below "
+                       "the trigram. " + summary + shown)
+    if run.clipped == 0:
+        return False, ("Not yet. The model beats the trigram, but clipping never acted in this run, so it "
+                       "was not tested: " + summary)
+    return True, "Correct! " + summary + shown

@@ -1,7 +1,7 @@
 """Self-checks for the exercises of notebook 06 (gradient clipping).
 
-Each `check_*` takes the student's answer, prints whether it is right (with a hint when
-it is not) and returns a `Verdict`; `quiet=True` suppresses the printing.
+Each `check_*` takes the student's answer and returns a `Verdict` (shown by the notebook):
+whether it is right, with a hint when it is not.
 """
 
 import math
@@ -18,48 +18,45 @@ MODEL_PARAMETERS = 28 * 64 + 64 * 64 + 64 + 64 * 28 + 28
 
 
 @self_check
-def check_clipped_entry(answer, quiet: bool = False) -> Verdict:
-    """Exercise 1: g_W = (3, 4), g_b = (12,), θ = 6.5; the entry of g_b after global-norm clipping is 6."""
+def check_clipped_entry(answer) -> Verdict:
+    """Exercise 1: g_W = (3, 4), g_b = (12,), θ = 6.5: the entry of g_b after clipping by the joint norm."""
     return number_verdict(
         answer, 6.0,
         "The joint norm is sqrt(9 + 16 + 144) = 13, so every entry is multiplied by 6.5 / 13 = 0.5.",
         "Stack all three numbers into one vector, take its norm, and scale by min(1, θ / norm).",
-        quiet,
     )
 
 
 @self_check
-def check_per_tensor_bound(answer, quiet: bool = False) -> Verdict:
-    """Exercise 2: clipping each of the RNN's 5 tensors to θ = 1 separately allows a joint norm of sqrt(5)."""
+def check_per_tensor_bound(answer) -> Verdict:
+    """Exercise 2: the largest joint norm when each of the RNN's 5 tensors is clipped to θ = 1 separately."""
     return number_verdict(
         answer, math.sqrt(5),
         "With k tensors each of norm at most θ, the joint norm is at most θ·sqrt(k) = sqrt(5) ≈ 2.236.",
         "The squared joint norm is the sum of the five squared tensor norms; make each as large as allowed.",
-        quiet,
     )
 
 
 @self_check
-def check_value_clip_bound(answer, quiet: bool = False) -> Verdict:
-    """Exercise 3: per-element clipping at c = 0.05 of the 7772-parameter model allows 0.05·sqrt(7772)."""
+def check_value_clip_bound(answer) -> Verdict:
+    """Exercise 3: the largest gradient norm after per-element clipping at c = 0.05 (28 symbols, 64 units)."""
     expected = 0.05 * math.sqrt(MODEL_PARAMETERS)
     return number_verdict(
         answer, expected,
         f"Every one of the {MODEL_PARAMETERS} entries can be ±c, so the norm can reach "
         f"c·sqrt(n) = {expected:.3f}: the bound grows with the size of the model.",
-        f"First count the parameters (the model has {MODEL_PARAMETERS}); then imagine every entry at ±c.",
-        quiet,
+        "First count the parameters of the model (W_xh, W_hh, b_h, W_hq and b_q); then imagine every "
+        "entry at ±c.",
     )
 
 
 @self_check
-def check_max_step(answer, quiet: bool = False) -> Verdict:
-    """Exercise 4: with learning rate 2.5 and θ = 1, one SGD step moves the parameters at most 2.5."""
+def check_max_step(answer) -> Verdict:
+    """Exercise 4: the longest step one SGD update can take with learning rate 2.5 and θ = 1."""
     return number_verdict(
         answer, 2.5,
         "The step is -η·g' and ‖g'‖ ≤ θ, so its length is at most η·θ = 2.5, however steep the loss.",
         "An SGD step is -η times the clipped gradient; how long can the clipped gradient be at most?",
-        quiet,
     )
 
 
@@ -76,6 +73,10 @@ def reference_clip(grads: list[torch.Tensor], theta: float) -> list[torch.Tensor
     return [holder.grad for holder in holders]
 
 
+# The five tensors of an RNN (W_xh, W_hh, b_h, W_hq, b_q): a clip must use every one of them.
+RNN_SHAPES = [(5, 4), (4, 4), (4,), (4, 5), (5,)]
+
+
 def _clip_cases(device: torch.device):
     rand = sampler(6, device)
     shapes = [(3, 4), (4,), (4, 2)]
@@ -83,14 +84,20 @@ def _clip_cases(device: torch.device):
                                 (5.0, 2.0, "above")]:
         grads = [rand(*shape) * scale for shape in shapes]
         yield Case(f"gradients whose joint norm is {label} θ = {theta:g}", (grads, theta),
-                   reference_clip(grads, theta))
+                   reference=reference_clip)
     zeros = [torch.zeros(shape, device=device) for shape in shapes]
-    yield Case("gradients that are all zero", (zeros, 1.0), reference_clip(zeros, 1.0))
+    yield Case("gradients that are all zero", (zeros, 1.0), reference=reference_clip)
     one = [torch.tensor([3.0, 4.0], device=device)]
-    yield Case("one gradient (3, 4), exactly at θ = 5", (one, 5.0), reference_clip(one, 5.0))
+    yield Case("one gradient (3, 4), exactly at θ = 5", (one, 5.0), reference=reference_clip)
+    # Most of the norm in the last tensors: a clip that looks at only the first few gets it wrong.
+    rnn = [rand(*shape) * (0.01 if i < 3 else 3.0) for i, shape in enumerate(RNN_SHAPES)]
+    yield Case("the five gradients of an RNN, most of the norm in the last two, θ = 1", (rnn, 1.0),
+               reference=reference_clip)
+    many = [rand(3) * 0.1 for _ in range(6)] + [torch.full((2,), 4.0, device=device)]
+    yield Case("seven gradients, the largest last, θ = 2", (many, 2.0), reference=reference_clip)
 
 
-def check_clip_function(clip, quiet: bool = False) -> Verdict:
+def check_clip_function(clip) -> Verdict:
     """Exercise 5: `clip(grads, theta)` returns new tensors, clipped by their joint norm (not per tensor).
 
     The inputs must stay as they were (no in-place clipping), and `.data` is not needed.
@@ -101,5 +108,4 @@ def check_clip_function(clip, quiet: bool = False) -> Verdict:
         "touch its inputs.",
         rules=[never({"data"}, "Your function reads .data; work with the tensors themselves."),
                never({"clip_grad_norm_", "clip_grad_value_"}, "Write the clipping yourself, without "
-                     "torch.nn.utils.")],
-        quiet=quiet, signature="my_clip(grads, theta)", rtol=1e-5, atol=1e-7)
+                     "torch.nn.utils.")], signature="my_clip(grads, theta)", rtol=1e-5, atol=1e-7)

@@ -1,8 +1,15 @@
 """Check a function that a student wrote against the package's reference.
 
-The reference results of every case are computed first; then the student's function runs
-under `d2lmini.exercises.guard` (a time limit, no calls into the package's own code, torch
-restored afterwards, printing capped), and whatever it returns is compared without raising.
+The student's function runs under `d2lmini.exercises.guard` (time and memory limits, no
+calls into the package's own code or a copy of it, the kernel restored afterwards, printing
+capped), and whatever it returns is compared without raising. No expected value is within
+reach while it runs: a `Case` holds its inputs and the reference *function*, whose call is
+refused inside the guard; before the student's function first runs, each reference result
+is computed and only a digest of it kept, and after the call the reference is computed again
+from a pristine copy of the inputs (and, on the CPU, checked against that digest). So a
+function that walks up the stack (`sys._getframe`) or through `gc.get_objects()` finds no
+answer to copy. In-process this is a deterrent, not a wall: a grade rests on the grader,
+which judges in a separate process.
 
 A coding exercise gives the student a stub that returns None; `check_function` then says
 "not attempted yet" and nothing else, so a stored notebook never shows a solution. Once
@@ -10,22 +17,27 @@ the student writes the function, the check runs it on the exercise's cases (rand
 inputs, several shapes, edge cases; on a GPU too when there is one) and reports the first
 thing that is wrong: an exception, a changed input, a forbidden operation, a wrong type,
 shape, device or value, naming the case and the output. It never prints the reference's
-code or values beyond "expected ... got ..." for shapes and single numbers.
+code or its values: a message says what is wrong and where, not the expected number.
 """
 
 import contextlib
 import contextvars
 import copy
+import hashlib
 import itertools
+import math
+import numbers
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 
 import torch
 from torch.overrides import TorchFunctionMode
 
 from d2lmini.exercises import Verdict
-from d2lmini.exercises.guard import TIME_LIMIT, CappedText, Outcome, run_guarded
+from d2lmini.exercises.guard import Ban, CappedText, Outcome, is_memory_error, run_guarded
 
 NOT_ATTEMPTED = ("Not attempted yet: write your code in the cell above in place of "
                  "`return None`, run that cell, then run this one.")
@@ -47,19 +59,24 @@ BROADCAST_PRODUCT = "a broadcast product"
 
 @dataclass
 class Case:
-    """One input for the student's function and what the reference returns for it.
+    """One input for the student's function and how to compute what it should return.
 
     `label` says what the input is in words ("batch 3, 4 inputs, 2 hidden units");
+    `reference(*args)` computes the expected result (a package function: calling it from the
+    student's code is refused), so the expected value is not stored while the student's code
+    runs; `expected` is the older form, a value held in the case (reachable, avoid it).
     `names` names the outputs when the function returns several; `convert` turns the
-    student's result into the form of `expected` (e.g. `list` for a generator).
+    student's result into the form of the expected one (e.g. `list` for a generator).
     """
 
     label: str
     args: tuple
-    expected: object
+    expected: object = None
     names: Sequence[str] = ()
     convert: Callable | None = None
     locate: Callable[[str, tuple], str] | None = None  # (output name, index) -> " at step 2, sequence 1"
+    reference: Callable | None = None
+    digest: bytes | None = None  # of the reference's result, computed before any student code runs
 
 
 @dataclass(frozen=True)
@@ -182,8 +199,7 @@ def _compare_tensor(got, expected: torch.Tensor, what: str, rtol: float, atol: f
     wrong = ~torch.isclose(got_values, expected_values, rtol=rtol, atol=atol, equal_nan=True)
     if wrong.any():
         index = _first(wrong)
-        return (f"{what} is wrong{where(index)} ({int(wrong.sum())} of {wrong.numel()} entries differ; "
-                f"largest difference {float((got_values - expected_values).abs().nan_to_num(0).max()):.3g}).")
+        return f"{what} is wrong{where(index)} ({int(wrong.sum())} of {wrong.numel()} entries differ)."
     return None
 
 
@@ -192,16 +208,22 @@ def _first(mask: torch.Tensor) -> tuple[int, ...]:
 
 
 def _as_float(got, what: str) -> float | str:
-    """`got` (a Python number or a one-entry tensor) as a float, or what is wrong with it."""
+    """`got` (any real number: Python, numpy, Fraction, Decimal, a one-entry tensor) as a float,
+    or what is wrong with it."""
     if isinstance(got, torch.Tensor):
         if got.numel() != 1 or got.device.type == "meta" or got.layout != torch.strided:
             return (f"{what} should be a number, not a tensor of shape {_shape(got)} "
                     f"on {got.device.type}.")
+        if got.dtype.is_complex or got.dtype == torch.bool:
+            return f"{what} should be a real number, not a tensor of dtype {got.dtype}."
         got = got.item()
-    if isinstance(got, bool) or not isinstance(got, int | float):
+    real = isinstance(got, numbers.Real | Decimal) and not isinstance(got, bool)
+    numpy_number = type(got).__module__ == "numpy" and getattr(got, "dtype", None) is not None and (
+        getattr(got, "shape", None) == () and got.dtype.kind in "iuf")
+    if not (real or numpy_number):
         return f"{what} should be a number, not a {type(got).__name__}."
     try:
-        return float(got)
+        return float(got.item() if numpy_number else got)
     except OverflowError:
         return f"{what} is a whole number too large to be a probability or a perplexity."
 
@@ -210,8 +232,15 @@ def _compare_number(got, expected: float, what: str, rtol: float) -> str | None:
     value = _as_float(got, what)
     if isinstance(value, str):
         return value
-    if not abs(value - expected) <= rtol * abs(expected) + 1e-12:
-        return f"{what} is {value:.6g}; expected {expected:.6g}."
+    exact = Fraction(got) if isinstance(got, Fraction | Decimal | int) and not isinstance(got, bool) else None
+    if exact is not None and math.isfinite(expected):  # bound included, compared exactly
+        bound = Fraction(str(rtol)) * abs(Fraction(expected)) + Fraction(1, 10**12)
+        right = abs(exact - Fraction(expected)) <= bound
+    else:
+        right = abs(value - expected) <= rtol * abs(expected) + 1e-12
+    if not right:
+        return (f"{what} is {value:.6g}, which is not the right value (it differs by more than "
+                f"{rtol:.0e} relative).")
     return None
 
 
@@ -220,7 +249,8 @@ def first_difference(got, expected, what: str, names: Sequence[str] = (),
     """Describe the first way `got` differs from `expected` (tensors, numbers, or sequences of them).
 
     `locate(name, index)`, if given, words the position of a wrong entry of the output `name`.
-    Any `got` at all gives a description or None; this function never raises.
+    Any `got` at all gives a description or None; this function never raises. The description
+    never quotes `expected`'s values (only its shape, dtype and device).
     """
     try:
         return _difference(got, expected, what, names, rtol, atol, locate)
@@ -245,7 +275,7 @@ def _difference(got, expected, what, names, rtol, atol, locate) -> str | None:
                 return problem
         return None
     return None if type(got) is type(expected) and got == expected else (
-        f"{what} is {repr(got)[:60]}; expected {expected!r}.")
+        f"{what} is {repr(got)[:60]}, which is not the right value.")
 
 
 def _changed_input(before: tuple, after: tuple) -> int | None:
@@ -259,6 +289,26 @@ def _changed_input(before: tuple, after: tuple) -> int | None:
 
 def _same_tensor(old: torch.Tensor, new: torch.Tensor) -> bool:
     return old.shape == new.shape and old.dtype == new.dtype and torch.equal(old, new)
+
+
+def digest(value) -> bytes:
+    """A hash of a reference result (tensors, numbers, sequences): kept instead of the result itself."""
+    hashed = hashlib.blake2b(digest_size=16)
+    _feed(hashed, value)
+    return hashed.digest()
+
+
+def _feed(hashed, value) -> None:
+    if isinstance(value, torch.Tensor):
+        flat = value.detach().cpu().contiguous().reshape(-1)
+        hashed.update(f"T{value.dtype}{tuple(value.shape)}".encode())
+        hashed.update(flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
+    elif isinstance(value, list | tuple):
+        hashed.update(f"L{len(value)}".encode())
+        for item in value:
+            _feed(hashed, item)
+    else:
+        hashed.update(f"V{value!r}".encode())
 
 
 def take_pairs(limit: int) -> Callable:
@@ -277,23 +327,31 @@ def take_pairs(limit: int) -> Callable:
 
 def outcome_problem(outcome: Outcome, label: str) -> str | None:
     """What went wrong while the student's function ran on `label` (apart from its value), or None."""
+    if outcome.refused:
+        return outcome.refusal or (f"Your function calls {outcome.refused}. The exercise asks you to "
+                                   "write it yourself, so that call is refused here.")
     if outcome.replaced:
         return (f"Your function replaced {', '.join(outcome.replaced)} (now put back). Compute with "
                 "torch's functions; do not assign to them.")
-    if outcome.refused:
-        whose = "" if outcome.refused.startswith("torch") else ", the package's own code"
-        return (f"Your function calls {outcome.refused}{whose}. The exercise asks you to write it "
-                "yourself, so that call is refused here.")
+    if outcome.changed:
+        return (f"Your function changed {' and '.join(outcome.changed)} and left it changed (now put "
+                "back): a later cell would have run differently. Use a `with` block (e.g. "
+                "`with torch.no_grad():`) for a change that should last only inside your function.")
+    if outcome.threads:
+        return (f"Your function left {outcome.threads} thread(s) running (now stopped): a thread that "
+                "outlives the check could change the notebook later. The exercises need no threads.")
+    if outcome.out_of_memory or is_memory_error(outcome.error):
+        return (f"For {label} your function used more memory than the check allows "
+                f"({outcome.memory / 2**30:.3g} GB more than before it ran): look for a tensor far "
+                "larger than the inputs, or a list that grows without end.")
     if outcome.timed_out:
-        return (f"For {label} your function was still running after {TIME_LIMIT_WORDS}: look for "
-                "a loop that never ends (a `while` whose condition stays true, an endless generator).")
+        return (f"For {label} your function was still running after {outcome.seconds:g} seconds: look "
+                "for a loop that never ends (a `while` whose condition stays true, an endless generator) "
+                "or a long wait.")
     if outcome.error is not None:
         error = outcome.error
         return f"For {label} your function raised {type(error).__name__}: {_short(error)}"
     return None
-
-
-TIME_LIMIT_WORDS = f"{TIME_LIMIT:g} seconds"
 
 
 def _short(error: BaseException) -> str:
@@ -304,8 +362,42 @@ def _short(error: BaseException) -> str:
     return text[:300] + ("..." if len(text) > 300 else "")
 
 
+def seal(case: Case) -> Case:
+    """Keep only a digest of `case`'s reference result (computed now, before any student code runs)."""
+    if case.reference is not None and _on_cpu(case.args):
+        case.digest = digest(case.reference(*copy.deepcopy(case.args)))
+    return case
+
+
+def _on_cpu(args) -> bool:
+    tensors = [a for a in _flat(args) if isinstance(a, torch.Tensor)]
+    return all(t.device.type == "cpu" for t in tensors)
+
+
+def _flat(args):
+    for arg in args:
+        if isinstance(arg, list | tuple):
+            yield from _flat(arg)
+        else:
+            yield arg
+
+
+def expected_of(case: Case, pristine: tuple) -> tuple[object, str | None]:
+    """The reference result for `case`, computed now from `pristine` inputs, and a problem if it
+    differs from the one computed before the student's code ran (something it depends on changed)."""
+    if case.reference is None:
+        return case.expected, None
+    expected = case.reference(*copy.deepcopy(pristine))
+    if case.digest is not None and digest(expected) != case.digest:
+        return expected, ("Your function changed something the check itself relies on (a setting or "
+                          "a function outside torch's namespaces), so it cannot be judged: restart "
+                          "the kernel and run your cell again without that change.")
+    return expected, None
+
+
 def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol: float,
-             output: CappedText | None = None, allowed: frozenset[str] = frozenset()) -> str | None:
+             output: CappedText | None = None, allowed: frozenset[str] = frozenset(),
+             bans: tuple[Ban, ...] = ()) -> str | None:
     """Run `fn` on one case under the guard; return what is wrong (None if nothing)."""
     saved = copy.deepcopy(case.args)
     recorder = CallRecorder()
@@ -314,7 +406,7 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
         with recorder:
             return fn(*args)
 
-    outcome = run_guarded(recorded, case.args, case.convert, output, allowed)
+    outcome = run_guarded(recorded, case.args, case.convert, output, allowed, bans=bans)
     problem = outcome_problem(outcome, case.label)
     if problem:
         return problem
@@ -327,18 +419,20 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     for rule in rules:
         if rule.broken(recorder.calls):
             return rule.message
-    problem = first_difference(outcome.value, case.expected, "the result", case.names, rtol, atol,
-                               case.locate)
+    expected, problem = expected_of(case, saved)
+    if problem:
+        return problem
+    problem = first_difference(outcome.value, expected, "the result", case.names, rtol, atol, case.locate)
     return f"For {case.label}: {problem}" if problem else None
 
 
 def check_on_devices(fn, problem_on: Callable[[torch.device], str | None], success: str,
-                     signature: str, quiet: bool = False, output: CappedText | None = None) -> Verdict:
-    """Check the student's `fn` with `problem_on(device)` on each available device; print, return a Verdict.
+                     signature: str, output: CappedText | None = None) -> Verdict:
+    """Check the student's `fn` with `problem_on(device)` on each available device; return a Verdict.
 
     `problem_on` returns what is wrong on that device, or None. `fn` None is "not attempted";
     something that is not a function is told so, naming `signature`. What `fn` printed into
-    `output` is shown (capped) before the verdict.
+    `output` is kept (capped) in the verdict, which shows it before its message.
     """
     if fn is None:
         problem = NOT_ATTEMPTED
@@ -346,34 +440,31 @@ def check_on_devices(fn, problem_on: Callable[[torch.device], str | None], succe
         problem = f"Pass your function itself, {signature}, not a {type(fn).__name__}."
     else:
         problem = next((p for device in available_devices() if (p := problem_on(device))), None)
+    printed = output.shown() if output is not None and output.kept else ""
     if problem is None:
-        result = Verdict(True, "Correct! " + success)
-    elif problem == NOT_ATTEMPTED:
-        result = Verdict(False, problem)
-    else:
-        result = Verdict(False, "Not yet. " + problem)
-    if not quiet:
-        if output is not None and output.kept:
-            print("What your function printed:\n" + output.shown())
-        print(result.message)
-    return result
+        return Verdict(True, "Correct! " + success, printed)
+    if problem == NOT_ATTEMPTED:
+        return Verdict(False, problem, printed)
+    return Verdict(False, "Not yet. " + problem, printed)
 
 
 def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], success: str,
-                   rules: Sequence[Rule] = (), quiet: bool = False, signature: str = "a function",
-                   rtol: float = 1e-5, atol: float = 1e-6) -> Verdict:
+                   rules: Sequence[Rule] = (), signature: str = "a function",
+                   rtol: float = 1e-5, atol: float = 1e-6, bans: tuple[Ban, ...] = ()) -> Verdict:
     """Run the student's `fn` on every case of `make_cases(device)` for each available device.
 
-    Every case (and so every expected value) is built before `fn` first runs. Prints (unless
-    `quiet`) and returns a Verdict: `success` when every case passes, else the first problem
-    found. `signature` ("fused_step(X, H, W_xh, W_hh, b_h)") is named when `fn` is not a function.
+    Every case is built, and its reference result computed (and kept only as a digest), before
+    `fn` first runs. Returns a Verdict: `success` when every case passes, else the first problem
+    found. `signature` ("fused_step(X, H, W_xh, W_hh, b_h)") is named when `fn` is not a function;
+    `bans` (`d2lmini.exercises.guard.Ban`) names torch's built-ins the exercise refuses.
     """
     ready = callable(fn)
-    cases = {device: list(make_cases(device)) if ready else [] for device in available_devices()}
+    cases = {device: [seal(case) for case in make_cases(device)] if ready else []
+             for device in available_devices()}
     output = CappedText()
 
     def problem_on(device: torch.device) -> str | None:
-        return next((p for case in cases[device] if (p := run_case(fn, case, rules, rtol, atol, output))),
-                    None)
+        return next((p for case in cases[device]
+                     if (p := run_case(fn, case, rules, rtol, atol, output, bans=bans))), None)
 
-    return check_on_devices(fn, problem_on, success, signature, quiet, output)
+    return check_on_devices(fn, problem_on, success, signature, output)

@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, sampler
+from d2lmini.exercises.refusals import RNN
 from d2lmini.rnn import rnn_step
 
 
@@ -32,7 +33,7 @@ def smallest_order_above(vocab_size: int, limit: int) -> int:
 
 
 @self_check
-def check_ngram_order(answer, vocab_size: int = 100, limit: int = 10**9, quiet: bool = False) -> Verdict:
+def check_ngram_order(answer, vocab_size: int = 100, limit: int = 10**9) -> Verdict:
     """Exercise 1: the smallest n whose n-gram table over `vocab_size` tokens exceeds `limit` entries."""
     expected = smallest_order_above(vocab_size, limit)
     below = ngram_table_size(vocab_size, expected - 1)
@@ -43,26 +44,22 @@ def check_ngram_order(answer, vocab_size: int = 100, limit: int = 10**9, quiet: 
         f"the table by {vocab_size}.",
         "Each extra token of context multiplies the table by |V|. Work out |V|^n for growing n "
         "(in your head or in a cell) and stop at the first one above the limit.",
-        quiet,
     )
 
 
 @self_check
-def check_rnn_parameter_count(answer, vocab_size: int = 28, num_hiddens: int = 64,
-                              quiet: bool = False) -> Verdict:
+def check_rnn_parameter_count(answer, vocab_size: int = 28, num_hiddens: int = 64) -> Verdict:
     """Exercise 2: how many parameters does the RNN have (for any sequence length)?"""
     expected = rnn_parameter_count(vocab_size, num_hiddens)
     return count_verdict(
         answer, expected,
         f"{expected:,} parameters, and the same number for a sequence of 10 or 10,000 characters.",
         "Add up the sizes of W_xh (|V| x h), W_hh (h x h), b_h (h), W_hq (h x |V|) and b_q (|V|).",
-        quiet,
     )
 
 
 @self_check
-def check_hidden_state_shape(answer, batch_size: int = 8, num_hiddens: int = 64,
-                             quiet: bool = False) -> Verdict:
+def check_hidden_state_shape(answer, batch_size: int = 8, num_hiddens: int = 64) -> Verdict:
     """Exercise 3: the shape of H_t for a minibatch of `batch_size` sequences."""
     expected = (batch_size, num_hiddens)
     return verdict(
@@ -70,7 +67,6 @@ def check_hidden_state_shape(answer, batch_size: int = 8, num_hiddens: int = 64,
         f"H_t has one row per sequence of the minibatch and one column per hidden unit: {expected}.",
         "H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h): which shape does X_t W_xh have? "
         "Give a tuple of whole numbers such as (rows, columns).",
-        quiet,
     )
 
 
@@ -88,7 +84,7 @@ def same_bag_of_characters(first: str, second: str) -> bool:
 
 
 @self_check
-def check_same_bag(answer, quiet: bool = False) -> Verdict:
+def check_same_bag(answer) -> Verdict:
     """Exercise 4: two different strings of vocabulary tokens that a bag of characters cannot tell apart."""
     pair = isinstance(answer, tuple | list) and len(answer) == 2 and all(type(s) is str for s in answer)
     outside = sorted(set("".join(answer)) - TOKENS) if pair else []
@@ -105,7 +101,6 @@ def check_same_bag(answer, quiet: bool = False) -> Verdict:
         "Same bag of characters, different order: a bag-of-words context cannot tell them apart, "
         "an RNN's hidden state can.",
         hint,
-        quiet,
     )
 
 
@@ -116,10 +111,10 @@ def rnn_step_cases(device: torch.device, seed: int = 1, sizes=((3, 4, 2), (8, 28
     for batch, num_inputs, num_hiddens in sizes:
         args = (rand(batch, num_inputs), rand(batch, num_hiddens), rand(num_inputs, num_hiddens),
                 rand(num_hiddens, num_hiddens), rand(num_hiddens))
-        yield Case(f"batch={batch}, inputs={num_inputs}, hiddens={num_hiddens}", args, rnn_step(*args))
+        yield Case(f"batch={batch}, inputs={num_inputs}, hiddens={num_hiddens}", args, reference=rnn_step)
 
 
-def check_rnn_step(step_fn, quiet: bool = False) -> Verdict:
+def check_rnn_step(step_fn) -> Verdict:
     """`step_fn(X_t, H, W_xh, W_hh, b_h)` must return tanh(X_t W_xh + H W_hh + b_h).
 
     Section 6 of notebook 01 writes this step out, so its exercise (`check_all_states`) asks
@@ -129,7 +124,7 @@ def check_rnn_step(step_fn, quiet: bool = False) -> Verdict:
         step_fn, rnn_step_cases,
         "Your step computes the next hidden state for any batch, input and hidden size: the same "
         "function, with the same weights, runs at every time step.",
-        quiet=quiet, signature="rnn_step(X_t, H, W_xh, W_hh, b_h)")
+        signature="rnn_step(X_t, H, W_xh, W_hh, b_h)", bans=(RNN,))
 
 
 def all_states_reference(tokens, W_xh, W_hh, b_h) -> torch.Tensor:
@@ -149,17 +144,16 @@ def _all_states_cases(device: torch.device):
         tokens = torch.randint(vocab, (batch, steps), generator=generator).to(device)
         args = (tokens, rand(vocab, hiddens), rand(hiddens, hiddens), rand(hiddens))
         yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", args,
-                   all_states_reference(*args), locate=_locate_state)
+                   reference=all_states_reference, locate=_locate_state)
 
 
 def _locate_state(what: str, index: tuple) -> str:
     return f" at time step {index[0] + 1} (H_{index[0] + 1}), sequence {index[1]}" if len(index) == 3 else ""
 
 
-def check_all_states(fn, quiet: bool = False) -> Verdict:
+def check_all_states(fn) -> Verdict:
     """Exercise 5: `fn(tokens, W_xh, W_hh, b_h)` returns H_1 ... H_T stacked, (steps, batch, hiddens)."""
     return check_function(
         fn, _all_states_cases,
         "The same step, with the same weights, ran at every time step, each one starting from "
-        "the state the previous one left.",
-        quiet=quiet, signature="all_states(tokens, W_xh, W_hh, b_h)")
+        "the state the previous one left.", signature="all_states(tokens, W_xh, W_hh, b_h)", bans=(RNN,))

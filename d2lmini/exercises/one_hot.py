@@ -18,7 +18,7 @@ TEXT_TOKENS, SEQ_BATCH, SEQ_STEPS, SEQ_OFFSET, SEQ_ROW, SEQ_MINIBATCH = 1000, 4,
 
 
 @self_check
-def check_one_hot_bytes(answer, quiet: bool = False) -> Verdict:
+def check_one_hot_bytes(answer) -> Verdict:
     """Exercise 1: bytes of a float32 one-hot minibatch of shape (STEPS, BATCH, VOCAB)."""
     expected = STEPS * BATCH * VOCAB * 4
     return count_verdict(
@@ -27,12 +27,11 @@ def check_one_hot_bytes(answer, quiet: bool = False) -> Verdict:
         f"while the int64 indices take only {STEPS * BATCH * 8:,}.",
         "Count the numbers in the tensor (multiply the three sizes) and multiply by the bytes "
         "of one float32 (torch.float32 has element_size() == 4).",
-        quiet,
     )
 
 
 @self_check
-def check_multiply_adds(answer, quiet: bool = False) -> Verdict:
+def check_multiply_adds(answer) -> Verdict:
     """Exercise 2: multiply-adds of one_hot(X) @ W_xh, X as in exercise 1, W_xh of shape (VOCAB, HIDDENS)."""
     tokens = BATCH * STEPS
     expected = tokens * VOCAB * HIDDENS
@@ -42,12 +41,11 @@ def check_multiply_adds(answer, quiet: bool = False) -> Verdict:
         "multiply-adds, almost all of them multiplying by zero; W_xh[X] does none.",
         "An (n, k) @ (k, m) product does one multiply-add for every n, k and m: n * k * m. "
         "Here n is the number of tokens in the minibatch.",
-        quiet,
     )
 
 
 @self_check
-def check_sequential_start(answer, quiet: bool = False) -> Verdict:
+def check_sequential_start(answer) -> Verdict:
     """Exercise 3: text position of the first input of row SEQ_ROW of minibatch SEQ_MINIBATCH."""
     stream = (TEXT_TOKENS - SEQ_OFFSET - 1) // SEQ_BATCH
     expected = SEQ_OFFSET + SEQ_ROW * stream + SEQ_MINIBATCH * SEQ_STEPS
@@ -57,13 +55,12 @@ def check_sequential_start(answer, quiet: bool = False) -> Verdict:
         f"so the answer is {SEQ_OFFSET} + {SEQ_ROW} x {stream} + {SEQ_MINIBATCH} x {SEQ_STEPS} = {expected}.",
         "Row i is one stream of L = (num_tokens - offset - 1) // batch_size tokens that starts at "
         "offset + i * L; minibatch k takes the steps k * num_steps onwards of every stream.",
-        quiet,
     )
 
 
 @self_check
-def check_carry_state(answer, quiet: bool = False) -> Verdict:
-    """Exercise 4: which scheme lets the hidden state be carried to the next minibatch ("sequential")."""
+def check_carry_state(answer) -> Verdict:
+    """Exercise 4: which partitioning scheme lets the hidden state be carried to the next minibatch?"""
     text = answer.strip().lower() if isinstance(answer, str) else ""
     return verdict(
         text in {"sequential", "sequential partitioning"},
@@ -72,7 +69,6 @@ def check_carry_state(answer, quiet: bool = False) -> Verdict:
         "truncate backpropagation).",
         "Answer 'random' or 'sequential'. Ask: does row i of the next minibatch start where "
         "row i of this one ended?",
-        quiet,
     )
 
 
@@ -85,10 +81,18 @@ def _lookup_cases(device: torch.device):
         if shape == (4,):
             X = torch.tensor([2, 0, 2, 2]).to(device)  # repeated tokens and both ends of the vocabulary
         yield Case(f"X of shape {shape}, W of shape ({vocab}, {hiddens})", (W, X),
-                   F.one_hot(X, vocab).to(W.dtype) @ W)
+                   reference=_lookup_reference)
 
 
-def check_lookup(lookup, quiet: bool = False) -> Verdict:
+def _lookup_reference(W: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    return F.one_hot(X, W.shape[0]).to(W.dtype) @ W
+
+
+def _one_hot_reference(X: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    return F.one_hot(X, vocab_size).float()
+
+
+def check_lookup(lookup) -> Verdict:
     """Exercise 5: `lookup(W, X)` equals `one_hot(X) @ W` for any integer X, without one-hot vectors."""
     return check_function(
         lookup, _lookup_cases,
@@ -98,7 +102,7 @@ def check_lookup(lookup, quiet: bool = False) -> Verdict:
                                          "eye); the exercise asks you to do without."),
                at_most_matmuls(0, "Your function multiplies matrices (a broadcast multiply followed by "
                                   "a sum is a matrix product too); a lookup needs no products.")],
-        quiet=quiet, signature="lookup(W, X)")
+        signature="lookup(W, X)")
 
 
 def _one_hot_cases(device: torch.device):
@@ -107,22 +111,21 @@ def _one_hot_cases(device: torch.device):
         X = torch.randint(vocab, shape, generator=generator)
         X.view(-1)[0], X.view(-1)[-1] = 0, vocab - 1  # the first and the last index both occur
         yield Case(f"X of shape {shape} and vocab_size={vocab}", (X.to(device), vocab),
-                   F.one_hot(X, vocab).float().to(device))
+                   reference=_one_hot_reference)
     # The width comes from vocab_size, not from the indices: here the largest index is below it.
     for values, vocab in [([[2, 0, 1], [1, 1, 0]], 6), ([0, 0], 3)]:
         X = torch.tensor(values)
         yield Case(f"X = {values} (largest index {X.max().item()}) and vocab_size={vocab}",
-                   (X.to(device), vocab), F.one_hot(X, vocab).float().to(device))
+                   (X.to(device), vocab), reference=_one_hot_reference)
 
 
-def check_one_hot(one_hot, quiet: bool = False) -> Verdict:
+def check_one_hot(one_hot) -> Verdict:
     """Exercise 6: `one_hot(X, vocab_size)` returns float32 one-hot vectors, shape X.shape + (vocab_size,)."""
     return check_function(
         one_hot, _one_hot_cases,
         "Every index became a row with a single 1, for inputs of any shape.",
         rules=[never({"one_hot"}, "Your function calls one_hot; the exercise asks you to write it "
-                                  "yourself.")],
-        quiet=quiet, signature="one_hot(X, vocab_size)")
+                                  "yourself.")], signature="one_hot(X, vocab_size)")
 
 
 def _tail(text: torch.Tensor, batch_size: int, num_steps: int, offset: int) -> list[torch.Tensor]:
@@ -142,21 +145,24 @@ def _sequential_cases(device: torch.device):
     settings = [(1000, 4, 10, 7), (37, 2, 5, 3), (30, 3, 4, 0), (25, 2, 3, 2), (41, 2, 5, 0)]
     for num_tokens, batch_size, num_steps, offset in settings:
         text = torch.randint(28, (num_tokens,), generator=generator).to(device)
-        pairs = list(sequential_batches(text, batch_size, num_steps, device=device, offset=offset))
-        tail = _tail(text, batch_size, num_steps, offset)
-        count = len(pairs) + len(tail) // 2
-        expected = take_pairs(len(pairs))(pairs) + tail
-        names = [f"{'XY'[i % 2]} of minibatch {i // 2}" for i in range(len(expected))]
+        count = len(_sequential_reference(text, batch_size, num_steps, offset)) // 2
+        names = [f"{'XY'[i % 2]} of minibatch {i // 2}" for i in range(2 * count)]
         yield Case(f"a text of {num_tokens} tokens, batch_size={batch_size}, num_steps={num_steps}, "
-                   f"offset={offset}", (text, batch_size, num_steps, offset), expected,
+                   f"offset={offset}", (text, batch_size, num_steps, offset), reference=_sequential_reference,
                    names=names, convert=take_pairs(count + 1))
 
 
-def check_sequential_batches(batches_fn, quiet: bool = False) -> Verdict:
+def _sequential_reference(text, batch_size: int, num_steps: int, offset: int) -> list[torch.Tensor]:
+    """X0, Y0, X1, Y1, ... of sequential partitioning, with the shorter last pair it would drop."""
+    pairs = list(sequential_batches(text, batch_size, num_steps, device=text.device, offset=offset))
+    return take_pairs(len(pairs))(pairs) + _tail(text, batch_size, num_steps, offset)
+
+
+def check_sequential_batches(batches_fn) -> Verdict:
     """Exercise 7: `batches_fn(indices, batch_size, num_steps, offset)` yields sequential (X, Y) pairs
     and, where steps are left over, a last shorter pair instead of dropping them."""
     return check_function(
         batches_fn, _sequential_cases,
         "Row i of every minibatch continues row i of the one before, every label is the next token, "
         "and no token is dropped at the end.",
-        quiet=quiet, signature="batches_with_tail(indices, batch_size, num_steps, offset)")
+        signature="batches_with_tail(indices, batch_size, num_steps, offset)")

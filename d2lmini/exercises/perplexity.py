@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from d2lmini.exercises import Verdict, as_number, number_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, never, sampler
+from d2lmini.exercises.refusals import CROSS_ENTROPY
 from d2lmini.markov import make_markov_source
 from d2lmini.ngram import KneserNey
 
@@ -30,7 +31,7 @@ LAB_PERPLEXITY = 4.1
 
 
 @self_check
-def check_sequence_perplexity(answer, quiet: bool = False) -> Verdict:
+def check_sequence_perplexity(answer) -> Verdict:
     """Exercise 1: the perplexity of a model that gave SEQUENCE_PROBS to the true next characters."""
     nats = -sum(math.log(p) for p in SEQUENCE_PROBS) / len(SEQUENCE_PROBS)
     expected = math.exp(nats)
@@ -40,30 +41,25 @@ def check_sequence_perplexity(answer, quiet: bool = False) -> Verdict:
         "the geometric mean of 2, 4, 8 and 2 choices.",
         "Average -ln p over the four characters, then take exp of the average "
         "(or take the geometric mean of 1/p).",
-        quiet,
     )
 
 
 @self_check
-def check_bits_to_perplexity(answer, quiet: bool = False) -> Verdict:
+def check_bits_to_perplexity(answer) -> Verdict:
     """Exercise 2: (perplexity, nats per character) of a model at BITS bits per character."""
     perplexity, nats = 2**BITS, BITS * math.log(2)
     success = f"2 ** {BITS} = {perplexity:.4f} choices per character, and {BITS} x ln 2 = {nats:.4f} nats."
     hint = "Answer with a pair (perplexity, nats). Perplexity is 2 ** bits; one bit is ln 2 nats."
     try:
-        got_ppl, got_nats = answer
+        got_ppl, got_nats = answer  # a tuple, a list, a 1-d tensor or array of two numbers
     except (TypeError, ValueError):
-        return verdict(False, success, hint, quiet)
-    first = number_verdict(got_ppl, perplexity, success, hint, quiet=True)
-    second = number_verdict(got_nats, nats, success, hint, quiet=True)
-    result = first if not first else second
-    if not quiet:
-        print(result.message)
-    return result
+        return verdict(False, success, hint)
+    first = number_verdict(got_ppl, perplexity, success, hint)
+    return first if not first else number_verdict(got_nats, nats, success, hint)
 
 
 @self_check
-def check_zero_probability(answer, quiet: bool = False) -> Verdict:
+def check_zero_probability(answer) -> Verdict:
     """Exercise 3: perplexity when one of LENGTH characters gets probability 0 (the rest 1)."""
     return verdict(
         as_number(answer) == math.inf,
@@ -72,12 +68,11 @@ def check_zero_probability(answer, quiet: bool = False) -> Verdict:
         "baseline, with add-one smoothing) never give probability exactly 0.",
         f"What is -log p for p = 0? The other {LENGTH - 1} characters cost nothing, "
         "but the average cannot absorb that one term. (math.inf is a number in Python.)",
-        quiet,
     )
 
 
 @self_check
-def check_compressed_bytes(answer, quiet: bool = False) -> Verdict:
+def check_compressed_bytes(answer) -> Verdict:
     """Exercise 4: bytes an ideal coder needs for TEXT_CHARS characters at CODER_PERPLEXITY."""
     expected = TEXT_CHARS * math.log2(CODER_PERPLEXITY) / 8
     return number_verdict(
@@ -86,12 +81,12 @@ def check_compressed_bytes(answer, quiet: bool = False) -> Verdict:
         f"{TEXT_CHARS:,} characters, divided by 8 bits per byte: about {expected:,.0f} bytes.",
         "Turn the perplexity into bits per character (log2), multiply by the number of characters, "
         "and divide by 8.",
-        quiet, about=ABOUT_BYTES,
+        about=ABOUT_BYTES,
     )
 
 
 @self_check
-def check_bits_above_floor(answer, perplexity: float = LAB_PERPLEXITY, quiet: bool = False) -> Verdict:
+def check_bits_above_floor(answer, perplexity: float = LAB_PERPLEXITY) -> Verdict:
     """Exercise 5: how many bits per character a model at `perplexity` spends above the Markov floor."""
     floor_bits = make_markov_source().entropy_rate_bits()
     expected = math.log2(perplexity) - floor_bits
@@ -102,7 +97,6 @@ def check_bits_above_floor(answer, perplexity: float = LAB_PERPLEXITY, quiet: bo
         "possible code.",
         "Turn both perplexities (the model's and the floor) into bits per character with log2, "
         "then subtract.",
-        quiet,
     )
 
 
@@ -122,17 +116,19 @@ def _perplexity_cases(device: torch.device):
         if scale == 1000.0:  # confident and right: perplexity near 1, where naive exp overflows
             targets = logits.argmax(1)
         yield Case(f"{label}, {n} characters, vocabulary {vocab}", (logits, targets),
-                   reference_perplexity(logits, targets))
+                   reference=reference_perplexity)
 
 
-def check_perplexity_function(fn, quiet: bool = False) -> Verdict:
+def check_perplexity_function(fn) -> Verdict:
     """Exercise 6: `fn(logits, targets)` returns the perplexity (a number), computed by hand and stably."""
     return check_function(
         fn, _perplexity_cases,
         "exp of the mean of -log p(true character): right for any vocabulary, and stable for huge logits.",
-        rules=[never({"cross_entropy", "nll_loss"}, "Compute the loss yourself: F.cross_entropy and "
-                     "F.nll_loss do the whole exercise for you.")],
-        quiet=quiet, signature="perplexity(logits, targets)", rtol=1e-4)
+        rules=[never({"cross_entropy", "cross_entropy_loss", "nll_loss", "nll_loss_nd", "nll_loss2d"},
+                     "Compute the loss yourself: F.cross_entropy and F.nll_loss do the whole "
+                     "exercise for you.")],
+        signature="perplexity(logits, targets)", rtol=1e-4,
+        bans=(CROSS_ENTROPY,))
 
 
 def reference_kn_bigram(text: str, context: str, char: str, discount: float = 0.75) -> float:
@@ -147,14 +143,13 @@ def _kn_cases(device: torch.device):
         for context in sorted(set(text)):
             for char in sorted(set(text)):
                 yield Case(f"text {text!r}, discount {discount}, p({char!r} | {context!r})",
-                           (text, context, char, discount),
-                           reference_kn_bigram(text, context, char, discount))
+                           (text, context, char, discount), reference=reference_kn_bigram)
 
 
-def check_kn_bigram(fn, quiet: bool = False) -> Verdict:
+def check_kn_bigram(fn) -> Verdict:
     """Exercise 7: `fn(text, context, char, discount)` returns the interpolated Kneser-Ney bigram p."""
     return check_function(
         fn, _kn_cases,
         "Your bigram discounts every seen pair, and gives what it saved to the continuation unigram, "
         "which counts in how many different contexts a character appears.",
-        quiet=quiet, signature="kn_bigram(text, context, char, discount)", rtol=1e-6)
+        signature="kn_bigram(text, context, char, discount)", rtol=1e-6)

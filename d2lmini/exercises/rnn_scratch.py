@@ -12,11 +12,13 @@ from d2lmini.exercises.coding import (
     Case,
     check_function,
     check_on_devices,
+    digest,
     first_difference,
     outcome_problem,
     sampler,
 )
 from d2lmini.exercises.guard import PACKAGE, CappedText, run_guarded
+from d2lmini.exercises.refusals import RNN
 from d2lmini.rnn import RNNScratch, rnn_forward
 from d2lmini.train import History, train_epoch
 
@@ -35,8 +37,7 @@ def temperature_probability(logits, temperature: float, index: int = 0) -> float
 
 
 @self_check
-def check_output_row(answer, step: int = 3, example: int = 2, batch_size: int = 4,
-                     quiet: bool = False) -> Verdict:
+def check_output_row(answer, step: int = 3, example: int = 2, batch_size: int = 4) -> Verdict:
     """Exercise 1: which output row holds time step `step` of sequence `example`?"""
     expected = output_row(step, example, batch_size)
     return count_verdict(
@@ -46,7 +47,6 @@ def check_output_row(answer, step: int = 3, example: int = 2, batch_size: int = 
         "The outputs of all sequences for one time step are stacked together, one step after "
         "another. How many rows come before step "
         f"{step}? Then count to sequence {example} (rows and sequences are numbered from 0).",
-        quiet,
     )
 
 
@@ -54,8 +54,7 @@ MEASURED = 0.02  # a standard deviation measured on ~10,000 samples is within 2 
 
 
 @self_check
-def check_hidden_term_std(answer, num_hiddens: int = 64, state_std: float = 0.5,
-                          quiet: bool = False) -> Verdict:
+def check_hidden_term_std(answer, num_hiddens: int = 64, state_std: float = 0.5) -> Verdict:
     """Exercise 2: the std of an entry of H W_hh when H has independent entries of std `state_std`."""
     expected = state_std  # sqrt(h) terms, each of std state_std / sqrt(h)
     return number_verdict(  # a measured value (as the question invites) counts within 2 %
@@ -65,13 +64,12 @@ def check_hidden_term_std(answer, num_hiddens: int = 64, state_std: float = 0.5,
         f"standard deviation is {expected:g}: the 1/fan_in rule keeps the scale of the state.",
         "An entry of H W_hh is a sum over k of H[k] W_hh[k, j]. Variances of independent terms add; "
         "the variance of a product of independent zero-mean factors is the product of their variances.",
-        quiet, about=MEASURED,
+        about=MEASURED,
     )
 
 
 @self_check
-def check_temperature_probability(answer, logits=(2.0, 1.0, 0.0), temperature: float = 0.5,
-                                  quiet: bool = False) -> Verdict:
+def check_temperature_probability(answer, logits=(2.0, 1.0, 0.0), temperature: float = 0.5) -> Verdict:
     """Exercise 3: the probability of the first character after dividing the logits by the temperature."""
     expected = temperature_probability(logits, temperature)
     return number_verdict(
@@ -80,12 +78,11 @@ def check_temperature_probability(answer, logits=(2.0, 1.0, 0.0), temperature: f
         "the most likely character even more likely.",
         f"Divide every logit by {temperature:g}, exponentiate, and divide the first by the sum. "
         "Give a probability between 0 and 1.",
-        quiet,
     )
 
 
 @self_check
-def check_initial_loss(answer, vocab_size: int = 60, quiet: bool = False) -> Verdict:
+def check_initial_loss(answer, vocab_size: int = 60) -> Verdict:
     """Exercise 4: the loss (nats) of an untrained model with tiny weights on `vocab_size` characters."""
     expected = math.log(vocab_size)
     return number_verdict(
@@ -95,7 +92,6 @@ def check_initial_loss(answer, vocab_size: int = 60, quiet: bool = False) -> Ver
         "uniformly, whatever the vocabulary.",
         f"Tiny logits give every one of the {vocab_size} characters the same probability. What is "
         "-ln of that probability?",
-        quiet,
     )
 
 
@@ -108,7 +104,7 @@ def _forward_cases(device: torch.device):
                   rand(hiddens, vocab), rand(vocab))
         state = rand(batch, hiddens)
         yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", (X, state, *params),
-                   rnn_forward(X, state, *params), names=("the outputs", "the final state"),
+                   reference=rnn_forward, names=("the outputs", "the final state"),
                    locate=functools.partial(_locate_output, batch))
 
 
@@ -120,7 +116,7 @@ def _locate_output(batch: int, what: str, index: tuple) -> str:
     return f" at sequence {index[0]}, hidden unit {index[1]}" if len(index) == 2 else ""
 
 
-def check_forward(forward, quiet: bool = False) -> Verdict:
+def check_forward(forward) -> Verdict:
     """The capstone's `forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)`: (outputs, final state).
 
     Notebook 04 writes the forward pass out on its page; the capstone asks for it.
@@ -129,7 +125,8 @@ def check_forward(forward, quiet: bool = False) -> Verdict:
         forward, _forward_cases,
         "Your loop runs the same step at every time step, keeps the outputs in step-major order "
         "and hands back the last state.",
-        quiet=quiet, signature="forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)", rtol=1e-4, atol=1e-5)
+        signature="forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)", rtol=1e-4, atol=1e-5,
+        bans=(RNN,))
 
 
 LOOP_LR, LOOP_SEED = 0.5, 5
@@ -144,12 +141,16 @@ def _loop_setup(device: torch.device):
     return model, torch.optim.SGD(model.parameters(), lr=LOOP_LR), batches
 
 
-@functools.lru_cache(maxsize=4)
 def _reference_loop(device: torch.device, carry_state: bool):
-    """The package's epoch on the check's model: computed once per device (before any student code)."""
+    """The package's epoch on the check's model: (parameters, mean loss). Computed afresh at each
+    call (no cache a student's code could read): once before it runs, kept as a digest, once after."""
     model, optimizer, batches = _loop_setup(device)
     loss, _, _ = train_epoch(model, batches, optimizer, None, carry_state, History(), 0)
-    return model.requires_grad_(False), loss
+    return [p.detach() for p in model.parameters()], loss
+
+
+DETACH_HINT = (" The state still carries the graph of the previous minibatch: detach it before it "
+               "enters the next one.")
 
 
 # The model's own code (its forward pass) is the package's: the student's loop may call it.
@@ -157,31 +158,35 @@ MODEL_FILES = frozenset(str(PACKAGE / name) for name in ("rnn.py", "bptt.py"))
 
 
 def _loop_problem(train_loop, device: torch.device, output: CappedText) -> str | None:
-    reference, loss = _reference_loop(device, carry_state=True)
-    fresh, _ = _reference_loop(device, carry_state=False)
+    sealed = digest(_reference_loop(device, carry_state=True)) if device.type == "cpu" else None
     model, optimizer, batches = _loop_setup(device)
     outcome = run_guarded(train_loop, (model, batches, optimizer), output=output, allowed=MODEL_FILES)
     problem = outcome_problem(outcome, "the small model")
     if problem:
-        if "second time" in problem:
-            problem += (" The state still carries the graph of the previous minibatch: detach it "
-                        "before it enters the next one.")
-        return problem
+        # Without a detach the second backward meets the freed graph ("a second time") or, with
+        # retain_graph=True, parameters the optimizer has since changed in place.
+        graph_reused = "second time" in problem or "modified by an inplace operation" in problem
+        return problem + DETACH_HINT if graph_reused else problem
     if outcome.value is None:
         return NOT_ATTEMPTED
-    names = [name for name, _ in reference.named_parameters()]
+    reference, loss = _reference_loop(device, carry_state=True)
+    if sealed is not None and digest((reference, loss)) != sealed:
+        return ("Your loop changed something the check itself relies on (a setting or a function "
+                "outside torch's namespaces), so it cannot be judged: restart the kernel and run "
+                "your cell again without that change.")
+    fresh, _ = _reference_loop(device, carry_state=False)
+    names = [name for name, _ in model.named_parameters()]
     got_params = [p.detach() for p in model.parameters()]
-    if not first_difference(got_params, [p.detach() for p in fresh.parameters()], "", names, 1e-4, 1e-6):
+    if not first_difference(got_params, fresh, "", names, 1e-4, 1e-6):
         return ("Your loop starts every minibatch from a fresh state. Under sequential partitioning "
                 "the state should flow on to the next minibatch (detached).")
-    problem = first_difference(got_params, [p.detach() for p in reference.parameters()],
-                               "After one epoch the parameters", names, 1e-4, 1e-6)
+    problem = first_difference(got_params, reference, "After one epoch the parameters", names, 1e-4, 1e-6)
     if problem:
         return problem
     return first_difference(outcome.value, loss, "The mean loss you returned", rtol=1e-4)
 
 
-def check_train_loop(train_loop, quiet: bool = False) -> Verdict:
+def check_train_loop(train_loop) -> Verdict:
     """Exercise 5: `train_loop(model, batches, optimizer)` trains one epoch, state carried and detached.
 
     It must return the mean minibatch loss and leave the parameters where the package's
@@ -192,4 +197,4 @@ def check_train_loop(train_loop, quiet: bool = False) -> Verdict:
         train_loop, functools.partial(_loop_problem, train_loop, output=output),
         "Your loop carries the state from minibatch to minibatch, cuts the gradient at each "
         "boundary, and updates like the package's.",
-        "train_loop(model, batches, optimizer)", quiet, output)
+        "train_loop(model, batches, optimizer)", output)

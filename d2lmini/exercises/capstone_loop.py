@@ -1,0 +1,177 @@
+"""The capstone's loop, checked on a small random text against the same loop built from the package's pieces.
+
+The reference loop (`reference_train`) is the loop notebook 08 asks for: for each pass
+over the text a zero state; for each minibatch forward, loss and gradient, backward from
+d_final = 0, clipping, one SGD step, and the final hidden state carried on (its value,
+not its gradient). Flags turn it into the mistakes a loop can make, so that a student's
+loop that matches one of them is told which.
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from d2lmini.batching import sequential_batches
+from d2lmini.exercises import Verdict
+from d2lmini.exercises.capstone_convert import CONVERT, as_run
+from d2lmini.exercises.capstone_pieces import reference_backward, reference_forward, reference_loss_and_grad
+from d2lmini.exercises.clipping import reference_clip
+from d2lmini.exercises.coding import NOT_ATTEMPTED, first_difference, outcome_problem
+from d2lmini.exercises.guard import run_guarded
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A training run of the capstone (notebook 08); the default is the run on the course corpus.
+
+    `epochs` passes over the training text, each cut into minibatches of `batch_size`
+    streams of `num_steps` characters (sequential partitioning from offset 0), plain SGD
+    with learning rate `lr`, gradients clipped at joint norm `theta`; the initial
+    parameters are drawn from `seed`.
+    """
+
+    num_hiddens: int = 128
+    batch_size: int = 32
+    num_steps: int = 32
+    epochs: int = 18
+    lr: float = 1.0
+    theta: float = 1.0
+    seed: int = 0
+
+
+# The loop check: a random text of 12 tokens, 2 passes of 15 minibatches, clipping acting often.
+LOOP_VOCAB, LOOP_TOKENS = 12, 301
+LOOP_BUDGET = Budget(num_hiddens=8, batch_size=4, num_steps=5, epochs=2, lr=0.5, theta=0.5, seed=1)
+LOOP_SECONDS = 30.0  # the loop check's whole run (a few hundred small steps)
+RTOL = 1e-4  # float32 runs of two correct loops differ by rounding only
+
+
+def initial_params(vocab: int, budget: Budget) -> list[torch.Tensor]:
+    """[W_xh, W_hh, b_h, W_hq, b_q] drawn from `budget.seed` on the CPU: weights N(0, 1/fan_in), biases 0."""
+    generator = torch.Generator().manual_seed(budget.seed)
+    hiddens = budget.num_hiddens
+
+    def weight(fan_in, fan_out):
+        return torch.randn(fan_in, fan_out, generator=generator) / math.sqrt(fan_in)
+
+    return [weight(vocab, hiddens), weight(hiddens, hiddens), torch.zeros(hiddens),
+            weight(hiddens, vocab), torch.zeros(vocab)]
+
+
+def reference_train(indices, params, budget: Budget, carry_gradient: bool = False,
+                    carry_state: bool = True, reset_each_pass: bool = True):
+    """The loop from the package's pieces; return (params, losses, norms), as the student's `train` does.
+
+    `carry_gradient` feeds each backward's d_state into the next backward (the state not
+    detached); `carry_state=False` starts every minibatch from zeros; `reset_each_pass=False`
+    carries the state from the end of one pass into the next.
+    """
+    losses, norms = [], []
+    state = d_state = torch.zeros(budget.batch_size, budget.num_hiddens, dtype=params[0].dtype)
+    for _ in range(budget.epochs):
+        if reset_each_pass:
+            state = torch.zeros_like(state)
+        for X, Y in sequential_batches(indices, budget.batch_size, budget.num_steps, offset=0):
+            if not carry_state:
+                state = torch.zeros_like(state)
+            outputs, hiddens = reference_forward(X, state, params)
+            loss, d_outputs = reference_loss_and_grad(outputs, Y)
+            d_final = d_state if carry_gradient else torch.zeros_like(state)
+            *grads, d_state = reference_backward(X, state, hiddens, d_outputs, d_final, params)
+            norms.append(float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads]))))
+            grads = reference_clip(grads, budget.theta)
+            params = [p - budget.lr * g for p, g in zip(params, grads, strict=True)]
+            state = hiddens[-1]
+            losses.append(loss)
+    return params, losses, norms
+
+
+MISTAKES = (
+    ({"carry_gradient": True},
+     "the state is not detached: the gradient d_state that reaches a minibatch's initial state is "
+     "fed into the next minibatch's backward as d_final. Carry the state's value only: start every "
+     "backward from d_final = 0 and drop the d_state it returns (the hand-written `state.detach()`)."),
+    ({"carry_state": False},
+     "every minibatch starts from a zero state. With sequential partitioning row i of a minibatch "
+     "continues row i of the one before: carry the final hidden state on."),
+    ({"reset_each_pass": False},
+     "the state is carried from the end of one pass over the text into the start of the next, where "
+     "the text starts again: start every pass from a zero state."),
+)
+
+
+def loop_text() -> torch.Tensor:
+    """The loop check's random text: `LOOP_TOKENS` tokens of `LOOP_VOCAB` kinds, seeded."""
+    return torch.randint(LOOP_VOCAB, (LOOP_TOKENS,), generator=torch.Generator().manual_seed(7))
+
+
+def _matches(got, expected) -> bool:
+    return first_difference(got, expected, "", rtol=RTOL, atol=1e-6) is None
+
+
+def loop_problem(train: Callable) -> str | None:
+    """What is wrong with the student's `train` on the loop check's text (None if nothing).
+
+    Runs the package's loop first (and asserts that clipping acts in it), then the student's,
+    under the guard, from the same initial parameters; compares the losses, norms and final
+    parameters; names a known mistake the student's run matches.
+    """
+    indices, budget = loop_text(), LOOP_BUDGET
+    params = initial_params(LOOP_VOCAB, budget)
+    expected = reference_train(indices, params, budget)
+    if not max(expected[2]) > budget.theta:  # the check must exercise clipping
+        raise RuntimeError("the loop check's run never clips: change LOOP_BUDGET")
+    outcome = run_guarded(train, (indices, [p.clone() for p in params], budget), as_run, allowed=CONVERT,
+                          seconds=LOOP_SECONDS)
+    problem = outcome_problem(outcome, f"a random text of {LOOP_TOKENS} tokens")
+    if problem or outcome.value is None:
+        return problem or NOT_ATTEMPTED
+    got = outcome.value
+    if isinstance(got, str):
+        return got
+    if len(got[1]) != len(expected[1]):
+        return (f"On a text with {len(expected[1]) // budget.epochs} minibatches per pass and "
+                f"budget.epochs = {budget.epochs}, your loop returned {len(got[1])} losses; expected "
+                f"{len(expected[1])}, one per minibatch of every pass.")
+    if _matches(got[1], expected[1]) and _matches(got[2], expected[2]) and _matches(got[0], expected[0]):
+        return None
+    per_pass = len(expected[1]) // budget.epochs
+    for flags, mistake in MISTAKES:
+        variant = reference_train(indices, params, budget, **flags)
+        # Within a pass only, as a loop may reset or keep its mistake from one pass to the next.
+        span = len(variant[1]) if "reset_each_pass" in flags else per_pass
+        if _matches(got[1][:span], variant[1][:span]):
+            return "Your loop runs, but " + mistake
+    return _first_divergence(got, expected)
+
+
+def _first_divergence(got, expected) -> str:
+    names = ("loss", "gradient norm")
+    for values, wanted, name in ((got[1], expected[1], names[0]), (got[2], expected[2], names[1])):
+        for k, (a, b) in enumerate(zip(values, wanted, strict=True)):
+            if not abs(a - b) <= RTOL * abs(b) + 1e-6:
+                return (f"The {name} of minibatch {k} ({a:.6g}) differs from that of the same loop built "
+                        "from the package's pieces. Each piece passed alone, so look at the loop: the order "
+                        "forward, loss, backward (d_final = 0), clip, update; the learning rate and θ of "
+                        "the budget; the state carried on.")
+    return ("Your losses and norms follow the package's loop, but the parameters you return are not the "
+            "trained ones: return the parameters after the last update.")
+
+
+def check_train(train) -> Verdict:
+    """The loop: `train(indices, params, budget)` returns (params, losses, norms), state carried detached.
+
+    Checked on a small random text from the same initial parameters as the package's loop.
+    """
+    if train is None:
+        return Verdict(False, NOT_ATTEMPTED)
+    if not callable(train):
+        return Verdict(False, f"Not yet. Pass your function itself, train(indices, params, budget), "
+                              f"not a {type(train).__name__}.")
+    problem = loop_problem(train)
+    if problem is None:
+        return Verdict(True, "Correct! Your loop follows the package's, minibatch by minibatch, in a run "
+                             "where clipping acts.")
+    return Verdict(False, problem if problem == NOT_ATTEMPTED else "Not yet. " + problem)

@@ -1,0 +1,294 @@
+"""The pieces of notebook 08's capstone, each checked alone against the package's reference.
+
+The student writes seven pieces of a character RNN and then the loop that uses them
+(`d2lmini.exercises.capstone_loop`); `d2lmini.exercises.capstone` checks all of them and
+the assembled run. Each `check_*` here runs one piece through `coding.check_function` on
+random inputs (more than three gradients for clipping, large logits for the loss and the
+perplexity, a d_final for backpropagation through time) and returns a `Verdict`.
+
+`params` is always the list [W_xh, W_hh, b_h, W_hq, b_q]. `forward` returns (outputs,
+hiddens); `backward(X, state, hiddens, d_outputs, d_final, params)` returns (the five
+gradients, the gradient reaching the initial state); `clip` returns (clipped gradients,
+the joint norm before).
+"""
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import torch
+import torch.nn.functional as F
+
+from d2lmini.batching import sequential_batches
+from d2lmini.exercises import Verdict
+from d2lmini.exercises.clipping import reference_clip
+from d2lmini.exercises.coding import (
+    NOT_ATTEMPTED,
+    Case,
+    check_function,
+    never,
+    sampler,
+    take_pairs,
+)
+from d2lmini.metrics import perplexity_from_logits
+from d2lmini.rnn import rnn_forward, rnn_step
+
+AUTOGRAD = frozenset({"backward", "grad", "requires_grad_", "enable_grad", "set_grad_enabled"})
+BUILT_IN_RNN = frozenset({"rnn_tanh", "rnn_tanh_cell", "rnn_relu", "rnn_relu_cell"})
+BUILT_IN_LOSS = frozenset({"cross_entropy", "cross_entropy_loss", "nll_loss", "nll_loss_nd", "nll_loss2d"})
+# The parts of a result that is (list of tensors, extra), and how a verdict names each tensor.
+GRADIENTS, GRADIENT_NAMES = "the gradients", ("dW_xh", "dW_hh", "db_h", "dW_hq", "db_q")
+CLIPPED = ("the clipped gradients", "the norm")
+RULES = {
+    "forward": [never(BUILT_IN_RNN, "Write the recurrence yourself, not with torch's built-in RNN.")],
+    "loss_and_grad": [
+        never(BUILT_IN_LOSS, "Write the cross-entropy yourself (log-sum-exp), not with torch's."),
+        never(AUTOGRAD, "Compute the gradient by hand (softmax minus one-hot, over the rows); no autograd.")],
+    "backward": [never(AUTOGRAD, "Walk back through time by hand; no autograd."),
+                 never(BUILT_IN_RNN, "Write the recurrence yourself, not with torch's built-in RNN.")],
+    "perplexity": [never(BUILT_IN_LOSS, "Write the cross-entropy yourself (log-sum-exp), not with torch's.")],
+}
+
+
+def _named_items(verdict: Verdict, part: str, names: tuple[str, ...]) -> Verdict:
+    """The verdict with "the result, <part>,, item i," (how a nested result is worded) named names[i]."""
+    message = verdict.message
+    for i, name in enumerate(names):
+        message = message.replace(f"the result, {part},, item {i},", f"the result, {name},")
+    return replace(verdict, message=message)
+
+
+def _random_params(rand, vocab: int, hiddens: int) -> list[torch.Tensor]:
+    return [rand(vocab, hiddens) * 0.5, rand(hiddens, hiddens) * 0.5, rand(hiddens) * 0.1,
+            rand(hiddens, vocab) * 0.5, rand(vocab) * 0.1]
+
+
+def _tokens(seed: int, vocab: int, *shape) -> torch.Tensor:
+    return torch.randint(vocab, shape, generator=torch.Generator().manual_seed(seed))
+
+
+# --- the sequential iterator -------------------------------------------------------------
+
+def reference_minibatches(indices, batch_size: int, num_steps: int) -> list[torch.Tensor]:
+    """The package's sequential minibatches from offset 0, as a flat list X0, Y0, X1, Y1, ..."""
+    batches = sequential_batches(indices, batch_size, num_steps, offset=0, device=indices.device)
+    return [t for pair in batches for t in pair]
+
+
+def _minibatch_cases(device: torch.device):
+    # (tokens, batch, steps): several cuts, one where the last minibatch ends exactly at the
+    # end of the streams, one with a single minibatch, one with a remainder that is dropped.
+    for length, batch, steps in [(50, 3, 4), (101, 4, 5), (30, 4, 5), (64, 2, 7), (12, 1, 3)]:
+        indices = _tokens(length, 30, length).to(device)
+        expected = reference_minibatches(indices, batch, steps)
+        yield Case(f"a text of {length} tokens, batch {batch}, {steps} steps", (indices, batch, steps),
+                   expected, names=[f"{'XY'[i % 2]} of minibatch {i // 2}" for i in range(len(expected))],
+                   convert=take_pairs(len(expected) // 2 + 1))
+
+
+def check_minibatches(minibatches) -> Verdict:
+    """Piece 1: `minibatches(indices, batch_size, num_steps)` yields (X, Y) by sequential partitioning.
+
+    The text is cut into `batch_size` streams of equal length (from offset 0, the remainder
+    dropped); minibatch k holds steps k*num_steps ... of every stream, and Y is X shifted by one.
+    """
+    return check_function(minibatches, _minibatch_cases,
+                          "Row i of each minibatch continues row i of the one before, and Y is X "
+                          "shifted by one character.",
+                          signature="minibatches(indices, batch_size, num_steps)")
+
+
+# --- the forward pass ----------------------------------------------------------------------
+
+def reference_forward(X, state, params) -> tuple[torch.Tensor, torch.Tensor]:
+    """(outputs, hiddens) of the package's RNN: `rnn_forward`'s outputs and every `rnn_step` state."""
+    W_xh, W_hh, b_h = params[:3]
+    outputs, _ = rnn_forward(X, state, *params)
+    H, hiddens = state, []
+    for X_t in F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype):
+        H = rnn_step(X_t, H, W_xh, W_hh, b_h)
+        hiddens.append(H)
+    return outputs, torch.stack(hiddens)
+
+
+def _forward_cases(device: torch.device):
+    rand = sampler(81, device)
+    for batch, steps, vocab, hiddens in [(3, 4, 6, 5), (1, 1, 4, 3), (2, 7, 5, 8)]:
+        X = _tokens(batch * steps, vocab, batch, steps).to(device)
+        state, params = rand(batch, hiddens) * 0.5, _random_params(rand, vocab, hiddens)
+        yield Case(f"batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units",
+                   (X, state, params), reference_forward(X, state, params), names=("outputs", "hiddens"))
+
+
+def check_forward(forward) -> Verdict:
+    """Piece 2: `forward(X, state, params)` returns (outputs (steps*batch, vocab), step-major; hiddens)."""
+    return check_function(forward, _forward_cases,
+                          "Your forward pass gives the package's outputs and hidden states.",
+                          RULES["forward"], signature="forward(X, state, params)")
+
+
+# --- the loss and its gradient -------------------------------------------------------------
+
+def reference_loss_and_grad(outputs, Y) -> tuple[float, torch.Tensor]:
+    """The mean cross-entropy of step-major `outputs` against Y (batch, steps), and its autograd gradient."""
+    logits = outputs.detach().clone().requires_grad_(True)
+    with torch.enable_grad():
+        loss = F.cross_entropy(logits, Y.T.reshape(-1))
+        (d_outputs,) = torch.autograd.grad(loss, [logits])
+    return loss.item(), d_outputs
+
+
+def _loss_cases(device: torch.device):
+    rand = sampler(82, device)
+    for batch, steps, vocab, scale in [(3, 4, 6, 1.0), (2, 5, 4, 3.0), (1, 3, 5, 0.1), (4, 2, 7, 40.0)]:
+        outputs = rand(steps * batch, vocab) * scale
+        Y = _tokens(batch + steps, vocab, batch, steps).to(device)
+        label = f"batch {batch}, {steps} steps, {vocab} tokens, logits of size about {scale:g}"
+        yield Case(label, (outputs, Y), reference_loss_and_grad(outputs, Y), names=("loss", "d_outputs"))
+
+
+def check_loss_and_grad(loss_and_grad) -> Verdict:
+    """Piece 3: `loss_and_grad(outputs, Y)` returns (mean cross-entropy in nats, dL/d outputs).
+
+    The rows of `outputs` are step-major; Y is (batch, steps) as a minibatch gives it.
+    """
+    return check_function(loss_and_grad, _loss_cases,
+                          "Your loss and its gradient match the package's, even for large logits.",
+                          RULES["loss_and_grad"], signature="loss_and_grad(outputs, Y)",
+                          rtol=1e-4, atol=1e-6)
+
+
+# --- backpropagation through time ----------------------------------------------------------
+
+def reference_backward(X, state, hiddens, d_outputs, d_final, params) -> list[torch.Tensor]:
+    """[dW_xh, dW_hh, db_h, dW_hq, db_q, d_state], by autograd through the package's `rnn_forward`."""
+    leaves = [p.detach().clone().requires_grad_(True) for p in (*params, state)]
+    with torch.enable_grad():
+        outputs, final = rnn_forward(X, leaves[-1], *leaves[:-1])
+        total = (outputs * d_outputs).sum() + (final * d_final).sum()
+        return list(torch.autograd.grad(total, leaves))
+
+
+def _backward_cases(device: torch.device):
+    rand = sampler(83, device)
+    for batch, steps, vocab, hiddens, final in [(3, 4, 6, 5, "zero"), (2, 6, 5, 7, "random"),
+                                                (1, 1, 4, 3, "random"), (4, 3, 5, 4, "zero")]:
+        X = _tokens(batch * steps + 1, vocab, batch, steps).to(device)
+        state, params = rand(batch, hiddens) * 0.5, _random_params(rand, vocab, hiddens)
+        _, hidden_states = reference_forward(X, state, params)
+        d_outputs = rand(steps * batch, vocab)
+        d_final = rand(batch, hiddens) if final == "random" else torch.zeros(batch, hiddens, device=device)
+        args = (X, state, hidden_states, d_outputs, d_final, params)
+        *grads, d_state = reference_backward(*args)
+        yield Case(f"batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units, "
+                   f"{final} d_final", args, (grads, d_state), names=(GRADIENTS, "d_state"))
+
+
+def check_backward(backward) -> Verdict:
+    """Piece 4: `backward(X, state, hiddens, d_outputs, d_final, params)` is BPTT by hand.
+
+    It returns ([dW_xh, dW_hh, db_h, dW_hq, db_q], d_state): the gradients of the sum of
+    d_outputs * outputs + d_final * final state, and the gradient reaching the initial state.
+    """
+    verdict = check_function(backward, _backward_cases,
+                             "Your backward pass gives autograd's gradients for all five parameters "
+                             "and the initial state.",
+                             RULES["backward"],
+                             signature="backward(X, state, hiddens, d_outputs, d_final, params)",
+                             rtol=1e-4, atol=1e-5)
+    return _named_items(verdict, GRADIENTS, GRADIENT_NAMES)
+
+
+# --- clipping ------------------------------------------------------------------------------
+
+def _clip_cases(device: torch.device):
+    rand = sampler(84, device)
+    five = [(3, 4), (4,), (4, 2), (5, 3), (3,)]
+    seven = [*five, (2, 2), (6,)]
+    cases = [(five, [1.0] * 5, 1.0, "five gradients whose joint norm is above θ"),
+             (seven, [0.01, 0.01, 0.01, 3.0, 2.0, 1.0, 4.0], 1.0,
+              "seven gradients, the largest ones last, joint norm above θ"),
+             (five, [0.01] * 5, 1.0, "five gradients whose joint norm is below θ"),
+             (seven, [2.0] * 7, 0.5, "seven gradients far above θ = 0.5")]
+    for shapes, scales, theta, label in cases:
+        grads = [rand(*shape) * scale for shape, scale in zip(shapes, scales, strict=True)]
+        norm = float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads])))
+        yield Case(label, (grads, theta), (reference_clip(grads, theta), norm), names=CLIPPED)
+    zeros = [torch.zeros(shape, device=device) for shape in five]
+    yield Case("five gradients that are all zero", (zeros, 1.0), (reference_clip(zeros, 1.0), 0.0),
+               names=CLIPPED)
+
+
+def check_clip(clip) -> Verdict:
+    """Piece 5: `clip(grads, theta)` returns (new gradients scaled by min(1, θ/‖g‖), ‖g‖ before).
+
+    ‖g‖ is the joint norm of all the gradients, however many: the cases pass five and seven.
+    """
+    verdict = check_function(clip, _clip_cases,
+                             "Your clipping scales all the gradients together by their joint norm.",
+                             [never({"data"}, "Your function reads .data; work with the tensors themselves."),
+                              never({"clip_grad_norm_", "clip_grad_value_"},
+                                    "Write the clipping yourself, without torch.nn.utils.")],
+                             signature="clip(grads, theta)", rtol=1e-5, atol=1e-7)
+    return _named_items(verdict, CLIPPED[0], tuple(f"clipped gradient {i}" for i in range(7)))
+
+
+# --- the update ----------------------------------------------------------------------------
+
+def _sgd_cases(device: torch.device):
+    rand = sampler(85, device)
+    shapes = [(4, 3), (3, 3), (3,), (3, 4), (4,)]
+    for lr in (1.0, 0.1):
+        params, grads = [rand(*s) for s in shapes], [rand(*s) for s in shapes]
+        yield Case(f"five parameters, learning rate {lr:g}", (params, grads, lr),
+                   [p - lr * g for p, g in zip(params, grads, strict=True)],
+                   names=[f"parameter {i}" for i in range(5)])
+
+
+def check_sgd(sgd) -> Verdict:
+    """Piece 6: `sgd(params, grads, lr)` returns new tensors p - lr * g (the inputs unchanged)."""
+    return check_function(sgd, _sgd_cases, "Your update takes one SGD step and leaves its inputs alone.",
+                          signature="sgd(params, grads, lr)")
+
+
+# --- perplexity ----------------------------------------------------------------------------
+
+def _perplexity_cases(device: torch.device):
+    rand = sampler(86, device)
+    for rows, vocab, scale in [(12, 5, 1.0), (30, 8, 4.0), (1, 3, 0.5), (9, 6, 200.0)]:
+        logits, targets = rand(rows, vocab) * scale, _tokens(rows, vocab, rows).to(device)
+        yield Case(f"{rows} predictions over {vocab} tokens, logits of size about {scale:g}",
+                   (logits, targets), perplexity_from_logits(logits, targets))
+
+
+def check_perplexity(perplexity) -> Verdict:
+    """Piece 7: `perplexity(logits, targets)` returns exp of the mean cross-entropy in nats, a number."""
+    return check_function(perplexity, _perplexity_cases,
+                          "Your perplexity is e to the mean cross-entropy in nats, stable for large logits.",
+                          RULES["perplexity"], signature="perplexity(logits, targets)",
+                          rtol=1e-4)
+
+
+PIECE_CHECKS: dict[str, tuple[str, Callable[[Callable], Verdict]]] = {
+    "minibatches": ("minibatches(indices, batch_size, num_steps)", check_minibatches),
+    "forward": ("forward(X, state, params)", check_forward),
+    "loss_and_grad": ("loss_and_grad(outputs, Y)", check_loss_and_grad),
+    "backward": ("backward(X, state, hiddens, d_outputs, d_final, params)", check_backward),
+    "clip": ("clip(grads, theta)", check_clip),
+    "sgd": ("sgd(params, grads, lr)", check_sgd),
+    "perplexity": ("perplexity(logits, targets)", check_perplexity),
+}
+
+
+def first_failing_piece(pieces: dict[str, Callable]) -> tuple[str | None, bool]:
+    """(What is wrong with the first piece that fails its check, naming it, or None; whether every
+    piece is still a stub returning None) (notebook 08)."""
+    verdicts = [(name, signature, check(pieces.get(name)))
+                for name, (signature, check) in PIECE_CHECKS.items()]
+    unattempted = all(v.message == NOT_ATTEMPTED for _, _, v in verdicts)
+    for name, signature, verdict in verdicts:
+        if not verdict:
+            problem = verdict.message.removeprefix("Not yet. ")
+            if problem == NOT_ATTEMPTED:
+                problem = "it still returns None."
+            return f"The first piece that is not right yet is {name}, {signature}: {problem}", unattempted
+    return None, unattempted

@@ -1,0 +1,220 @@
+"""The capstone's assembled run on the course corpus (notebook 08).
+
+`run_capstone` trains the student's model with the student's loop, from seeded initial
+parameters, on the training part of the bundled corpus; reads the validation text as one
+stream with the student's forward, the state carried from the training text before it
+(the protocol of the n-gram and compressor baselines); scores it with the student's
+perplexity; draws a sample from the trained weights; and places the model on the
+baseline ladder (`d2lmini.metrics.ladder_bits`). Every call into the student's code runs
+under the guard. `CapstoneVerdict` shows the result: the message, the loss curve and the
+ladder.
+"""
+
+import functools
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from d2lmini.corpus import load_corpus
+from d2lmini.exercises import Verdict
+from d2lmini.exercises.capstone_convert import CONVERT, as_run
+from d2lmini.exercises.capstone_loop import Budget, initial_params
+from d2lmini.exercises.coding import outcome_problem
+from d2lmini.exercises.guard import run_guarded
+from d2lmini.metrics import ladder_bits, perplexity_from_bits, perplexity_from_logits
+
+CORPUS = "bundled"
+TRIGRAM = "KN n=3"  # the ladder row the capstone must beat
+CONTEXT = 1000  # characters of training text read before the validation text: the state is warm
+CHUNK = 1000  # characters per forward call while reading the validation text
+TRAIN_SECONDS = 300.0  # the student's loop may run this long before the check stops it
+FORWARD_SECONDS = 30.0  # one forward call while scoring or sampling
+SAMPLE_PREFIX, SAMPLE_CHARS, TEMPERATURE, SAMPLE_SEED = "the river ", 200, 0.5, 0
+
+
+@dataclass(frozen=True)
+class CapstoneRun:
+    """What the assembled run measured: the loss and gradient norm of every minibatch, the
+    validation perplexity read as one stream, a sample, the ladder (name -> perplexity) and
+    the training time in seconds."""
+
+    losses: list[float]
+    norms: list[float]
+    perplexity: float
+    sample: str
+    ladder: dict[str, float]
+    seconds: float
+    theta: float
+
+    @property
+    def clipped(self) -> int:
+        """How many minibatches had a joint gradient norm above θ (so clipping acted)."""
+        return sum(norm > self.theta for norm in self.norms)
+
+
+class StudentCodeFailed(Exception):
+    """A call into the student's code failed; the message says how, naming the piece."""
+
+
+@functools.cache
+def corpus_ladder(name: str = CORPUS) -> dict[str, float]:
+    """The baseline ladder of corpus `name` as perplexities on its validation text (computed once)."""
+    bits = ladder_bits(*load_corpus(name).split_text())
+    return {row: perplexity_from_bits(value) for row, value in bits.items()}
+
+
+def minibatches_per_pass(num_tokens: int, budget: Budget) -> int:
+    """How many minibatches sequential partitioning from offset 0 cuts from `num_tokens` tokens."""
+    stream = (num_tokens - 1) // budget.batch_size
+    return max(0, (stream - budget.num_steps) // budget.num_steps + 1)
+
+
+def _call(fn: Callable, args: tuple, piece: str, label: str, seconds: float, convert: Callable | None = None):
+    outcome = run_guarded(fn, args, convert, allowed=CONVERT, seconds=seconds)
+    problem = outcome_problem(outcome, label)
+    if problem is None and outcome.value is None:
+        problem = "it returned None."
+    if problem:
+        raise StudentCodeFailed(f"{piece}: {problem}")
+    return outcome.value
+
+
+def _forward_stream(forward: Callable, params, tokens: torch.Tensor, state: torch.Tensor):
+    """Step-major outputs for every input of `tokens` (one stream), and the state after it."""
+    outputs = []
+    for start in range(0, len(tokens), CHUNK):
+        X = tokens[start : start + CHUNK][None]
+        result = _call(forward, (X, state, params), "forward",
+                       "the validation text read as one stream", FORWARD_SECONDS)
+        if type(result) not in (tuple, list) or len(result) != 2 or any(
+                type(t) not in (torch.Tensor, torch.nn.Parameter) for t in result):
+            raise StudentCodeFailed("forward: it should return (outputs, hiddens), two plain tensors.")
+        outputs.append(result[0])
+        state = result[1][-1]
+    return torch.cat(outputs), state
+
+
+def one_stream_perplexity(forward: Callable, perplexity: Callable, params, context: torch.Tensor,
+                          valid: torch.Tensor) -> float:
+    """The student's perplexity on `valid` read as one stream, after reading `context` (notebook 08).
+
+    Each validation token is predicted from every token before it (the first from the end
+    of `context`), as the n-gram and compressor baselines predict it. The student's number
+    must agree with the package's `perplexity_from_logits` on the same outputs.
+    """
+    stream = torch.cat([context, valid])
+    state = torch.zeros(1, params[1].shape[0], dtype=params[1].dtype)
+    outputs, _ = _forward_stream(forward, params, stream[:-1], state)
+    logits, targets = outputs[len(context) - 1 :], stream[len(context) :]
+    mine = _call(perplexity, (logits.detach(), targets), "perplexity", "the validation text", FORWARD_SECONDS,
+                 float)
+    reference = perplexity_from_logits(logits.detach(), targets)
+    if not abs(mine - reference) <= 1e-3 * reference:
+        raise StudentCodeFailed(f"perplexity: on the validation text it gives {mine:.6g}, which is not exp "
+                                "of the mean cross-entropy of your outputs there. Does it work for long "
+                                "texts?")
+    return mine
+
+
+def draw_sample(forward: Callable, params, vocab, prefix: str = SAMPLE_PREFIX, num_chars: int = SAMPLE_CHARS,
+                temperature: float = TEMPERATURE, seed: int = SAMPLE_SEED) -> str:
+    """`prefix` and `num_chars` characters drawn from the student's model at `temperature` (notebook 08).
+
+    Each character is drawn from softmax(logits / temperature) with a seeded CPU generator;
+    `<unk>` is never drawn.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    state = torch.zeros(1, params[1].shape[0], dtype=params[1].dtype)
+    outputs, state = _forward_stream(forward, params, torch.tensor(vocab.indices(prefix)), state)
+    drawn = []
+    for _ in range(num_chars):
+        logits = outputs[-1].detach().double().cpu() / temperature
+        logits[vocab.unk] = -math.inf
+        token = int(torch.multinomial(torch.softmax(logits, 0), 1, generator=generator))
+        drawn.append(token)
+        outputs, state = _forward_stream(forward, params, torch.tensor([token]), state)
+    return prefix + vocab.decode(drawn)
+
+
+def _trained_params(value, initial: list[torch.Tensor]) -> list[torch.Tensor]:
+    params = list(value)
+    if len(params) != len(initial) or any(p.shape != q.shape for p, q in zip(params, initial, strict=False)):
+        raise StudentCodeFailed("train: the parameters it returns should be [W_xh, W_hh, b_h, W_hq, b_q], "
+                                "with the shapes of those it was given.")
+    return [p.detach() for p in params]
+
+
+def run_capstone(forward: Callable, perplexity: Callable, train: Callable, budget: Budget) -> CapstoneRun:
+    """Train with the student's `train` on the course corpus and score the model; return a `CapstoneRun`.
+
+    Raises `StudentCodeFailed` (naming the piece) when the student's code fails on the way.
+    Runs torch on one thread (many small steps are slower on two busy cores), restored after.
+    """
+    corpus = load_corpus(CORPUS)
+    train_indices, valid_indices = corpus.split()
+    params = initial_params(len(corpus.vocab), budget)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        start = time.perf_counter()
+        run = _call(train, (train_indices, params, budget), "train", "the course corpus", TRAIN_SECONDS,
+                    as_run)
+        seconds = time.perf_counter() - start
+        if isinstance(run, str):
+            raise StudentCodeFailed(f"train: {run}")
+        expected = budget.epochs * minibatches_per_pass(len(train_indices), budget)
+        if len(run[1]) != expected:
+            raise StudentCodeFailed(f"train: it returned {len(run[1])} losses; the budget gives {expected} "
+                                    "minibatches.")
+        trained = _trained_params(run[0], params)
+        score = one_stream_perplexity(forward, perplexity, trained, train_indices[-CONTEXT:], valid_indices)
+        sample = draw_sample(forward, trained, corpus.vocab)
+    finally:
+        torch.set_num_threads(threads)
+    ladder = dict(corpus_ladder())
+    return CapstoneRun(run[1], run[2], score, sample, ladder, seconds, budget.theta)
+
+
+def ladder_lines(run: CapstoneRun) -> list[str]:
+    """The ladder from worst to best perplexity, with the student's RNN in its place and marked."""
+    rows = sorted([*run.ladder.items(), ("your RNN", run.perplexity)], key=lambda row: -row[1])
+    return [f"{'→' if name == 'your RNN' else ' '} {name:<24} {value:7.3f}" for name, value in rows]
+
+
+@dataclass(frozen=True)
+class CapstoneVerdict(Verdict):
+    """The capstone's verdict; with a `run`, it also shows the loss curve and the ladder."""
+
+    run: CapstoneRun | None = field(default=None, compare=False)
+
+    def _ipython_display_(self) -> None:
+        print(self.message)
+        if self.run is not None:
+            show_run(self.run)
+
+
+def show_run(run: CapstoneRun) -> None:
+    """Draw the loss of every minibatch and the ladder with the student's RNN marked (notebook 08)."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415 (only a notebook draws; the grader does not)
+
+    fig, (curve, ladder) = plt.subplots(1, 2, figsize=(11, 3.6))
+    curve.plot(run.losses, lw=0.6, color="tab:blue", label="training loss of each minibatch")
+    curve.axhline(math.log(run.perplexity), color="tab:green", ls="--",
+                  label=f"validation, one stream: ln {run.perplexity:.2f}")
+    curve.axhline(math.log(run.ladder[TRIGRAM]), color="grey", ls=":",
+                  label=f"Kneser-Ney trigram: ln {run.ladder[TRIGRAM]:.2f}")
+    curve.set(xlabel="minibatch", ylabel="cross-entropy (nats)", title="Your RNN learning")
+    curve.legend(fontsize=8)
+    rows = sorted([*run.ladder.items(), ("your RNN", run.perplexity)], key=lambda row: row[1])
+    names, values = [name for name, _ in rows], [value for _, value in rows]
+    colours = ["tab:green" if name == "your RNN" else "lightgrey" for name in names]
+    ladder.barh(names, values, color=colours)
+    ladder.invert_yaxis()
+    ladder.set(xscale="log", xlabel="validation perplexity (log scale, lower is better)",
+               title="Where it lands on the ladder")
+    ladder.tick_params(axis="y", labelsize=8)
+    fig.tight_layout()
+    plt.show()

@@ -1,0 +1,249 @@
+"""What a student's function may not call while it is checked, and how a copy of it is recognised.
+
+A profile hook (`Refuser`) refuses the package's own code (any `d2lmini` module but the
+exercise machinery), a copy of it compiled anywhere (same code, docstring included, in
+another file: `exec(compile(inspect.getsource(d2lmini.bptt), ...))`), the instructors'
+solutions (`solutions/notebook_NN.py`, imported or compiled anywhere with their lines),
+torch's built-in version of what an exercise asks the student to write (`Ban`), and the C
+functions no exercise needs (`DANGEROUS`: ending the kernel, starting a thread, switching
+the hook off). Used by `d2lmini.exercises.guard`; introduced with notebook 01's coding exercises.
+"""
+
+import _thread
+import dis
+import os
+import sys
+import sysconfig
+import threading
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+import torch.nn.modules.rnn
+import torch.nn.utils.clip_grad
+
+PACKAGE = Path(__file__).parents[1]  # as the code objects name it: not resolved
+SOLUTIONS = PACKAGE.parent / "solutions"  # the instructors' answers, in a clone of the repository
+# The exercise machinery the guarded call itself runs (converting a result, the hook, the guard).
+MACHINERY = frozenset(str(PACKAGE / "exercises" / name) for name in
+                      ("__init__.py", "coding.py", "guard.py", "refusals.py", "kernel_state.py"))
+# The grader's remote function (d2lmini.grading.remote) stands in for a student's function when grading.
+MACHINERY |= {str(PACKAGE / "grading" / "remote.py")}
+CLIPPING_HELPERS = torch.nn.utils.clip_grad.__file__
+# Where Python's standard library and installed packages live (torch, sympy, ...).
+LIBRARIES = tuple(sorted({path + os.sep for name in ("stdlib", "platstdlib", "purelib", "platlib")
+                          if (path := sysconfig.get_paths().get(name))}))
+
+
+@dataclass(frozen=True)
+class Ban:
+    """What an exercise that asks for one's own version refuses: torch's built-in one, by any name.
+
+    `files`: Python files of torch whose functions are refused; `codes`: single functions;
+    `builtins`: C functions (reached under any alias: torch.rnn_tanh is torch._VF.rnn_tanh).
+    """
+
+    what: str
+    files: frozenset[str] = frozenset()
+    codes: frozenset = frozenset()
+    builtins: tuple = ()
+
+
+def _builtins(names: tuple[str, ...], *spaces) -> tuple:
+    return tuple(getattr(space, name) for space in spaces for name in names if hasattr(space, name))
+
+
+CLIPPING = Ban("torch's gradient clipping (torch.nn.utils.clip_grad_norm_ and its helpers)",
+               files=frozenset({CLIPPING_HELPERS}))
+RNN = Ban("torch's built-in RNN (torch.nn.RNN, torch.rnn_tanh and their relatives)",
+          files=frozenset({torch.nn.modules.rnn.__file__}),
+          builtins=_builtins(("rnn_tanh", "rnn_tanh_cell", "rnn_relu", "rnn_relu_cell", "lstm", "lstm_cell",
+                              "gru", "gru_cell"), torch, torch._C._VariableFunctions))
+CROSS_ENTROPY = Ban("torch's cross-entropy (F.cross_entropy, F.nll_loss and the functions behind them)",
+                    codes=frozenset({F.cross_entropy.__code__, F.nll_loss.__code__}),
+                    builtins=_builtins(("cross_entropy_loss", "nll_loss", "nll_loss_nd", "nll_loss2d"),
+                                       torch._C._nn) + _builtins(("nll_loss",), torch))
+# C functions no exercise needs that would end the kernel, start a thread or switch the hook off.
+DANGEROUS = {os._exit: "os._exit, which would end the notebook's kernel with no verdict",
+             os.abort: "os.abort, which would end the notebook's kernel with no verdict",
+             os.kill: "os.kill, which could end the notebook's kernel with no verdict",
+             _thread.start_new_thread: "a new thread, which could outlive the check",
+             sys.setprofile: "sys.setprofile, which would switch the checker's guard off",
+             sys.settrace: "sys.settrace, which could switch the checker's guard off"}
+DANGEROUS.update({getattr(_thread, name): "a new thread, which could outlive the check"
+                  for name in ("start_new", "start_joinable_thread") if hasattr(_thread, name)})
+DANGEROUS_CODES = {threading.Thread.start.__code__: "a new thread, which could outlive the check",
+                   threading.setprofile.__code__: "threading.setprofile, which would switch the checker's "
+                                                  "guard off"}
+
+
+class RefusedCall(Exception):
+    """Raised inside a student's function that calls the package's reference code."""
+
+
+_FINGERPRINTS: dict[int, tuple[types.CodeType, tuple]] = {}  # id(code) -> (code, its fingerprint)
+
+
+def _fingerprint(code: types.CodeType) -> tuple:
+    """The code of a function without its file and line numbers: a copy compiled elsewhere has the same."""
+    known = _FINGERPRINTS.get(id(code))
+    if known is not None and known[0] is code:
+        return known[1]
+    fingerprint = _compute_fingerprint(code)
+    if len(_FINGERPRINTS) < 100_000:
+        _FINGERPRINTS[id(code)] = (code, fingerprint)
+    return fingerprint
+
+
+# The compiler writes `module.f(x)` as LOAD_ATTR when `module` is imported in the same source,
+# LOAD_METHOD when the function is compiled alone: the same code either way.
+SAME_OPERATION = {"LOAD_METHOD": "LOAD_ATTR"}
+
+
+def _compute_fingerprint(code: types.CodeType) -> tuple:
+    consts = tuple(_fingerprint(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
+                   for c in code.co_consts)
+    operations = tuple(SAME_OPERATION.get(i.opname, i.opname) for i in dis.get_instructions(code)
+                       if i.opname not in ("CACHE", "PUSH_NULL", "PRECALL"))
+    return (code.co_name, operations, consts, code.co_names, code.co_varnames, code.co_freevars,
+            code.co_argcount, code.co_kwonlyargcount, code.co_flags & 0x3FF)  # not the __future__ flags
+
+
+def _named_functions(code: types.CodeType):
+    """Every named function (not a lambda or comprehension) compiled into `code`, nested ones too."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if not const.co_name.startswith("<"):
+                yield const
+            yield from _named_functions(const)
+
+
+def _compile(path: Path) -> types.CodeType | None:
+    try:
+        return compile(path.read_text(encoding="utf-8"), str(path), "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):  # a file being edited, an unreadable one: nothing to match
+        return None
+
+
+_PACKAGE_CODE: dict[tuple, tuple[str, str]] = {}  # fingerprint -> (file, "d2lmini.bptt.hidden_gradients")
+_SOLUTION_CODE: set[types.CodeType] = set()  # the solutions' code objects (equal wherever compiled)
+
+
+def _load_known_code() -> None:
+    """Fingerprint the package's functions and collect the solutions' code, once per process."""
+    if _PACKAGE_CODE:
+        return
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _compile(path)
+        for code in _named_functions(module) if module is not None else ():
+            _PACKAGE_CODE.setdefault(_fingerprint(code), (str(path), _readable_name(code)))
+    for path in sorted(SOLUTIONS.glob("notebook_*.py")) if SOLUTIONS.is_dir() else ():
+        module = _compile(path)
+        _SOLUTION_CODE.update(_named_functions(module) if module is not None else ())
+
+
+def _is_solution_file(filename: str) -> bool:
+    """True for solutions/notebook_NN.py of a clone (the capstone's solution file is not covered yet)."""
+    path = Path(filename)
+    return path.parent == SOLUTIONS and path.name.startswith("notebook_") and path.suffix == ".py"
+
+
+def _readable_name(code) -> str:
+    """'d2lmini.batching.sequential_batches' for the code of a package function."""
+    try:
+        module = Path(code.co_filename).relative_to(PACKAGE.parent).with_suffix("")
+    except ValueError:  # compiled elsewhere (a copy)
+        return code.co_qualname
+    return ".".join((*module.parts, code.co_qualname))
+
+
+REFERENCE = "The exercise asks you to write it yourself, so that call is refused here."
+
+
+THREAD_START = threading.Thread.start.__code__
+THREAD_STARTERS = tuple(f for f, why in DANGEROUS.items() if "thread" in why)
+
+
+def _from_a_library(frame, up: int = 1) -> bool:
+    """True when the call in `frame` (or its caller, `up` = 1) was made by an installed library's code."""
+    caller = frame.f_back if up else frame
+    return caller is not None and caller.f_code.co_filename.startswith(LIBRARIES)
+
+
+class Refuser:
+    """A profile hook that refuses the package's code (except `allowed` files), copies of it, the
+    solutions, what `bans` name, and the C functions in `DANGEROUS`; records the first refusal."""
+
+    def __init__(self, allowed: frozenset[str], bans: tuple[Ban, ...]):
+        _load_known_code()
+        self.allowed = MACHINERY | allowed
+        self.bans = bans
+        self.builtins = {id(b): ban for ban in bans for b in ban.builtins}
+        self.watched = set(self.builtins) | {id(f) for f in DANGEROUS}
+        self.refused: str | None = None
+        self.refusal: str | None = None
+        self.package = str(PACKAGE) + os.sep
+        self.seen: dict[int, tuple[types.CodeType, tuple[str, str] | None]] = {}
+        self.library_threads: list[threading.Thread] = []  # started by torch or Python itself: spared
+
+    def __call__(self, frame, event, arg):
+        if event == "call" and frame.f_code is THREAD_START and _from_a_library(frame):
+            self.library_threads.append(frame.f_locals.get("self"))
+            return
+        if event == "call":
+            found = self._code(frame.f_code)
+        elif event == "c_call" and id(arg) in self.watched:  # most C calls: one dict lookup
+            found = self._builtin(arg, frame)
+        else:
+            return
+        if found is not None:
+            name, why = found
+            if self.refused is None:
+                self.refused, self.refusal = name, why
+            # raising here also removes the hook; `refused` keeps the verdict
+            raise RefusedCall(f"{name} is refused here: write it yourself.")
+
+    def _builtin(self, function, frame) -> tuple[str, str] | None:
+        if frame.f_code.co_filename in MACHINERY:  # the guard's own calls (putting the hook back)
+            return None
+        if function in THREAD_STARTERS and _from_a_library(frame, 0):
+            return None  # a thread torch or Python starts for its own work
+        danger = DANGEROUS.get(function)
+        if danger is not None:
+            return danger.split(",")[0], f"Your function calls {danger}; it is refused here."
+        ban = self.builtins.get(id(function))
+        if ban is not None:
+            return ban.what, f"Your function calls {ban.what}. {REFERENCE}"
+        return None
+
+    def _code(self, code: types.CodeType) -> tuple[str, str] | None:
+        known = self.seen.get(id(code))
+        if known is None or known[0] is not code:
+            known = (code, self._judge(code))
+            self.seen[id(code)] = known
+        return known[1]
+
+    def _judge(self, code: types.CodeType) -> tuple[str, str] | None:
+        filename = code.co_filename
+        if code in DANGEROUS_CODES:
+            return "a thread", f"Your function starts {DANGEROUS_CODES[code]}; it is refused here."
+        for ban in self.bans:
+            if filename in ban.files or code in ban.codes:
+                return ban.what, f"Your function calls {ban.what}. {REFERENCE}"
+        if filename.startswith(self.package) and filename not in self.allowed:
+            name = _readable_name(code)
+            return name, f"Your function calls {name}, the package's own code. {REFERENCE}"
+        if code in _SOLUTION_CODE or _is_solution_file(filename):
+            return ("the instructors' solutions", "Your function runs the instructors' solutions "
+                    f"(solutions/, {code.co_qualname}). {REFERENCE}")
+        if code.co_name.startswith("<") or filename.startswith(LIBRARIES):
+            return None  # installed libraries are not copies of ours: no need to fingerprint them
+        twin = _PACKAGE_CODE.get(_fingerprint(code))
+        if twin is not None and twin[0] not in self.allowed:
+            return twin[1], (f"Your function runs a copy of {twin[1]}, the package's own code. {REFERENCE}")
+        return None
+
+
+# --- time and memory ------------------------------------------------------------------------------

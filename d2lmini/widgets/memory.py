@@ -1,0 +1,203 @@
+"""A scrubber of memory: how strongly each earlier character sways a model's next prediction (notebook 05).
+
+For a position p of a text, the model has read the characters before p and predicts the one
+at p. `influence_by_lag` returns, for each lag j = 1, 2, ..., the norm of the gradient of
+log P(x_p | x_<p) with respect to the one-hot input x_{p-j}: how much the prediction would
+move if the character j places back were different. It is the `dX_t` of notebook 05's one-step
+backward, carried back through the trained model's own Jacobians, so it shows vanishing
+gradients on a model the student trained. `memory_view` computes what the panel shows and
+`MemoryPanel` puts it under a slider along the text.
+"""
+
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+from d2lmini.bptt import PARAM_NAMES, hidden_states
+from d2lmini.plot import figure_png, show_png
+from d2lmini.widgets import controls_disabled
+
+
+def model_parameters(model) -> dict[str, torch.Tensor]:
+    """Return the five parameters of a scratch RNN (`RNNScratch`), detached, by name."""
+    missing = [name for name in PARAM_NAMES if not isinstance(getattr(model, name, None), torch.Tensor)]
+    if missing:
+        raise TypeError(f"the memory scrubber needs a scratch RNN (d2lmini.rnn.RNNScratch) with the "
+                        f"parameters {', '.join(PARAM_NAMES)}; {type(model).__name__} has no {missing[0]}")
+    return {name: getattr(model, name).detach() for name in PARAM_NAMES}
+
+
+def validate_positions(indices: torch.Tensor, positions: list[int], max_lag: int) -> None:
+    """Raise ValueError unless every position p has max_lag characters before it and one at it."""
+    if not (isinstance(max_lag, int) and max_lag >= 1):
+        raise ValueError(f"max_lag must be a whole number of characters >= 1, not {max_lag!r}")
+    for p in positions:
+        if not (isinstance(p, int) and max_lag <= p < len(indices)):
+            raise ValueError(f"position {p!r} must be a whole number from max_lag = {max_lag} "
+                             f"to {len(indices) - 1} (the last character of the text)")
+
+
+def influence_by_lag(model, indices: torch.Tensor, positions: list[int], max_lag: int) -> torch.Tensor:
+    """Return ||d log P(x_p | x_<p) / d onehot(x_{p-j})|| for each position p and lag j = 1..max_lag.
+
+    `indices`: the text as token indices (1-D). The model reads the text from its start with a
+    zero state; the gradient is taken through the last `max_lag` characters before each p (what
+    came earlier enters as a fixed state). Returns a CPU float tensor (len(positions), max_lag),
+    column j - 1 for lag j (notebook 05).
+    """
+    validate_positions(indices, positions, max_lag)
+    params = model_parameters(model)
+    W_xh, W_hh, b_h, W_hq, b_q = (params[n] for n in PARAM_NAMES)
+    device, dtype = W_hh.device, W_hh.dtype
+    text = indices.to(device)
+    zero = torch.zeros(1, W_hh.shape[0], dtype=dtype, device=device)
+    # The state after each character before the last window, without gradients; row i is
+    # the state after reading character i.
+    before = hidden_states(text[None, : max(positions) - max_lag], zero, W_xh, W_hh, b_h)[:, 0]
+    states = torch.stack([before[p - max_lag - 1] if p > max_lag else zero[0] for p in positions])
+    windows = torch.stack([text[p - max_lag : p] for p in positions])  # (positions, max_lag)
+    one_hot = F.one_hot(windows, W_xh.shape[0]).to(dtype).requires_grad_(True)
+    with torch.enable_grad():
+        H = states
+        for t in range(max_lag):
+            H = torch.tanh(one_hot[:, t] @ W_xh + H @ W_hh + b_h)
+        log_probs = torch.log_softmax(H @ W_hq + b_q, dim=1)
+        targets = text[torch.tensor(positions, device=device)]
+        chosen = log_probs[torch.arange(len(positions), device=device), targets]
+        (grad,) = torch.autograd.grad(chosen.sum(), one_hot)
+    return torch.linalg.vector_norm(grad, dim=2).flip(1).cpu()
+
+
+def peak_lags(influence: torch.Tensor) -> list[int]:
+    """Return, for each row of `influence_by_lag`'s result, the lag j (from 1) with the largest influence."""
+    return [int(j) + 1 for j in influence.argmax(dim=1)]
+
+
+def share_peaking_at(influence: torch.Tensor, lag: int) -> float:
+    """Return the share of the rows of `influence_by_lag`'s result whose largest influence is at `lag`."""
+    peaks = peak_lags(influence)
+    return sum(peak == lag for peak in peaks) / len(peaks)
+
+
+@dataclass
+class MemoryView:
+    """What the memory panel of notebook 05 shows for one position of one text: the characters
+    read before it (oldest first, `context[-j]` at lag j), the character predicted and its
+    probability, the influence of lags 1..max_lag (index j - 1), the peak lag and one sentence."""
+
+    position: int
+    context: list[str]
+    target: str
+    probability: float
+    influence: list[float]
+    peak_lag: int
+    summary: str
+
+
+def next_probability(model, indices: torch.Tensor, position: int) -> float:
+    """Return the model's P(x_position | x_<position), reading the text from its start with a zero state."""
+    params = model_parameters(model)
+    W_hh = params["W_hh"]
+    zero = torch.zeros(1, W_hh.shape[0], dtype=W_hh.dtype, device=W_hh.device)
+    text = indices.to(W_hh.device)
+    hiddens = hidden_states(text[None, :position], zero, params["W_xh"], W_hh, params["b_h"])
+    logits = hiddens[-1] @ params["W_hq"] + params["b_q"]
+    return float(torch.softmax(logits, dim=1)[0, text[position]])
+
+
+def memory_view(model, text: str, vocab, position: int, max_lag: int = 20) -> MemoryView:
+    """Return the `MemoryView` of `text` at `position`, the index of the character predicted (notebook 05)."""
+    indices = torch.tensor(vocab.indices(text), dtype=torch.long)
+    influence = influence_by_lag(model, indices, [position], max_lag)[0]
+    peak = peak_lags(influence[None])[0]
+    probability = next_probability(model, indices, position)
+    shown = text[position - peak].replace(" ", "␣")
+    summary = (f"Predicting {text[position]!r} at position {position} (P = {probability:.2f}): the "
+               f"character that sways it most is {shown!r}, {peak} back; lag 1 has "
+               f"{float(influence[0]):.2g}, lag {max_lag} {float(influence[-1]):.2g}.")
+    return MemoryView(position, list(text[position - max_lag : position]), text[position], probability,
+                      [float(v) for v in influence], peak, summary)
+
+
+def draw_memory(ax, view: MemoryView) -> None:
+    """Draw `view`: a bar per earlier character (height and colour = influence), the characters under it."""
+    ax.clear()
+    lags = len(view.influence)
+    xs = list(range(-lags, 0))  # x = -j for lag j
+    heights = view.influence[::-1]  # oldest first, as the text reads
+    top = max(max(heights), 1e-12)
+    colours = plt.get_cmap("viridis")([h / top for h in heights])
+    ax.bar(xs, heights, color=colours, width=0.85)
+    ax.bar([-view.peak_lag], [view.influence[view.peak_lag - 1]], width=0.85, fill=False,
+           edgecolor="C3", linewidth=2, label=f"strongest: {view.peak_lag} back")
+    for x, char in zip(xs, view.context, strict=True):
+        ax.text(x, -0.06 * top, char.replace(" ", "␣"), ha="center", va="top", fontsize=11,
+                family="monospace")
+    ax.text(0, -0.06 * top, view.target.replace(" ", "␣"), ha="center", va="top", fontsize=11,
+            family="monospace", color="C3", fontweight="bold")
+    ax.set_xlim(-lags - 0.6, 0.6)
+    ax.set_ylim(-0.16 * top, 1.12 * top)
+    ax.set_xticks(xs[::-1][::5] if lags > 10 else xs)
+    ax.set_xticklabels([str(-x) for x in (xs[::-1][::5] if lags > 10 else xs)])
+    ax.set_xlabel("characters back (the red character is the one predicted)")
+    ax.set_ylabel(r"$\|\partial \log P / \partial x_{p-j}\|$")
+    ax.legend(loc="upper left", fontsize=8)
+
+
+class MemoryPanel:
+    """A slider along a text over the influence bars of `memory_view`, for one or more trained models.
+
+    `sources` maps a name to (model, text, vocab). `panel.widget` is what the notebook displays;
+    `panel.source` (a menu) and `panel.position` (a slider) are the controls; `panel.view` is the
+    latest `MemoryView` (tests set the controls and read it); `panel.status` shows its summary.
+    """
+
+    def __init__(self, sources: dict, position: int | None = None, max_lag: int = 20):
+        if not sources:
+            raise ValueError("give at least one (model, text, vocab) to show")
+        for name, (_, text, _) in sources.items():
+            if len(text) <= max_lag:
+                raise ValueError(f"the text of {name!r} needs more than max_lag = {max_lag} characters")
+        self.sources, self.max_lag = sources, max_lag
+        self.source = widgets.Dropdown(options=list(sources), description="model")
+        text = sources[self.source.value][1]
+        self.position = widgets.IntSlider(value=max_lag if position is None else position, min=max_lag,
+                                          max=len(text) - 1, description="position",
+                                          continuous_update=False)
+        self.status = widgets.HTML()
+        self.image = widgets.Image(format="png")
+        self.view: MemoryView | None = None
+        self.controls = (self.source, self.position)
+        self.widget = widgets.VBox([widgets.HBox([self.source, self.position]), self.status, self.image])
+        self.source.observe(lambda change: self.switch_source(), names="value")
+        self.position.observe(lambda change: self.update(), names="value")
+        self.update()
+
+    def switch_source(self) -> MemoryView:
+        """Fit the slider to the chosen text (keeping the position where it fits) and redraw."""
+        text = self.sources[self.source.value][1]
+        with self.position.hold_trait_notifications():
+            self.position.max = len(text) - 1
+        return self.update()
+
+    def update(self) -> MemoryView:
+        """Recompute the view for the current controls, redraw (controls disabled meanwhile), return it."""
+        with controls_disabled(self.controls):
+            model, text, vocab = self.sources[self.source.value]
+            self.view = memory_view(model, text, vocab, self.position.value, self.max_lag)
+            self.status.value = self.view.summary
+            figure, ax = plt.subplots(figsize=(9, 2.8))
+            draw_memory(ax, self.view)
+            show_png(self.image, figure_png(figure))
+        return self.view
+
+
+def make_memory_panel(sources: dict, position: int | None = None, max_lag: int = 20) -> MemoryPanel:
+    """Return notebook 05's memory scrubber over `sources` (name -> (model, text, vocab)), drawn.
+
+    Display its `.widget`.
+    """
+    return MemoryPanel(sources, position, max_lag)
