@@ -124,5 +124,8 @@ def _unchanged(old, new) -> bool:
     if isinstance(old, list | tuple):
         return isinstance(new, list | tuple) and len(old) == len(new) and all(
             _unchanged(a, b) for a, b in zip(old, new, strict=True))
+    if isinstance(old, dict):
+        return isinstance(new, dict) and old.keys() == new.keys() and all(
+            _unchanged(old[k], new[k]) for k in old)
     return True
 

@@ -6,6 +6,8 @@ and the instructor's seed: the check's cases and expected values are never in th
 """
 
 import ast
+import contextlib
+import io
 import shutil
 import time
 from dataclasses import dataclass
@@ -160,8 +162,8 @@ def judge(exercise: Exercise, values: dict, kernel: Kernel | None, seed: int) ->
                                              TIME_LIMIT + CALL_MARGIN, str(data.get("name", slot)))
         else:
             arguments[slot] = decode(data, local_device)
-    with shifted_seeds(seed):
-        return exercise.checker()(**arguments, quiet=True)
+    with shifted_seeds(seed), contextlib.redirect_stdout(io.StringIO()):  # the verdict goes to feedback
+        return exercise.checker()(**arguments)
 
 
 def grade_notebook(submission: Submission, exercises: list[Exercise], points: dict[str, float],

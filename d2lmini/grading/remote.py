@@ -14,12 +14,14 @@ only grading module a guarded call may run.
 """
 
 import base64
+import dataclasses
 import io
 import json
 import math
 import queue
 import sys
 import time
+import types
 from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
@@ -97,6 +99,11 @@ def _encode(value, depth: int):
         return {"t": "ndarray", "npy": _npy(np.asarray(value)), "scalar": isinstance(value, np.generic)}
     if isinstance(value, list | tuple) and depth < 8 and len(value) <= 100_000:
         return {"t": type(value).__name__, "v": [_encode(v, depth + 1) for v in value]}
+    if type(value) is dict and depth < 8 and all(isinstance(k, str) for k in value):
+        return {"t": "dict", "v": {k: _encode(v, depth + 1) for k, v in value.items()}}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and depth < 8:  # settings (a Budget)
+        return {"t": "record", "class": type(value).__name__,
+                "v": {f.name: _encode(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)}}
     return {"t": "unreadable", "type": type(value).__name__}
 
 
@@ -133,6 +140,10 @@ def decode(data, device_of: Callable[[str], torch.device] | None = None):
     if kind in ("list", "tuple"):
         items = [decode(v, device_of) for v in data["v"]]
         return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {k: decode(v, device_of) for k, v in data["v"].items()}
+    if kind == "record":  # a checker's settings: read by attribute, as the dataclass was
+        return types.SimpleNamespace(**{k: decode(v, device_of) for k, v in data["v"].items()})
     if kind == "ndarray":
         array = _array(data)
         return array[()] if data.get("scalar") else array
@@ -175,6 +186,10 @@ def write_back(original, after) -> None:
         elif isinstance(original, list | tuple) and isinstance(after, list | tuple):
             for old, new in zip(original, after, strict=False):
                 write_back(old, new)
+        elif isinstance(original, dict) and isinstance(after, dict):
+            for key, new in after.items():
+                if key in original:
+                    write_back(original[key], new)
 
 
 def _call_recorders() -> list:
