@@ -153,6 +153,9 @@ def bad_class(notebook: str) -> dict[str, tuple[object, dict[str, str]]]:
     syntax.cells[stub].source += "\n    return (\n"
     samples["syntax_error"] = (syntax, {coding: "NameError"})
     samples["endless_loop"] = (question_cell("while True:\n    pass\n"), {first: "still running"})
+    endless = copy.deepcopy(good)
+    endless.cells[stub].source = f"def {function}(*args):\n    while True:\n        pass\n"
+    samples["endless_function"] = (endless, {coding: "still running"})
     samples["huge_allocation"] = (question_cell("import torch\nbig = torch.ones(10**10, dtype=torch.uint8)"),
                                   {first: "more memory than"})
     samples["os_exit"] = (question_cell("import os\nos._exit(0)\n"), {first: "ended the notebook's kernel"})

@@ -18,7 +18,7 @@ from IPython.display import publish_display_data
 
 from d2lmini.exercises.coding import CallRecorder
 from d2lmini.exercises.guard import PACKAGE, CappedText, run_guarded
-from d2lmini.grading.remote import GENERATOR_LIMIT, MIME, decode, encode, local_device
+from d2lmini.grading.remote import CALL_SECONDS, GENERATOR_LIMIT, MIME, decode, encode, local_device
 from d2lmini.rnn import RNNScratch
 
 FUNCTIONS: dict[str, Callable] = {}  # handle -> a student's function, kept alive for `call`
@@ -82,10 +82,11 @@ def call(handle: str, payload: str) -> None:
     output, recorded = CappedText(), CallRecorder()
     allowed = MODEL_FILES if models else frozenset()
     with recorded:
-        outcome = run_guarded(function, args, None, output, allowed)
+        outcome = run_guarded(function, args, None, output, allowed, seconds=CALL_SECONDS)
         value = outcome.value
         if _is_iterator(value) and outcome.error is None:
-            taken = run_guarded(list, (itertools.islice(value, GENERATOR_LIMIT),), None, output)
+            taken = run_guarded(list, (itertools.islice(value, GENERATOR_LIMIT),), None, output,
+                                seconds=CALL_SECONDS)
             outcome.value, outcome.error, outcome.timed_out = taken.value, taken.error, taken.timed_out
             outcome.replaced += taken.replaced
             outcome.refused = outcome.refused or taken.refused

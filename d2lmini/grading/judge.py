@@ -15,10 +15,9 @@ from pathlib import Path
 
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import shifted_seeds
-from d2lmini.exercises.guard import TIME_LIMIT
 from d2lmini.grading.kernel import CALL_MARGIN, OUTPUT_LIMIT, Kernel, Limits, NotebookRun, rewrite
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
-from d2lmini.grading.remote import RemoteFunction, decode, local_device
+from d2lmini.grading.remote import CALL_SECONDS, RemoteFunction, decode, local_device
 
 BOOTSTRAP = "import d2lmini.grading.agent as __d2lmini_grading__"
 
@@ -159,7 +158,8 @@ def judge(exercise: Exercise, values: dict, kernel: Kernel | None, seed: int) ->
             if kernel is None:
                 return Verdict(False, "Not graded: the kernel holding your function stopped.")
             arguments[slot] = RemoteFunction(data["handle"], kernel.client, kernel.manager.is_alive,
-                                             TIME_LIMIT + CALL_MARGIN, str(data.get("name", slot)))
+                                             CALL_SECONDS + CALL_MARGIN, str(data.get("name", slot)),
+                                             getattr(kernel.manager.provisioner, "pid", None))
         else:
             arguments[slot] = decode(data, local_device)
     with shifted_seeds(seed), contextlib.redirect_stdout(io.StringIO()):  # the verdict goes to feedback

@@ -18,7 +18,9 @@ import dataclasses
 import io
 import json
 import math
+import os
 import queue
+import signal
 import sys
 import time
 import types
@@ -32,6 +34,9 @@ import torch
 
 MIME = "application/x-d2lmini-grading+json"  # the display messages the kernel side answers with
 GENERATOR_LIMIT = 10_000  # items read from a generator a student's function returns
+# The kernel's own limit on one call: the longest any check allows (the capstone's training run). Each
+# check's shorter limit is kept by its guard in the grading process, which then interrupts the kernel.
+CALL_SECONDS = 300.0
 
 
 class Unreadable:
@@ -231,9 +236,10 @@ class RemoteFunction:
     bounds the wait for a reply; `alive()` says whether the kernel still runs.
     """
 
-    def __init__(self, handle: str, client, alive: Callable[[], bool], seconds: float, name: str):
+    def __init__(self, handle: str, client, alive: Callable[[], bool], seconds: float, name: str,
+                 pid: int | None = None):
         self.handle, self.client, self.alive, self.seconds = handle, client, alive, seconds
-        self.__name__ = name
+        self.__name__, self.pid = name, pid
 
     def __repr__(self) -> str:
         return f"<your function {self.__name__}>"
@@ -241,7 +247,12 @@ class RemoteFunction:
     def __call__(self, *args):
         payload = json.dumps({"args": [_encode(a, 0) for a in args]})
         code = f"__d2lmini_grading__.call({self.handle!r}, {payload!r})"
-        reply = request(self.client, code, self.handle, self.seconds, self.alive)
+        try:
+            reply = request(self.client, code, self.handle, self.seconds, self.alive)
+        except BaseException:  # the check's time limit stopped the wait: stop the call in the kernel too
+            if self.pid:
+                os.kill(self.pid, signal.SIGINT)
+            raise
         if reply is None:
             raise named_error("KernelStopped")(
                 "the kernel running your notebook stopped or stopped answering during this call "
