@@ -1,0 +1,109 @@
+"""The grader as a Gradescope autograder: build its zip, and grade one submission inside it.
+
+    python -m d2lmini.grading --gradescope autograder.zip [--config points.toml]
+
+builds a zip with `setup.sh` (a virtual environment with PyTorch's CPU wheel and d2lmini's
+dependencies), `run_autograder`, the config and the d2lmini package. On Gradescope,
+`run_autograder` runs `python -m d2lmini.grading.gradescope /autograder`: it grades the files
+in /autograder/submission and writes /autograder/results/results.json (a test per exercise:
+name, score, max_score, output). `D2LMINI_AUTOGRADER_ROOT` replaces /autograder (for tests).
+"""
+
+import json
+import resource
+import shutil
+import sys
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import torch
+
+from d2lmini.grading import manifest
+from d2lmini.grading.config import DEFAULT_CONFIG, load_config
+from d2lmini.grading.gradebook import feedback_text, grade_student
+
+PACKAGE = Path(__file__).parents[1]
+TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+GRADER_PACKAGES = ("ipykernel>=6.29", "jupyter_client>=8", "nbformat>=5.10")
+KERNEL_MEMORY_MB = 512  # Gradescope's container has 768 MB: the kernel gets this much of it
+
+SETUP = """#!/usr/bin/env bash
+# Gradescope runs this once, when the autograder image is built: a virtual environment with
+# PyTorch's CPU wheel (no GPU there) and d2lmini's dependencies. Needs Python 3.11 or newer
+# (choose Gradescope's Ubuntu 24.04 base image).
+set -euo pipefail
+root="${{D2LMINI_AUTOGRADER_ROOT:-/autograder}}"
+python="${{PYTHON:-python3}}"
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    apt-get update -q && apt-get install -y -q python3 python3-venv python3-pip
+fi
+"$python" -m venv "$root/venv"
+index="${{D2LMINI_TORCH_INDEX-{index}}}"
+"$root/venv/bin/python" -m pip install -q ${{index:+--index-url "$index"}} "torch=={torch}"
+"$root/venv/bin/python" -m pip install -q -r "$root/source/requirements.txt"
+"""
+
+RUN = """#!/usr/bin/env bash
+# Gradescope runs this for each submission: grade /autograder/submission, write
+# /autograder/results/results.json.
+set -euo pipefail
+root="${D2LMINI_AUTOGRADER_ROOT:-/autograder}"
+cd "$root/source"
+PYTHONPATH="$root/source" OMP_NUM_THREADS=1 exec "$root/venv/bin/python" -m d2lmini.grading.gradescope "$root"
+"""
+
+
+def requirements() -> list[str]:
+    """d2lmini's dependencies except torch (installed from the CPU index), and the grader's own."""
+    needed = [r for r in metadata.requires("d2lmini") or [] if "extra ==" not in r]
+    return [r for r in needed if not r.replace(" ", "").startswith("torch")] + list(GRADER_PACKAGES)
+
+
+def build_zip(path: Path, config: Path | None = None) -> None:
+    """Write the autograder zip to `path`, with `config` (default: every exercise's default points)."""
+    torch_version = torch.__version__.split("+")[0]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        _add_text(archive, "setup.sh", SETUP.format(index=TORCH_INDEX, torch=torch_version), executable=True)
+        _add_text(archive, "run_autograder", RUN, executable=True)
+        _add_text(archive, "requirements.txt", "\n".join(requirements()) + "\n")
+        _add_text(archive, "points.toml", Path(config or DEFAULT_CONFIG).read_text("utf-8"))
+        for file in sorted(PACKAGE.rglob("*")):
+            if file.is_file() and "__pycache__" not in file.parts and file.suffix != ".pyc":
+                archive.write(file, str(Path("d2lmini") / file.relative_to(PACKAGE)))
+
+
+def _add_text(archive: zipfile.ZipFile, name: str, text: str, executable: bool = False) -> None:
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (0o755 if executable else 0o644) << 16
+    archive.writestr(info, text)
+
+
+def results(result, exercises) -> dict:
+    """Gradescope's results.json for one student's `result` (a test per exercise)."""
+    kinds = {e.id: e.kind for e in exercises}
+    tests = [{"name": f"{m.exercise} ({kinds.get(m.exercise, 'exercise')})", "score": m.points,
+              "max_score": m.max_points, "output": m.message, "visibility": "visible"} for m in result.marks]
+    return {"score": result.total, "output": "\n".join(result.notes), "tests": tests}
+
+
+def main(root: Path) -> int:
+    """Grade `root`/submission with `root`/source/points.toml; write `root`/results/results.json."""
+    exercises = manifest.load()
+    config = load_config(root / "source" / "points.toml", exercises)
+    config.limits.memory_mb = min(config.limits.memory_mb, KERNEL_MEMORY_MB)
+    out = root / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    files = sorted(p for p in (root / "submission").rglob("*") if p.is_file())
+    result = grade_student("submission", files, exercises, config, out / "work")
+    shutil.rmtree(out / "work", ignore_errors=True)
+    (out / "results.json").write_text(json.dumps(results(result, exercises), indent=1), "utf-8")
+    print(feedback_text(result, exercises))
+    grader_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak memory: grader {grader_mb:.0f} MB, kernel {result.stats.get('kernel_mb', 0):.0f} MB; "
+          f"graded in {result.stats.get('seconds', 0):.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/autograder")))

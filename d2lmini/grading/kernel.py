@@ -1,0 +1,191 @@
+"""Run a submitted notebook in a fresh, limited kernel, with its check cells turned into recorders.
+
+The kernel is a child process started through `d2lmini.grading.limits` (a memory limit, a
+limit on the size of files it writes), in a scratch folder inside the grader's output folder,
+with HOME, TMPDIR and caches pointing there and no route to a package index or the network
+(a proxy that answers nothing). Each cell runs with a time limit; a cell still running then is
+interrupted, and a cell that prints more than `OUTPUT_LIMIT` characters is stopped. A cell
+that ends the kernel (`os._exit`, a crash, too much memory) is noted, and the notebook is run
+again in a fresh kernel without it, so the other exercises are still graded.
+"""
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jupyter_client import KernelManager
+from jupyter_client.kernelspec import KernelSpecManager
+
+from d2lmini.grading.manifest import Exercise, check_calls, python_of
+from d2lmini.grading.remote import MIME
+
+OUTPUT_LIMIT = 1_000_000  # characters a cell may print before it is stopped
+CALL_MARGIN = 20.0  # seconds a remote call may take beyond the guard's own limit (transfers)
+KERNEL_NAME = "d2lmini-grading"
+BLOCKED_NETWORK = "http://127.0.0.1:9"  # the discard port: every HTTP(S) request fails at once
+
+
+@dataclass
+class Limits:
+    """How long and how large a submission may run."""
+
+    cell_seconds: float = 120.0
+    notebook_seconds: float = 600.0
+    memory_mb: int = 2048
+    file_mb: int = 64
+    restarts: int = 2  # fresh kernels after cells that end one
+
+
+@dataclass
+class CellRun:
+    """What happened when one cell ran."""
+
+    index: int
+    error: str | None = None  # "NameError: name 'x' is not defined", "time limit", ...
+    ended_kernel: bool = False
+
+
+@dataclass
+class NotebookRun:
+    """The records and problems of one run of a submission."""
+
+    records: dict = field(default_factory=dict)  # exercise id -> {slot: wire value}
+    cells: dict = field(default_factory=dict)  # cell index -> CellRun with an error
+    check_cells: dict = field(default_factory=dict)  # exercise id -> index of the cell that checks it
+    stopped: str | None = None  # why the run stopped before the last cell
+    skipped: set = field(default_factory=set)  # cells left out because they ended a kernel
+
+
+def rewrite(source: str, exercises: dict[str, Exercise]) -> tuple[str, list[str]]:
+    """Return the cell's Python with every check call replaced by the agent's recorder, and their ids.
+
+    `exercises` maps check names to the exercises of this notebook.
+    """
+    code = python_of(source)
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):  # the kernel will say what is wrong with it
+        return code, []
+    lines = code.splitlines(keepends=True)
+    found, edits = [], []
+    for call in check_calls(tree, exercises):
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr
+        exercise = exercises[name]
+        found.append(exercise.id)
+        stand_in = (f"__d2lmini_grading__.recorder({exercise.id!r}, {tuple(exercise.parameters)!r}, "
+                    f"{tuple(exercise.slots)!r})")
+        edits.append((func.lineno, func.col_offset, func.end_lineno, func.end_col_offset, stand_in))
+    for start, col, end, end_col, text in sorted(edits, reverse=True):
+        head = lines[start - 1].encode()[:col].decode()
+        tail = lines[end - 1].encode()[end_col:].decode()
+        lines[start - 1 : end] = [head + text + tail]
+    return "".join(lines), found
+
+
+def _kernel_spec_dir(scratch: Path, limits: Limits) -> Path:
+    folder = scratch / ".kernel" / KERNEL_NAME
+    folder.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb), "--",
+            sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (folder / "kernel.json").write_text(json.dumps(
+        {"argv": argv, "display_name": "d2lmini grading", "language": "python"}), "utf-8")
+    return folder.parent
+
+
+def _kernel_env(scratch: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    home = scratch / "home"
+    home.mkdir(exist_ok=True)
+    env.update(HOME=str(home), TMPDIR=str(home), MPLCONFIGDIR=str(home), XDG_CACHE_HOME=str(home / ".cache"),
+               D2LMINI_CACHE=str(home / ".cache" / "d2lmini"), IPYTHONDIR=str(home / ".ipython"),
+               JUPYTER_RUNTIME_DIR=str(home / ".runtime"), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="agg",
+               http_proxy=BLOCKED_NETWORK, https_proxy=BLOCKED_NETWORK, HTTP_PROXY=BLOCKED_NETWORK,
+               HTTPS_PROXY=BLOCKED_NETWORK, PIP_NO_INDEX="1", PIP_FIND_LINKS="", PIP_CONFIG_FILE=os.devnull,
+               PYTHONNOUSERSITE="1", OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+    return env
+
+
+class Kernel:
+    """A fresh kernel for one submission, started in `scratch` under `limits`."""
+
+    def __init__(self, scratch: Path, limits: Limits):
+        self.scratch, self.limits = scratch, limits
+        specs = KernelSpecManager(kernel_dirs=[str(_kernel_spec_dir(scratch, limits))])
+        self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
+        self.manager.connection_file = str(scratch / ".kernel" / f"connection-{os.getpid()}-{id(self)}.json")
+        # The kernel's own stderr (ipykernel's warnings, a student's os.write(2, ...)) is not the grader's.
+        self.manager.start_kernel(env=_kernel_env(scratch), cwd=str(scratch), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=120)
+
+    def alive(self) -> bool:
+        return self.manager.is_alive()
+
+    def run(self, code: str, seconds: float, on_message=None) -> tuple[str | None, bool]:
+        """Run `code`; return (what went wrong or None, whether the kernel ended).
+
+        `on_message(content)` gets the content of each grading message the code publishes.
+        """
+        msg_id = self.client.execute(code, store_history=False, allow_stdin=False)
+        deadline, printed, interrupted, error = time.monotonic() + seconds, 0, None, None
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 and interrupted is None:
+                interrupted, deadline = "time limit", time.monotonic() + 10
+                self.manager.interrupt_kernel()
+                continue
+            if remaining <= 0:
+                return interrupted or error, self._end()
+            try:
+                message = self.client.get_iopub_msg(timeout=min(remaining, 1.0))
+            except Exception:  # no message within a second: is the kernel still there?
+                if not self.alive():
+                    return error or "the kernel stopped", True
+                continue
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = message["msg_type"], message["content"]
+            if kind == "stream":
+                printed += len(content.get("text", ""))
+                if printed > OUTPUT_LIMIT and interrupted is None:
+                    interrupted, deadline = "printing", time.monotonic() + 10
+                    self.manager.interrupt_kernel()
+            elif kind == "error":
+                error = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"[:300]
+            elif kind in ("display_data", "update_display_data") and MIME in content.get("data", {}):
+                if on_message is not None:
+                    on_message(content["data"][MIME])
+            elif kind == "status" and content.get("execution_state") == "idle":
+                return interrupted or error, False
+
+    def _end(self) -> bool:
+        """Kill a kernel that did not stop when interrupted; report that it ended."""
+        self.shutdown()
+        return True
+
+    def peak_mb(self) -> float:
+        """The kernel's peak resident memory so far, in MB (Linux; 0 where /proc cannot tell)."""
+        pid = getattr(self.manager.provisioner, "pid", None)
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return 0.0
+        line = next((x for x in status.splitlines() if x.startswith("VmHWM:")), "VmHWM: 0 kB")
+        return int(line.split()[1]) / 1024
+
+    def shutdown(self) -> None:
+        """Stop the kernel and its channels (always safe to call); keep its peak memory in `peak`."""
+        self.peak = max(getattr(self, "peak", 0.0), self.peak_mb() if self.manager.has_kernel else 0.0)
+        try:
+            self.client.stop_channels()
+        finally:
+            if self.manager.has_kernel:
+                self.manager.shutdown_kernel(now=True)

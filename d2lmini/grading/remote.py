@@ -1,0 +1,290 @@
+"""Values on the wire between a student's kernel and the grading process, and the remote function.
+
+Both sides use this module. A value travels as JSON: numbers, text, lists, tuples, Fractions,
+Decimals, and tensors and numpy arrays as `.npy` bytes read with `allow_pickle=False`; a model
+travels as its class name and parameters. Nothing the student's kernel sends is ever unpickled
+or evaluated: anything else arrives as an `Unreadable` that names its type.
+
+`RemoteFunction` is what the grading process hands to a checker in place of the student's
+function: calling it sends the inputs to the kernel, where the student's function runs under
+the self-check's guard, and brings back the result, what it printed, the torch functions it
+called, and the inputs as the function left them. So the expected values stay in the grading
+process. This file is part of the guarded call's machinery (`d2lmini.exercises.guard`), the
+only grading module a guarded call may run.
+"""
+
+import base64
+import dataclasses
+import io
+import json
+import math
+import os
+import queue
+import signal
+import sys
+import time
+import types
+from collections import Counter
+from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import torch
+
+MIME = "application/x-d2lmini-grading+json"  # the display messages the kernel side answers with
+GENERATOR_LIMIT = 10_000  # items read from a generator a student's function returns
+# The kernel's own limit on one call: the longest any check allows (the capstone's training run). Each
+# check's shorter limit is kept by its guard in the grading process, which then interrupts the kernel.
+CALL_SECONDS = 300.0
+
+
+class Unreadable:
+    """A value the kernel could not send (an object of a type the wire does not carry)."""
+
+    def __init__(self, type_name: str):
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"a {self.type_name} object"
+
+    def __float__(self) -> float:
+        raise TypeError(f"a {self.type_name} object is not a number")
+
+
+class RemoteError(Exception):
+    """An exception the student's function raised in its kernel (subclassed under its name there)."""
+
+
+class ReplacedTorchFunction(Exception):
+    """The student's function replaced torch functions in its kernel (they were put back there)."""
+
+
+class RefusedInKernel(Exception):
+    """The student's function called the package's own code or torch's clipping in its kernel."""
+
+
+def _array(data: dict) -> np.ndarray:
+    return np.load(io.BytesIO(base64.b64decode(data["npy"])), allow_pickle=False)
+
+
+def _npy(array: np.ndarray) -> str:
+    buffer = io.BytesIO()
+    np.save(buffer, np.array(array, order="C", copy=True), allow_pickle=False)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def encode(value, depth: int = 0):
+    """Return `value` as JSON-ready data (see the module docstring); never raises."""
+    try:
+        return _encode(value, depth)
+    except Exception:  # an object whose conversion fails: it travels as its type's name
+        return {"t": "unreadable", "type": type(value).__name__}
+
+
+def _encode(value, depth: int):
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        return {"t": "int", "v": str(value)} if abs(value) > 2**53 else value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"t": "float", "v": repr(value)}
+    if isinstance(value, Fraction):
+        return {"t": "fraction", "v": str(value)}
+    if isinstance(value, Decimal):
+        return {"t": "decimal", "v": str(value)}
+    if isinstance(value, torch.nn.Module) and depth < 8:
+        return {"t": "module", "class": type(value).__name__, "init": _plain_attributes(vars(value)),
+                "state": {k: _encode(v, depth + 1) for k, v in value.state_dict().items()}}
+    if isinstance(value, torch.optim.Optimizer):
+        return {"t": "optimizer", "class": type(value).__name__, "init": _plain_attributes(value.defaults)}
+    if isinstance(value, torch.Tensor):
+        return _encode_tensor(value)
+    if isinstance(value, np.ndarray | np.generic):
+        return {"t": "ndarray", "npy": _npy(np.asarray(value)), "scalar": isinstance(value, np.generic)}
+    if isinstance(value, list | tuple) and depth < 8 and len(value) <= 100_000:
+        return {"t": type(value).__name__, "v": [_encode(v, depth + 1) for v in value]}
+    if type(value) is dict and depth < 8 and all(isinstance(k, str) for k in value):
+        return {"t": "dict", "v": {k: _encode(v, depth + 1) for k, v in value.items()}}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and depth < 8:  # settings (a Budget)
+        return {"t": "record", "class": type(value).__name__,
+                "v": {f.name: _encode(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)}}
+    return {"t": "unreadable", "type": type(value).__name__}
+
+
+def _plain_attributes(attributes: dict) -> dict:
+    """The numbers, flags and text among `attributes` (a model's sizes, an optimizer's settings)."""
+    return {k: v for k, v in attributes.items()
+            if not k.startswith("_") and isinstance(v, bool | int | float | str)}
+
+
+def _encode_tensor(value: torch.Tensor) -> dict:
+    with torch._C.DisableTorchFunction():  # the checker's call recorder must not count the transfer
+        if value.layout != torch.strided or value.device.type == "meta":
+            return {"t": "unreadable", "type": f"{value.layout} tensor on {value.device.type}"}
+        plain = value.detach().cpu()
+        if plain.dtype == torch.bfloat16:
+            return {"t": "unreadable", "type": "bfloat16 tensor"}
+        return {"t": "tensor", "npy": _npy(plain.numpy()), "device": value.device.type,
+                "grad": value.requires_grad, "parameter": isinstance(value, torch.nn.Parameter)}
+
+
+def decode(data, device_of: Callable[[str], torch.device] | None = None):
+    """Return the value `data` (from `encode`) stands for; tensors go to `device_of(device type)`."""
+    if not isinstance(data, dict):
+        return data
+    kind = data.get("t")
+    if kind == "int":
+        return int(data["v"])
+    if kind == "float":
+        return float(data["v"])
+    if kind == "fraction":
+        return Fraction(data["v"])
+    if kind == "decimal":
+        return Decimal(data["v"])
+    if kind in ("list", "tuple"):
+        items = [decode(v, device_of) for v in data["v"]]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {k: decode(v, device_of) for k, v in data["v"].items()}
+    if kind == "record":  # a checker's settings: read by attribute, as the dataclass was
+        return types.SimpleNamespace(**{k: decode(v, device_of) for k, v in data["v"].items()})
+    if kind == "ndarray":
+        array = _array(data)
+        return array[()] if data.get("scalar") else array
+    if kind == "tensor":
+        return _decode_tensor(data, device_of)
+    if kind == "module":
+        return {k: decode(v, device_of) for k, v in data["state"].items()}
+    return Unreadable(str(data.get("type", "unknown")))
+
+
+def _decode_tensor(data: dict, device_of) -> torch.Tensor:
+    with torch._C.DisableTorchFunction():
+        tensor = torch.from_numpy(_array(data).copy())
+        if device_of is not None:
+            tensor = tensor.to(device_of(data["device"]))
+        if data.get("parameter"):
+            return torch.nn.Parameter(tensor, requires_grad=data.get("grad", True))
+        return tensor.requires_grad_(bool(data.get("grad"))) if tensor.is_floating_point() else tensor
+
+
+def local_device(kind: str) -> torch.device:
+    """The device of that type here, or the CPU when this machine has none."""
+    available = {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}
+    return torch.device(kind if available.get(kind, kind == "cpu") else "cpu")
+
+
+def write_back(original, after) -> None:
+    """Copy into `original` (a tensor, model, or list of them) what the kernel's function left there."""
+    with torch._C.DisableTorchFunction(), torch.no_grad():
+        if isinstance(original, torch.nn.Module) and isinstance(after, dict):
+            state = original.state_dict()
+            for name, value in after.items():
+                if name in state and isinstance(value, torch.Tensor) and value.shape == state[name].shape:
+                    state[name].copy_(value.to(state[name].device, state[name].dtype))
+        elif isinstance(original, torch.Tensor) and isinstance(after, torch.Tensor):
+            if after.shape == original.shape and after.dtype == original.dtype:
+                original.copy_(after.to(original.device))
+            else:  # the function changed the input's shape or dtype in place: make the check see it
+                original.data = after.to(original.device)
+        elif isinstance(original, list | tuple) and isinstance(after, list | tuple):
+            for old, new in zip(original, after, strict=False):
+                write_back(old, new)
+        elif isinstance(original, dict) and isinstance(after, dict):
+            for key, new in after.items():
+                if key in original:
+                    write_back(original[key], new)
+
+
+def _call_recorders() -> list:
+    """The checker's torch-call recorders active in this (the grading) process."""
+    from torch.overrides import _get_current_function_mode_stack
+    return [mode for mode in _get_current_function_mode_stack() if hasattr(mode, "calls")]
+
+
+def request(client, code: str, handle: str, seconds: float, alive: Callable[[], bool]) -> dict | None:
+    """Run `code` in the kernel of the jupyter `client`; return the agent's last reply for `handle`.
+
+    None if no reply came within `seconds` or the kernel stopped (`alive()` turned False).
+    """
+    msg_id = client.execute(code, store_history=False, allow_stdin=False)
+    deadline, replies = time.monotonic() + seconds, []
+    while time.monotonic() < deadline:
+        try:
+            message = client.get_iopub_msg(timeout=1.0)
+        except queue.Empty:
+            if not alive():
+                return None
+            continue
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        content = message["content"]
+        data = content.get("data", {}).get(MIME) if message["msg_type"] == "display_data" else None
+        if isinstance(data, dict) and data.get("reply") == handle:
+            replies.append(data)
+        if message["msg_type"] == "status" and content.get("execution_state") == "idle":
+            return replies[-1] if replies else None
+    return None
+
+
+class RemoteFunction:
+    """A student's function that lives in its kernel, called from the grading process.
+
+    Calling it runs `d2lmini.grading.agent.call` in the kernel of the jupyter `client`, which
+    calls the function under the self-check's guard and replies with the outcome. `seconds`
+    bounds the wait for a reply; `alive()` says whether the kernel still runs.
+    """
+
+    def __init__(self, handle: str, client, alive: Callable[[], bool], seconds: float, name: str,
+                 pid: int | None = None):
+        self.handle, self.client, self.alive, self.seconds = handle, client, alive, seconds
+        self.__name__, self.pid = name, pid
+
+    def __repr__(self) -> str:
+        return f"<your function {self.__name__}>"
+
+    def __call__(self, *args):
+        payload = json.dumps({"args": [_encode(a, 0) for a in args]})
+        code = f"__d2lmini_grading__.call({self.handle!r}, {payload!r})"
+        try:
+            reply = request(self.client, code, self.handle, self.seconds, self.alive)
+        except BaseException:  # the check's time limit stopped the wait: stop the call in the kernel too
+            if self.pid:
+                os.kill(self.pid, signal.SIGINT)
+            raise
+        if reply is None:
+            raise named_error("KernelStopped")(
+                "the kernel running your notebook stopped or stopped answering during this call "
+                "(os._exit, a crash, or more memory than allowed)")
+        if reply.get("printed"):
+            sys.stdout.write(reply["printed"])
+        for recorder in _call_recorders():
+            recorder.calls.update(Counter(reply.get("calls", {})))
+        for original, after in zip(args, reply.get("args_after", []), strict=False):
+            write_back(original, decode(after, local_device))
+        _raise_problem(reply)
+        return decode(reply.get("value"), local_device)
+
+
+def _raise_problem(reply: dict) -> None:
+    if reply.get("replaced"):
+        raise ReplacedTorchFunction(
+            f"it replaced {', '.join(reply['replaced'])} (put back). Compute with torch's functions; "
+            "do not assign to them.")
+    if reply.get("refused"):
+        raise RefusedInKernel(
+            f"it calls {reply['refused']}. The exercise asks you to write it yourself, so that call "
+            "is refused.")
+    if reply.get("timed_out"):
+        raise TimeoutError("it was still running after its time limit: look for a loop that never ends "
+                           "(a `while` whose condition stays true, an endless generator).")
+    if reply.get("error"):
+        error = reply["error"]
+        raise named_error(str(error.get("type", "Exception")))(str(error.get("message", "")))
+
+
+def named_error(type_name: str) -> type:
+    """An exception class called as the student's exception was (so the verdict names it)."""
+    name = type_name if type_name.isidentifier() else "Exception"
+    return type(name, (RemoteError,), {"__init__": Exception.__init__})
