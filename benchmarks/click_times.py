@@ -11,7 +11,7 @@ take more than about 15 s on the reference machine (README, "Every click is boun
 limits that keep it so are tested in tests/test_widgets_*.py, tests/test_cost.py and
 tests/test_lab*.py.
 
-The perplexity lab (notebook 07) trains on one thread whatever torch's setting (its `num_threads`),
+The perplexity lab (notebook 08) trains on one thread whatever torch's setting (its `num_threads`),
 so its two columns measure the same thing. Its rows: every slider at its maximum alone, the
 slowest combination it accepts, a refused one, a new sample, and the suggested hidden-size sweep
 (a sweep may take longer than a click; the lab shows its estimate first).
@@ -116,7 +116,7 @@ def largest_budget(**settings) -> int:
 
 
 def lab_cases() -> list[Case]:
-    """The perplexity lab of notebook 07: each slider at its maximum, the slowest accepted run, the rest."""
+    """The perplexity lab of notebook 08: each slider at its maximum, the slowest accepted run, the rest."""
     tops = {name: LAB_SETTINGS[name].slider[1] for name in ("num_hiddens", "batch_size", "num_steps",
                                                              "max_minibatches")}
     attribute = {"num_hiddens": "hidden_size", "batch_size": "batch_size", "num_steps": "num_steps",
@@ -166,7 +166,7 @@ def time_click(case: Case, threads: int, repeats: int) -> float:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", help="time only the panels of this notebook (00 ... 07)")
+    parser.add_argument("--only", help="time only the panels of this notebook (00 ... 08)")
     args = parser.parse_args(argv)
     default_threads = torch.get_num_threads()
     print(f"median of {args.repeats} clicks; torch {torch.__version__}, default {default_threads} threads")

@@ -1,4 +1,4 @@
-"""What a training run will cost before it starts: memory and time (the lab of notebook 07).
+"""What a training run will cost before it starts: memory and time (the lab of notebook 08).
 
 `estimate_cost` adds up, for any budget (epochs, minibatches or seconds), the minibatches
 trained, every evaluation of the validation text at the checkpoints, and the sample that

@@ -1,4 +1,4 @@
-"""Let Jupyter's interrupt button (■) stop a long computation started by a widget (notebook 07's lab).
+"""Let Jupyter's interrupt button (■) stop a long computation started by a widget (notebook 08's lab).
 
 The ■ button sends SIGINT to the kernel, and Python runs signal handlers in the main thread
 only. Two things keep that from reaching a widget's callback:

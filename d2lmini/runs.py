@@ -1,4 +1,4 @@
-"""The lab's memory: every run of a session, what changed between runs, and an export (notebook 07).
+"""The lab's memory: every run of a session, what changed between runs, and an export (notebook 08).
 
 `RunLog` keeps the `LabResult` of each run of the perplexity lab in order. `changed_settings`
 says which settings differ from the run before; `curve_labels` names runs by what differs

@@ -219,80 +219,42 @@ def test_clipping_is_checked_with_more_than_three_tensors():
     assert max(len(case.args[0]) for case in _clip_cases(torch.device("cpu"))) > 3
 
 
-def train_not_detached(indices, params, budget):
-    """The solution's loop with the gradient carried across minibatches (the state not detached)."""
-    W_hh, losses, norms = params[1], [], []
-    for _ in range(budget.epochs):
-        state = torch.zeros(budget.batch_size, W_hh.shape[0], dtype=W_hh.dtype)
-        d_state = torch.zeros_like(state)
-        for X, Y in SOLUTION.minibatches(indices, budget.batch_size, budget.num_steps):
-            outputs, hiddens = SOLUTION.forward(X, state, params)
-            loss, d_outputs = SOLUTION.loss_and_grad(outputs, Y)
-            grads, d_state = SOLUTION.backward(X, state, hiddens, d_outputs, d_state, params)
-            grads, norm = SOLUTION.clip(grads, budget.theta)
-            params = SOLUTION.sgd(params, grads, budget.lr)
-            state = hiddens[-1]
-            losses.append(float(loss))
-            norms.append(norm)
-    return params, losses, norms
+def planted_loop(mistake: str):
+    """The solution's loop with one `mistake`: "not detached" (the gradient carried across
+    minibatches), "state reset" (a zero state every minibatch), "state kept across passes" (one
+    zero state before the first pass only) or "unclipped update" (the update ignores the clip)."""
 
+    def train(indices, params, budget):
+        W_hh, losses, norms = params[1], [], []
+        zero = torch.zeros(budget.batch_size, W_hh.shape[0], dtype=W_hh.dtype)
+        state = d_state = zero
+        for _ in range(budget.epochs):
+            if mistake != "state kept across passes":
+                state, d_state = zero, torch.zeros_like(zero)
+            for X, Y in SOLUTION.minibatches(indices, budget.batch_size, budget.num_steps):
+                if mistake == "state reset":
+                    state = zero
+                outputs, hiddens = SOLUTION.forward(X, state, params)
+                loss, d_outputs = SOLUTION.loss_and_grad(outputs, Y)
+                d_final = d_state if mistake == "not detached" else torch.zeros_like(state)
+                grads, d_state = SOLUTION.backward(X, state, hiddens, d_outputs, d_final, params)
+                clipped, norm = SOLUTION.clip(grads, budget.theta)
+                params = SOLUTION.sgd(params, grads if mistake == "unclipped update" else clipped, budget.lr)
+                state = hiddens[-1]
+                losses.append(float(loss))
+                norms.append(norm)
+        return params, losses, norms
 
-def train_state_reset(indices, params, budget):
-    """The solution's loop with a zero state for every minibatch (the state not carried)."""
-    W_hh, losses, norms = params[1], [], []
-    for _ in range(budget.epochs):
-        for X, Y in SOLUTION.minibatches(indices, budget.batch_size, budget.num_steps):
-            state = torch.zeros(budget.batch_size, W_hh.shape[0], dtype=W_hh.dtype)
-            outputs, hiddens = SOLUTION.forward(X, state, params)
-            loss, d_outputs = SOLUTION.loss_and_grad(outputs, Y)
-            grads, _ = SOLUTION.backward(X, state, hiddens, d_outputs, torch.zeros_like(state), params)
-            grads, norm = SOLUTION.clip(grads, budget.theta)
-            params = SOLUTION.sgd(params, grads, budget.lr)
-            losses.append(float(loss))
-            norms.append(norm)
-    return params, losses, norms
-
-
-def train_update_then_clip(indices, params, budget):
-    """The solution's loop that updates with the unclipped gradient."""
-    W_hh, losses, norms = params[1], [], []
-    for _ in range(budget.epochs):
-        state = torch.zeros(budget.batch_size, W_hh.shape[0], dtype=W_hh.dtype)
-        for X, Y in SOLUTION.minibatches(indices, budget.batch_size, budget.num_steps):
-            outputs, hiddens = SOLUTION.forward(X, state, params)
-            loss, d_outputs = SOLUTION.loss_and_grad(outputs, Y)
-            grads, _ = SOLUTION.backward(X, state, hiddens, d_outputs, torch.zeros_like(state), params)
-            _, norm = SOLUTION.clip(grads, budget.theta)
-            params = SOLUTION.sgd(params, grads, budget.lr)
-            state = hiddens[-1]
-            losses.append(float(loss))
-            norms.append(norm)
-    return params, losses, norms
-
-
-def train_state_kept_across_passes(indices, params, budget):
-    """The solution's loop with one zero state before the first pass only."""
-    W_hh, losses, norms = params[1], [], []
-    state = torch.zeros(budget.batch_size, W_hh.shape[0], dtype=W_hh.dtype)
-    for _ in range(budget.epochs):
-        for X, Y in SOLUTION.minibatches(indices, budget.batch_size, budget.num_steps):
-            outputs, hiddens = SOLUTION.forward(X, state, params)
-            loss, d_outputs = SOLUTION.loss_and_grad(outputs, Y)
-            grads, _ = SOLUTION.backward(X, state, hiddens, d_outputs, torch.zeros_like(state), params)
-            grads, norm = SOLUTION.clip(grads, budget.theta)
-            params = SOLUTION.sgd(params, grads, budget.lr)
-            state = hiddens[-1]
-            losses.append(float(loss))
-            norms.append(norm)
-    return params, losses, norms
+    train.__name__ = "train_" + mistake.replace(" ", "_")
+    return train
 
 
 @pytest.mark.parametrize("wrong, words", [
-    (train_not_detached, "the state is not detached"),
-    (train_state_reset, "every minibatch starts from a zero state"),
-    (train_state_kept_across_passes, "from the end of one pass"),
-    (train_update_then_clip, "The loss of minibatch 1 ("),
-])
+    (planted_loop("not detached"), "the state is not detached"),
+    (planted_loop("state reset"), "every minibatch starts from a zero state"),
+    (planted_loop("state kept across passes"), "from the end of one pass"),
+    (planted_loop("unclipped update"), "The loss of minibatch 1 ("),
+], ids=["not_detached", "state_reset", "state_kept_across_passes", "unclipped_update"])
 def test_a_wrong_loop_is_named(pieces, wrong, words):
     """The loop check is a short run on a random text; the solution's loop passes the same check."""
     alone = capstone.check_train(wrong)

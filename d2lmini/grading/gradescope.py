@@ -10,7 +10,6 @@ name, score, max_score, output). `D2LMINI_AUTOGRADER_ROOT` replaces /autograder 
 """
 
 import json
-import resource
 import shutil
 import sys
 import zipfile
@@ -99,6 +98,8 @@ def main(root: Path) -> int:
     shutil.rmtree(out / "work", ignore_errors=True)
     (out / "results.json").write_text(json.dumps(results(result, exercises), indent=1), "utf-8")
     print(feedback_text(result, exercises))
+    import resource  # Unix only: Gradescope's autograder runs on Linux; importing this module need not
+
     grader_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory: grader {grader_mb:.0f} MB, kernel {result.stats.get('kernel_mb', 0):.0f} MB; "
           f"graded in {result.stats.get('seconds', 0):.1f} s")
