@@ -32,6 +32,7 @@ from d2lmini.exercises import (
     hidden_state,
     one_hot,
     perplexity,
+    refusals,
     rnn_scratch,
 )
 from d2lmini.exercises.coding import Case
@@ -184,6 +185,9 @@ assert result, result.message
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 4), reason=(
+    "torch 2.3's dynamo installs the functions it generates as globals of the checker's own module "
+    "and its compile workers call os._exit, so the check reports both (a limit at the lowest torch)"))
 def test_the_first_torch_compile_of_a_kernel_is_not_blamed_for_replacing_manual_seed():
     done = subprocess.run([sys.executable, "-c", FIRST_COMPILE], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -441,6 +445,9 @@ def compile_the_solutions_anywhere(notebook: str):
     return namespace
 
 
+@pytest.mark.skipif(not refusals.SOLUTIONS.is_dir(), reason=(
+    "the refusal recognises the solutions in a clone, where solutions/ lies beside the package; "
+    "this d2lmini is installed from a wheel, which has none"))
 @pytest.mark.parametrize("check, notebook, name", [
     (hidden_state.check_all_states, "01", "all_states"), (one_hot.check_one_hot, "03", "one_hot"),
     (rnn_scratch.check_train_loop, "04", "train_loop"), (bptt.check_bptt, "05", "bptt"),

@@ -74,6 +74,8 @@ def test_an_interrupt_inside_the_first_optimizers_imports_leaves_later_runs_work
 def test_an_interrupt_at_any_moment_of_a_fresh_run_leaves_later_runs_working(moment):
     out = interrupt_a_fresh_run(moment)
     assert "SECOND OK" in out, out
+    if moment.startswith("import:") and "FIRST False" in out:
+        pytest.skip(f"this torch's first run never imports {moment[7:]}: the moment does not occur")
     if moment.startswith("import:"):  # the interrupt came during the first run: it must say so
         assert "FIRST True True False" in out, out
 

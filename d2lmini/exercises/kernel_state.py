@@ -54,7 +54,14 @@ def snapshot() -> list[tuple[object, dict]]:
 def _torch_rebinding(old, new) -> bool:
     """True when torch itself wrapped one of its functions (importing torch._dynamo wraps manual_seed)."""
     module = getattr(new, "__module__", "") or ""
-    return getattr(new, "__wrapped__", None) is old and module.startswith("torch")
+    if not module.startswith("torch"):
+        return False
+    wrapped = getattr(new, "__wrapped__", None)
+    for _ in range(4):  # older torch wraps twice (torch 2.3: a wrapper of a wrapper of manual_seed)
+        if wrapped is None or wrapped is old:
+            break
+        wrapped = getattr(wrapped, "__wrapped__", None)
+    return wrapped is old
 
 
 def restore(snapshot) -> list[str]:
