@@ -172,10 +172,10 @@ class HiddenStateExplorer:
     def update(self) -> ExplorerView | None:
         """Recompute the view for the current controls and redraw (or show what is wrong, and no plot).
 
-        Returns the view (None for a sentence the model cannot read); the controls are
-        disabled meanwhile.
+        Returns the view (None for a sentence the model cannot read); the step slider is
+        disabled meanwhile, never the text box a student types into (CONTRIBUTING, "Widgets").
         """
-        with controls_disabled((self.text, self.step)):
+        with controls_disabled((self.step,)):
             return self._redraw()
 
     def _redraw(self) -> ExplorerView | None:

@@ -199,8 +199,12 @@ class MemoryPanel:
         return self.update()
 
     def update(self) -> MemoryView:
-        """Recompute the view for the current controls, redraw (controls disabled meanwhile), return it."""
-        with controls_disabled(self.controls):
+        """Recompute the view for the current controls, redraw, return it.
+
+        Only the position slider is disabled meanwhile: a disabled menu drops the keyboard's focus
+        to the page, and a new choice simply redraws again.
+        """
+        with controls_disabled((self.position,)):
             model, text, vocab = self.sources[self.source.value]
             self.view = memory_view(model, text, vocab, self.position.value, self.max_lag)
             self.status.value = self.view.summary
