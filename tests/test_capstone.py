@@ -18,10 +18,10 @@ import torch
 import torch.nn.functional as F
 from IPython.core.formatters import DisplayFormatter
 from IPython.lib.pretty import pretty
-from solution_files import SOLUTIONS
+from solution_files import SOLUTIONS, needs_solutions_beside_the_package
 
 import d2lmini.rnn
-from d2lmini.exercises import Verdict, capstone, capstone_loop, capstone_pieces, refusals
+from d2lmini.exercises import Verdict, capstone, capstone_loop, capstone_pieces
 from d2lmini.exercises.capstone_loop import LOOP_BUDGET, initial_params, loop_text, reference_train
 from d2lmini.exercises.capstone_pieces import PIECE_CHECKS, _clip_cases
 from d2lmini.exercises.capstone_run import SAMPLE_CHARS, SAMPLE_PREFIX, TRIGRAM, show_run
@@ -508,9 +508,7 @@ def compile_the_solution_anywhere() -> dict:
     return namespace
 
 
-@pytest.mark.skipif(not refusals.SOLUTIONS.is_dir(), reason=(
-    "the refusal recognises the solutions in a clone, where solutions/ lies beside the package; "
-    "this d2lmini is installed from a wheel, which has none"))
+@needs_solutions_beside_the_package
 @pytest.mark.parametrize("source", [import_the_solution, compile_the_solution_anywhere],
                          ids=lambda f: f.__name__)
 def test_the_instructors_solution_is_refused(source, pieces):

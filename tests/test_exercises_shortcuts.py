@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from solution_files import SOLUTIONS, load_solution
+from solution_files import SOLUTIONS, load_solution, needs_solutions_beside_the_package
 
 import d2lmini.bptt
 import d2lmini.rnn
@@ -32,7 +32,6 @@ from d2lmini.exercises import (
     hidden_state,
     one_hot,
     perplexity,
-    refusals,
     rnn_scratch,
 )
 from d2lmini.exercises.coding import Case
@@ -445,9 +444,7 @@ def compile_the_solutions_anywhere(notebook: str):
     return namespace
 
 
-@pytest.mark.skipif(not refusals.SOLUTIONS.is_dir(), reason=(
-    "the refusal recognises the solutions in a clone, where solutions/ lies beside the package; "
-    "this d2lmini is installed from a wheel, which has none"))
+@needs_solutions_beside_the_package
 @pytest.mark.parametrize("check, notebook, name", [
     (hidden_state.check_all_states, "01", "all_states"), (one_hot.check_one_hot, "03", "one_hot"),
     (rnn_scratch.check_train_loop, "04", "train_loop"), (bptt.check_bptt, "05", "bptt"),
