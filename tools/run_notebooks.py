@@ -11,8 +11,10 @@ Notebooks are stored in a form that keeps diffs readable (CONTRIBUTING.md, "Stor
 notebooks"): the outputs stay, but not the saved state of the widgets (hundreds of KB that
 change on every run and that no test reads); a widget's output keeps only a short
 plain-text placeholder instead of the `VBox(children=(...` text that JupyterLab would show
-before the cell runs; and the kernel's display name is the one JupyterLab will see, so a
-notebook is not marked modified the moment it opens.
+before the cell runs, and a panel's output also its static HTML preview
+(`d2lmini.widgets.preview`), which GitHub, nbviewer and the course site show; and the
+kernel's display name is the one JupyterLab will see, so a notebook is not marked modified
+the moment it opens.
 
 `--alone` executes a copy of each notebook in a fresh empty folder with nothing saved back:
 it checks that a notebook runs on its own with the d2lmini that is installed, as it does
@@ -39,17 +41,20 @@ WIDGET_PLACEHOLDER = "Run this cell to show the interactive panel."
 def normalise_for_storage(notebook) -> None:
     """Store `notebook` as JupyterLab will see it, so that opening it does not mark it modified.
 
-    Drops the saved widget state, replaces each widget output by a plain-text placeholder,
-    and records the kernel's display name as the installed python3 kernel gives it (an
-    older name makes JupyterLab rewrite the metadata the moment the notebook opens).
+    Drops the saved widget state, replaces each widget view by a plain-text placeholder (a
+    panel's static `text/html` preview stays beside it), and records the kernel's display
+    name as the installed python3 kernel gives it (an older name makes JupyterLab rewrite
+    the metadata the moment the notebook opens).
     """
     notebook.metadata.pop("widgets", None)
     notebook.metadata.setdefault("kernelspec", {})["display_name"] = (
         KernelSpecManager().get_kernel_spec("python3").display_name)
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
-            if WIDGET_VIEW in output.get("data", {}):
-                output["data"] = {"text/plain": WIDGET_PLACEHOLDER}
+            data = output.get("data", {})
+            if WIDGET_VIEW in data:
+                preview = {"text/html": data["text/html"]} if "text/html" in data else {}
+                output["data"] = {"text/plain": WIDGET_PLACEHOLDER, **preview}
 
 
 def execute(path: Path, timeout: int, workdir: Path | None = None) -> float:

@@ -16,6 +16,7 @@ from d2lmini.gradcheck import gradient_norms_back_in_time
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 
 @dataclass
@@ -126,7 +127,7 @@ class GradientReachPanel:
         self.access.follow(self.truncation, "truncation: time steps kept by truncated BPTT")
         self.access.name(self.inputs, self.inputs.description)
         self.access.announce(self.status)
-        self.widget = widgets.VBox([widgets.HBox([self.radius, self.truncation]), self.inputs,
+        self.widget = PanelBox([widgets.HBox([self.radius, self.truncation]), self.inputs,
                                     self.status, self.image, self.access.widget])
         for control in self.controls:
             control.observe(lambda change: self.update(), names="value")

@@ -18,6 +18,7 @@ from d2lmini.rnn import model_device, validate_prefix
 from d2lmini.text import Vocab
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 
 @torch.no_grad()
@@ -160,7 +161,7 @@ class HiddenStateExplorer:
         self.access.name(self.text, "sentence the model reads (press Enter to read it)")
         self.access.follow(self.step, "step: how many characters of the sentence are read")
         self.access.announce(self.status)
-        self.widget = widgets.VBox([self.text, self.step, self.status, self.plot, self.access.widget])
+        self.widget = PanelBox([self.text, self.step, self.status, self.plot, self.access.widget])
         self.text.observe(self._on_text, names="value")
         self.step.observe(lambda change: self.update(), names="value")
         self.update()

@@ -61,6 +61,7 @@ from d2lmini.widgets.lab_views import (
     sweep_png,
     verdict_html,
 )
+from d2lmini.widgets.preview import PanelBox
 
 # The panel attributes of controls not named as their setting.
 RENAMED_CONTROLS = {"num_hiddens": "hidden_size", "lr": "learning_rate", "max_minibatches": "budget"}
@@ -245,7 +246,7 @@ class LabPanel:
         self.sweep_setting.observe(self._sweep_setting_changed, names="value")
         self.sweep_values.observe(lambda change: self.show_sweep_estimate(), names="value")
 
-    def _layout(self) -> widgets.VBox:
+    def _layout(self) -> PanelBox:
         buttons = widgets.HBox([self.train_button, self.clear_button, self.export_button])
         controls = widgets.VBox([*self.controls.values(), buttons], layout=widgets.Layout(min_width="410px"))
         status = widgets.HBox([self.progress, self.progress_text])
@@ -256,7 +257,7 @@ class LabPanel:
                                        widgets.HBox([self.sweep_button]), self.sweep_estimate],
                                       layout=widgets.Layout(min_width="410px"))
         sweep = widgets.HBox([sweep_controls, self.sweep_plot])
-        panel = widgets.VBox([main, self.message, self.numbers, self.sample,
+        panel = PanelBox([main, self.message, self.numbers, self.sample,
                               _html("<b>Your runs</b>"), self.runs_table,
                               _html("<b>Sweep</b>: one run per value of one setting, the rest as above"),
                               sweep])

@@ -20,6 +20,7 @@ from d2lmini.bptt import PARAM_NAMES, hidden_states
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 
 def model_parameters(model) -> dict[str, torch.Tensor]:
@@ -185,7 +186,7 @@ class MemoryPanel:
         self.access.announce(self.status)
         self.view: MemoryView | None = None
         self.controls = (self.source, self.position)
-        self.widget = widgets.VBox([widgets.HBox([self.source, self.position]), self.status, self.image,
+        self.widget = PanelBox([widgets.HBox([self.source, self.position]), self.status, self.image,
                                     self.access.widget])
         self.source.observe(lambda change: self.switch_source(), names="value")
         self.position.observe(lambda change: self.update(), names="value")

@@ -24,6 +24,7 @@ from d2lmini.figures import PALETTE, UNUSED, position_owner, show_char
 from d2lmini.text import Vocab, preprocess, tokenize
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 DEFAULT_TEXT = "a hidden state carries the past into the present"
 
@@ -275,7 +276,7 @@ class OneHotPanel:
         self.access.expandable(self.encoding_box)
         self.access.announce(self.message)
         self.access.announce(self.summary)
-        self.widget = widgets.VBox(controls + [
+        self.widget = PanelBox(controls + [
             self.message, self.summary, self.encoding_box,
             widgets.HTML("<b>The start of the text as one (batch, steps) block, before and after the "
                          "transpose</b>"),

@@ -7,6 +7,7 @@ import torch
 from d2lmini.plot import figure_html, figure_png
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 EXAMPLE_SCORES = {"e": 2.0, "a": 1.0, "o": 0.5, "z": -1.0}
 
@@ -38,7 +39,7 @@ class TemperaturePanel:
         # An <img alt> whose text says every probability, in a live region: a screen reader reads it.
         self.chart = self.access.announce(widgets.HTML())
         self.shown: dict[str, float] = {}
-        self.widget = widgets.VBox([self.slider, self.chart, self.access.widget])
+        self.widget = PanelBox([self.slider, self.chart, self.access.widget])
         self.slider.observe(lambda change: self.update(), names="value")
         self.update()
 
