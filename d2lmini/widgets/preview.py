@@ -122,16 +122,18 @@ def preview_html(root: widgets.Widget) -> str:
     """Return a static HTML picture of the panel whose outermost widget is `root`, as it is now.
 
     A note that it is a preview; its controls, each by its accessible name (or description)
-    with the value it shows; then the texts and figures it shows, in order, each figure an
-    `<img>` with the alt text the panel's `Access` gave it. Hidden widgets are left out.
+    with the value it shows (as a screen reader is told it, where the panel says); then the
+    texts and figures it shows, in order, each figure an `<img>` with the alt text the
+    panel's `Access` gave it. Hidden widgets are left out.
     """
     marks = _marks(root)
     items = []
     for control in controls_in(root):
         if _hidden(control) or isinstance(control, widgets.Button):
             continue
-        name = _mark_of(control, marks).get("text") or getattr(control, "description", "") or "setting"
-        value = html.escape(control_value(control))
+        mark = _mark_of(control, marks)
+        name = mark.get("text") or getattr(control, "description", "") or "setting"
+        value = html.escape(mark.get("valuetext") or control_value(control))  # as a screen reader hears it
         items.append(f"<li>{html.escape(name)}, set to <strong>{value}</strong></li>")
     controls = f"<p>Controls:</p><ul>{''.join(items)}</ul>" if items else ""
     shown = "".join(_shown_html(root, marks))
