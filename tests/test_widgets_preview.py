@@ -1,9 +1,12 @@
 """The static preview each panel stores for readers without a kernel (d2lmini.widgets.preview)."""
 
 import html
+import importlib.util
 import re
+from pathlib import Path
 
 import ipywidgets as widgets
+import nbformat
 import pytest
 from IPython.core.formatters import DisplayFormatter
 
@@ -77,3 +80,25 @@ def test_hidden_widgets_are_left_out():
 def test_every_figure_in_a_preview_has_an_alt(make):
     preview = preview_html(make().widget)
     assert preview.count("<img ") == len(alts(preview)) >= 1
+
+
+@pytest.mark.slow
+def test_a_stored_panel_keeps_the_preview_its_cell_left_and_no_widget_view(tmp_path):
+    """run_notebooks.py: a cell displays a panel, then changes it; the stored preview shows the change."""
+    tools = Path(__file__).resolve().parent.parent / "tools"
+    spec = importlib.util.spec_from_file_location("run_notebooks", tools / "run_notebooks.py")
+    run_notebooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_notebooks)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "from d2lmini.widgets.concat_matmul import make_concat_matmul_panel\n"
+        "panel = make_concat_matmul_panel(batch=3)\n"
+        "display(panel.widget)\n"
+        "panel.batch.value = 6")])
+    path = tmp_path / "panel.ipynb"
+    nbformat.write(notebook, path)
+    run_notebooks.execute(path, timeout=120)
+    [output] = nbformat.read(path, as_version=4).cells[0].outputs
+    assert set(output["data"]) == {"text/plain", "text/html"}
+    assert output["data"]["text/plain"] == run_notebooks.WIDGET_PLACEHOLDER
+    assert "rows of X and H, set to <strong>6</strong>" in output["data"]["text/html"]
+    assert "X (6, 1)" in output["data"]["text/html"]

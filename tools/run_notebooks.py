@@ -31,6 +31,7 @@ from pathlib import Path
 import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
+from nbclient.util import ensure_async
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -57,6 +58,37 @@ def normalise_for_storage(notebook) -> None:
                 output["data"] = {"text/plain": WIDGET_PLACEHOLDER, **preview}
 
 
+class PreviewingClient(NotebookClient):
+    """A NotebookClient that stores each panel's preview as the cell that displayed it left it.
+
+    A panel's preview (`d2lmini.widgets.preview`) is made when it is displayed; a cell may go on
+    to change the panel (notebook 08 displays its lab, then trains), so after such a cell the
+    kernel is asked, by a silent request, for each of its panels' previews now.
+    """
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        panels = [output["data"] for output in cell.get("outputs", [])
+                  if {WIDGET_VIEW, "text/html"} <= set(output.get("data", {}))]
+        if panels:
+            previews = await self.panel_previews([data[WIDGET_VIEW]["model_id"] for data in panels])
+            for data in panels:
+                data["text/html"] = previews.get(data[WIDGET_VIEW]["model_id"], data["text/html"])
+        return cell
+
+    async def panel_previews(self, model_ids: list[str]) -> dict[str, str]:
+        """Return {model id: preview HTML} from the kernel for the displayed panels in `model_ids`."""
+        expression = (f"__import__('d2lmini.widgets.preview', fromlist=['previews_json'])"
+                      f".previews_json({model_ids!r})")
+        msg_id = await ensure_async(self.kc.execute("", silent=True, store_history=False,
+                                                    user_expressions={"previews": expression}))
+        reply = await self.async_wait_for_reply(msg_id)
+        result = reply["content"]["user_expressions"]["previews"]
+        if result["status"] != "ok":
+            raise RuntimeError(f"the panels' previews: {result.get('ename')}: {result.get('evalue')}")
+        return result["data"]["application/json"]
+
+
 def execute(path: Path, timeout: int, workdir: Path | None = None) -> float:
     """Execute the notebook at `path` in a fresh kernel and return the seconds taken.
 
@@ -65,8 +97,8 @@ def execute(path: Path, timeout: int, workdir: Path | None = None) -> float:
     """
     notebook = nbformat.read(path, as_version=4)
     folder = workdir or path.parent
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(folder)}})
+    client = PreviewingClient(notebook, timeout=timeout, kernel_name="python3",
+                              resources={"metadata": {"path": str(folder)}})
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start

@@ -6,14 +6,17 @@ which a live frontend (JupyterLab, Colab, VS Code) renders as the real widgets, 
 read from the widgets themselves at the moment they are displayed, so it shows exactly what the
 panel's own functions drew: every control with its value, every text the panel shows (its
 announced results among them), every figure as an `<img>` with the alt text the panel gave it.
-`tools/run_notebooks.py` stores the preview and drops the widget view.
+`tools/run_notebooks.py` stores the preview and drops the widget view; after each cell that
+displayed a panel it asks `previews_json` for the preview as that cell left the panel (the lab
+of notebook 08 is displayed first, then trains).
 """
 
 import base64
 import html
+import weakref
 
 import ipywidgets as widgets
-from IPython.display import display
+from IPython.display import JSON, display
 
 from d2lmini.widgets.a11y import _AccessWidget, controls_in
 
@@ -21,6 +24,8 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # ipywidgets 7 (Google Colab) displays a widget through `_ipython_display_`, 8 through
 # `_repr_mimebundle_`; a PanelBox adds its preview on whichever path the installed one takes.
 IPYWIDGETS_7 = hasattr(widgets.Widget, "_ipython_display_")
+# Every displayed PanelBox by model id, for `previews_json`.
+_displayed: "weakref.WeakValueDictionary[str, PanelBox]" = weakref.WeakValueDictionary()
 NOTE = ("A static preview of an interactive panel at its default settings. "
         "Run the notebook to change the settings.")
 
@@ -146,13 +151,21 @@ class PanelBox(widgets.VBox):
 
     def _repr_mimebundle_(self, **kwargs):
         """Return ipywidgets 8's bundle (text/plain and the widget view) with the preview added."""
+        _displayed[self.model_id] = self
         return {**super()._repr_mimebundle_(**kwargs), "text/html": preview_html(self)}
 
     if IPYWIDGETS_7:
         def _ipython_display_(self, **kwargs):
             """Display as ipywidgets 7 does (text/plain and the widget view), with the preview added."""
+            _displayed[self.model_id] = self
             plaintext = repr(self)
             display({"text/plain": plaintext if len(plaintext) <= 110 else plaintext[:110] + "…",
                      WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": self.model_id},
                      "text/html": preview_html(self)}, raw=True)
             self._handle_displayed(**kwargs)
+
+
+def previews_json(model_ids: list[str]) -> JSON:
+    """Return, as JSON for a kernel client, the preview now of each displayed PanelBox in `model_ids`."""
+    return JSON({model_id: preview_html(_displayed[model_id]) for model_id in model_ids
+                 if model_id in _displayed})
