@@ -8,7 +8,9 @@ from pathlib import Path
 import ipywidgets as widgets
 import nbformat
 import pytest
-from IPython.core.formatters import DisplayFormatter
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.display import display
+from IPython.utils.capture import capture_output
 
 from d2lmini.widgets.concat_matmul import make_concat_matmul_panel
 from d2lmini.widgets.lab import make_lab
@@ -17,9 +19,12 @@ from d2lmini.widgets.start import bars_alt, make_temperature_panel
 
 
 def displayed(widget) -> dict:
-    """Return the mime bundle IPython's display() sends for `widget`."""
-    data, _ = DisplayFormatter().format(widget)
-    return data
+    """Return the mime bundle IPython's display() publishes for `widget` (ipywidgets 7 and 8 alike)."""
+    InteractiveShell.instance()  # display() publishes through a shell, as in a kernel
+    with capture_output() as captured:
+        display(widget)
+    [output] = captured.outputs
+    return output.data
 
 
 def alts(preview: str) -> list[str]:
