@@ -49,8 +49,8 @@ def add_course_links(app, doctree) -> None:
         markup = '<p class="course-launch">' + " · ".join(items) + "</p>"
         title_index = next((i for i, child in enumerate(top.children) if isinstance(child, nodes.title)), -1)
         top.insert(title_index + 1, _raw(markup))
-    page = f"{docname}.html"
-    doctree.append(_raw(f'<p class="course-report"><a href="{html.escape(report_link(config.course_repository, page))}">'
+    report = html.escape(report_link(config.course_repository, f"{docname}.html"))
+    doctree.append(_raw(f'<p class="course-report"><a href="{report}">'
                         "Report a problem with this page</a></p>"))
 
 
