@@ -6,6 +6,7 @@
     python -m d2lmini.grading --write-config points.toml [--force]
     python -m d2lmini.grading --discover notebooks --manifest-out exercises.json [--force]
     python -m d2lmini.grading --gradescope autograder.zip [--config points.toml]
+    python -m d2lmini.grading release --config points.toml --out released/   # numbers from your seed
 """
 
 import argparse
@@ -128,6 +129,9 @@ def run(args) -> int:
     if config.seed == PUBLIC_SEED:
         print(f"note: seed {PUBLIC_SEED} is the shipped config's, which students can read too; write "
               "your own config (--write-config) for graded inputs nobody has seen", file=sys.stderr)
+    if args.gradescope and args.manifest:
+        raise CommandError("--gradescope builds the zip with the course's exercise list; it does not take "
+                           "--manifest yet (grade released notebooks locally)")
     if args.gradescope:
         from d2lmini.grading.gradescope import build_zip
         build_zip(args.gradescope, args.config)
@@ -148,7 +152,11 @@ def run(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command; return its exit status (2, with one line on stderr, for a mistake of the caller)."""
-    args = parse(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["release"]:
+        from d2lmini.grading.release import main as release_main
+        return release_main(argv[1:])
+    args = parse(argv)
     try:
         return run(args)
     except (CommandError, GradingError, ValueError) as error:
