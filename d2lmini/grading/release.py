@@ -34,13 +34,17 @@ class Number:
     """One number of a question: the check's keyword, how the release draws it, where the text says it.
 
     `draw(rng, drawn)` gets the numbers already drawn for the same question (a step must lie
-    within the sequence); each regular expression of `text` has one group, the number, and must
-    match the question's text exactly once (a space in it matches any run of white space).
+    within the sequence). Each item of `text` is a regular expression with one group, where the
+    text says the number, or a pair (expression, say) where it says `say(drawn)` instead (a
+    number derived from it, or written with a thousands separator); each must match the
+    question's text exactly once (a space in it matches any run of white space). `shared` names
+    a number that several questions of a notebook share ("the same minibatch"): it is drawn once.
     """
 
     parameter: str
-    draw: Callable[[random.Random, dict], int | float]
-    text: tuple[str, ...]
+    draw: Callable[[random.Random, dict], object]
+    text: tuple = ()
+    shared: str | None = None
 
 
 def _one_of(*values) -> Callable[[random.Random, dict], int | float]:
@@ -57,7 +61,7 @@ VOCABS = (20, 24, 28, 32, 36, 40, 48, 56, 60, 64, 72, 80)
 HIDDENS = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
 
 RELEASED: dict[str, tuple[Number, ...]] = {
-    "check_ngram_order": (Number("vocab_size", _one_of(40, 50, 60, 80, 100, 120, 150, 200, 300),
+    "check_ngram_order": (Number("vocab_size", _one_of(30, 40, 50, 60, 200, 300, 500),  # n is never 5
                                  (r"\$\|V\| = (\d+)\$",)),),
     "check_rnn_parameter_count": (Number("vocab_size", _one_of(*VOCABS), (r"\$\|V\| = (\d+)\$",)),
                                   Number("num_hiddens", _one_of(*HIDDENS), (r"\$h = (\d+)\$",))),
@@ -84,6 +88,47 @@ RELEASED: dict[str, tuple[Number, ...]] = {
                                   (r"vocabulary of \*\*(\d+)\*\* characters",)),),
     "check_bits_above_floor": (Number("perplexity", lambda rng, drawn: round(
         _markov_floor_perplexity() * rng.uniform(1.05, 1.6), 1), (r"validation perplexity of ([\d.]+)\.",)),),
+    # 03: the same one-hot minibatch in exercises 1 and 2
+    "check_one_hot_bytes": (
+        Number("batch", _one_of(16, 32, 48, 64, 100, 128), (r"A minibatch of (\d+) subsequences",), "minibatch"),
+        Number("steps", _one_of(20, 25, 32, 35, 40, 50, 64), (r"subsequences of (\d+) characters",), "minibatch"),
+        Number("vocab", _one_of(*VOCABS), (r"with the (\d+)-entry vocabulary",), "minibatch")),
+    "check_multiply_adds": (
+        Number("batch", _one_of(16, 32, 48, 64, 100, 128), (r"reshaped to \$\((\d+) \\cdot",), "minibatch"),
+        Number("steps", _one_of(20, 25, 32, 35, 40, 50, 64), (r"\\cdot (\d+), \d+\)\$",), "minibatch"),
+        Number("vocab", _one_of(*VOCABS), (r"\\cdot \d+, (\d+)\)\$", r"of shape \$\((\d+), \d+\)\$"), "minibatch"),
+        Number("hiddens", _one_of(*HIDDENS), (r"of shape \$\(\d+, (\d+)\)\$",))),
+    "check_sequential_start": (
+        Number("num_tokens", _one_of(600, 800, 1000, 1200, 1500, 2000),
+               ((r"a text of ([\d,]+) tokens", lambda v: f"{v['num_tokens']:,}"), r"torch\.arange\((\d+)\)")),
+        Number("batch_size", _one_of(3, 4, 5, 6, 8), (r"with batch size (\d+) and",)),
+        Number("num_steps", _one_of(5, 8, 10, 12), (r"and (\d+) steps;",)),
+        Number("offset", lambda rng, drawn: rng.randrange(1, drawn["num_steps"]), (r"came out as (\d+)\.",)),
+        Number("row", lambda rng, drawn: rng.randrange(1, drawn["batch_size"]), (r"does row (\d+) of",)),
+        Number("minibatch", lambda rng, drawn: rng.randrange(1, 5), (r"of minibatch (\d+) start",))),
+    # 05
+    "check_tanh_backward": (Number("h", _one_of(-0.8, -0.5, -0.3, 0.2, 0.4, 0.5, 0.7, 0.8, 0.9), (r"value \$h = ([-\d.]+)\$",)),
+                            Number("grad", _one_of(0.5, 1.5, 2.5, 3, 4, -1, -2), (r"\\partial h = ([-\d.]+)\$",))),
+    "check_vanishing_steps": (Number("w", _one_of(0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.95),
+                                     (r"\$h_t = ([\d.]+)\\, h", r"the Jacobian \$([\d.]+)\$")),),
+    "check_truncation_reach": (Number("loss_step", lambda rng, drawn: rng.choice(
+        [t for t in range(12, 60) if t % 10 not in (0, 1)]),
+        (r"loss at step (\d+) sends", r"states \$H_\{(\d+)\}, H",
+         (r", H_\{(\d+)\}, \\dots", lambda v: str(v["loss_step"] - 1)))),),
+    # 06
+    "check_clipped_entry": (Number("theta", _one_of(1, 2, 2.6, 3.9, 5.2, 6.5, 7.8, 9.1, 10.4),
+                                   (r"clipping with \$\\theta = ([\d.]+)\$",)),),
+    "check_per_tensor_bound": (Number("theta", _one_of(0.5, 1, 2, 3, 5, 10), (r"at most \$\\theta = ([\d.]+)\$",)),),
+    "check_value_clip_bound": (Number("clip", _one_of(0.01, 0.02, 0.05, 0.1, 0.2, 0.5), (r"clipping at \$c = ([\d.]+)\$",)),),
+    "check_max_step": (Number("lr", _one_of(0.1, 0.5, 1, 2, 2.5, 4), (r"\$\\eta = ([\d.]+)\$",)),
+                       Number("theta", _one_of(0.25, 0.5, 1, 2, 5), (r"clipping at \$\\theta = ([\d.]+)\$",))),
+    # 07
+    "check_sequence_perplexity": (Number("probs", lambda rng, drawn: tuple(
+        rng.choice((0.5, 0.25, 0.125, 0.2, 0.4, 0.8, 0.1)) for _ in range(4)),
+        ((r"came the probabilities ([\d.]+, [\d.]+, [\d.]+ and [\d.]+)\.",
+          lambda v: ", ".join(_literal(p) for p in v["probs"][:3]) + f" and {_literal(v['probs'][3])}"),)),),
+    "check_bits_to_perplexity": (Number("bits", _one_of(1.2, 1.5, 1.6, 2.0, 2.2, 2.5, 3.0), (r"reaches ([\d.]+) bits",)),),
+    "check_compressed_bytes": (Number("perplexity", _one_of(3, 4, 5, 8, 10, 12), (r"validation perplexity (\d+) drives",)),),
 }
 
 FACTS = {  # questions with no number to draw, and why
@@ -98,9 +143,9 @@ def draw(seed: int, notebook: str, check: str, public: dict | None = None) -> di
 
     Each differs from its `public` value (the one in the course's notebook, which `solutions/` answers).
     """
-    rng = random.Random(f"{seed}:{notebook}:{check}")
     drawn: dict = {}
     for number in RELEASED[check]:
+        rng = random.Random(f"{seed}:{notebook}:{number.shared or check}:{number.parameter}")
         for _ in range(100):
             drawn[number.parameter] = number.draw(rng, drawn)
             if drawn[number.parameter] != (public or {}).get(number.parameter):
@@ -120,19 +165,23 @@ def public_values(call: ast.Call) -> dict:
 
 
 def _literal(value) -> str:
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_literal(v) for v in value) + ")"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def rewrite_text(text: str, check: str, values: dict) -> str:
     """The question's text with each of its numbers replaced; raise ValueError if one is not found once."""
     for number in RELEASED[check]:
-        for pattern in number.text:
+        for item in number.text:
+            pattern, say = item if isinstance(item, tuple) else (item, None)
             matches = list(re.finditer(pattern.replace(" ", r"\s+"), text))  # a line may break anywhere
             if len(matches) != 1:
                 raise ValueError(f"the text of {check} says {pattern!r} {len(matches)} times, not once: "
                                  "update RELEASED in d2lmini/grading/release.py with the notebook")
             match = matches[0]
-            text = text[:match.start(1)] + _literal(values[number.parameter]) + text[match.end(1):]
+            said = say(values) if say is not None else _literal(values[number.parameter])
+            text = text[:match.start(1)] + said + text[match.end(1):]
     return text
 
 
