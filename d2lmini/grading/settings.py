@@ -70,8 +70,8 @@ def toml_lines(seed: int = PUBLIC_SEED) -> list[str]:
 def markdown_table() -> str:
     """The settings as a Markdown table (docs/instructors.md holds this text)."""
     rows = ["| setting | default | range | what |", "|---|---|---|---|"]
-    rows += [f"| `{s.name}` | {_literal(s.default)} | {s.low:,} to {s.high:,} | {s.help} |"
-             for s in (*SETTINGS, JOBS)]
+    rows += [f"| `{s.name}` | {_literal(s.default)} | {s.low:,} to {s.high:,} | {s.help} |" for s in SETTINGS]
+    rows.append(f"| `--{JOBS.name}` (command line) | {JOBS.default} | {JOBS.low} to {JOBS.high} | {JOBS.help} |")
     return "\n".join(rows)
 
 
