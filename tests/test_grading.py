@@ -51,7 +51,8 @@ def test_the_default_config_grades_every_exercise():
     ({"points": {"01:ngram_order": True}}, "must be a number from 0"),
     ({"points": {}}, "lists no exercise"),
     ({"points": {"01:ngram_order": 1}, "grading": {"seed": 1.5}}, "seed must be a whole number"),
-    ({"points": {"01:ngram_order": 1}, "grading": {"cell_seconds": 0}}, "cell_seconds must be a number from 1"),
+    ({"points": {"01:ngram_order": 1}, "grading": {"cell_seconds": 0}},
+     "cell_seconds must be a number from 1"),
     ({"points": {"01:ngram_order": 1}, "grading": {"speed": 3}}, "unknown setting(s) speed"),
 ])
 def test_a_wrong_config_is_named(data, words):

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from d2lmini.grading import manifest
 from d2lmini.grading.__main__ import main
@@ -36,8 +37,13 @@ def fake_grade(name, files, exercises, config, work):
     if "crash" in text:
         raise RuntimeError("the grader broke on this file")
     assert work.is_dir()
-    return StudentResult(name, [Mark(i, p if i in text else 0, p, "Correct!" if i in text else "Not yet.")
-                                for i, p in config.points.items()])
+    return StudentResult(
+        name,
+        [
+            Mark(i, p if i in text else 0, p, "Correct!" if i in text else "Not yet.")
+            for i, p in config.points.items()
+        ],
+    )
 
 
 def config(**grading):
@@ -61,11 +67,20 @@ def grade(submissions, out, calls=None, **keywords):
         if calls is not None:
             calls.append(arguments[0])
         return fake_grade(*arguments)
-    return grade_class(submissions, out, EXERCISES, keywords.pop("cfg", config()), progress=lambda _: None,
-                       grade=counted, **keywords)
+
+    return grade_class(
+        submissions,
+        out,
+        EXERCISES,
+        keywords.pop("cfg", config()),
+        progress=lambda _: None,
+        grade=counted,
+        **keywords,
+    )
 
 
 # -- one table of settings ------------------------------------------------------------------------
+
 
 def test_the_shipped_config_and_the_docs_table_are_generated_from_the_settings():
     assert DEFAULT_CONFIG.read_text("utf-8") == config_text(EXERCISES), "python tools/grading_files.py"
@@ -75,23 +90,27 @@ def test_the_shipped_config_and_the_docs_table_are_generated_from_the_settings()
         assert f"\n{setting.name} = " in DEFAULT_CONFIG.read_text("utf-8")
         if setting.limit:
             assert getattr(limits, setting.name) == setting.default
-    help_text = subprocess.run([sys.executable, "-m", "d2lmini.grading", "--help"], capture_output=True,
-                               text=True, check=True).stdout
+    help_text = subprocess.run(
+        [sys.executable, "-m", "d2lmini.grading", "--help"], capture_output=True, text=True, check=True
+    ).stdout
     assert all(s.help[:40] in help_text.replace("\n", " ") or s.name in help_text for s in SETTINGS)
 
 
-@pytest.mark.parametrize("toml, words", [
-    ("[grading]\nmemory_mb = inf\n[points]\n'01:ngram_order' = 1", "memory_mb must be a whole number"),
-    ("[grading]\nnotebook_seconds = nan\n[points]\n'01:ngram_order' = 1", "notebook_seconds must be"),
-    ("points = [1, 2]", r"\[points\] must be one table"),
-    ("[points]\n'01:ngram_order' = inf", "the points of 01:ngram_order must be a number from 0"),
-    ("[[grading]]\nseed = 3\n[points]\n'01:ngram_order' = 1", r"\[grading\] must be one table"),
-    ("[grading]\nseed = true\n[points]\n'01:ngram_order' = 1", "seed must be a whole number"),
-    ("[grading]\ncell_seconds = '9'\n[points]\n'01:ngram_order' = 1", "cell_seconds must be a number"),
-    ("[points]\n'01:ngram_order' = 1\n[late]\nbob = -1", "the days late of bob"),
-    ("[points]\n'01:ngram_order' = 1\n[rubric]\n'01:ngram_order' = 2", "are graded exercises"),
-    ("[points]\n'01:ngram_order' = 1\n[extra]\n", "unknown table"),
-])
+@pytest.mark.parametrize(
+    "toml, words",
+    [
+        ("[grading]\nmemory_mb = inf\n[points]\n'01:ngram_order' = 1", "memory_mb must be a whole number"),
+        ("[grading]\nnotebook_seconds = nan\n[points]\n'01:ngram_order' = 1", "notebook_seconds must be"),
+        ("points = [1, 2]", r"\[points\] must be one table"),
+        ("[points]\n'01:ngram_order' = inf", "the points of 01:ngram_order must be a number from 0"),
+        ("[[grading]]\nseed = 3\n[points]\n'01:ngram_order' = 1", r"\[grading\] must be one table"),
+        ("[grading]\nseed = true\n[points]\n'01:ngram_order' = 1", "seed must be a whole number"),
+        ("[grading]\ncell_seconds = '9'\n[points]\n'01:ngram_order' = 1", "cell_seconds must be a number"),
+        ("[points]\n'01:ngram_order' = 1\n[late]\nbob = -1", "the days late of bob"),
+        ("[points]\n'01:ngram_order' = 1\n[rubric]\n'01:ngram_order' = 2", "are graded exercises"),
+        ("[points]\n'01:ngram_order' = 1\n[extra]\n", "unknown table"),
+    ],
+)
 def test_a_wrong_config_gets_one_line_naming_the_setting(tmp_path, toml, words):
     path = tmp_path / "points.toml"
     path.write_text(toml, "utf-8")
@@ -110,14 +129,23 @@ def test_a_config_that_is_not_a_small_file_is_refused_without_reading_it(tmp_pat
 
 
 TOML_VALUES = st.recursive(
-    st.none().map(lambda _: "x") | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
-    | st.datetimes(), lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
-                                                                                    max_size=3), max_leaves=6)
+    st.none().map(lambda _: "x")
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=5)
+    | st.datetimes(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(table=st.sampled_from(["grading", "points", "rubric", "late", "top"]),
-       key=st.sampled_from([s.name for s in SETTINGS] + ["01:ngram_order", "bob", "x"]), value=TOML_VALUES)
+@given(
+    table=st.sampled_from(["grading", "points", "rubric", "late", "top"]),
+    key=st.sampled_from([s.name for s in SETTINGS] + ["01:ngram_order", "bob", "x"]),
+    value=TOML_VALUES,
+)
 def test_any_toml_value_in_any_place_works_or_gets_a_clear_message(table, key, value):
     data = {"points": {"01:ngram_order": 1}}
     if table == "top":
@@ -144,6 +172,7 @@ def test_jobs_out_of_range_is_one_message(capsys):
 
 
 # -- the instructor's own files ---------------------------------------------------------------------
+
 
 def package_files() -> dict[str, bytes]:
     folder = ROOT / "d2lmini" / "grading"
@@ -177,8 +206,11 @@ def test_discover_writes_only_where_told_and_never_an_empty_list(tmp_path, capsy
 
 def test_folders_that_overlap_or_are_empty_are_refused_before_anything_is_written(tmp_path):
     subs = write(tmp_path / "subs", {"ada/a.ipynb": IDS[0]})
-    cases = [(subs, subs / "graded", "lies inside SUBMISSIONS"), (subs, subs, "lies inside SUBMISSIONS"),
-             (tmp_path / "typo", tmp_path / "out", "is not a folder")]
+    cases = [
+        (subs, subs / "graded", "lies inside SUBMISSIONS"),
+        (subs, subs, "lies inside SUBMISSIONS"),
+        (tmp_path / "typo", tmp_path / "out", "is not a folder"),
+    ]
     for submissions, out, words in cases:
         with pytest.raises(GradingError, match=words):
             grade(submissions, out)
@@ -219,16 +251,33 @@ def test_a_read_only_gradebook_stops_the_run_before_any_grading(tmp_path):
 
 def test_every_roster_entry_is_graded_or_listed_and_similar_names_keep_their_own_files(tmp_path):
     long = "x" * 250
-    subs = write(tmp_path / "subs", {"a b/n.ipynb": IDS[0], "a_b/n.ipynb": IDS[1], "José.ipynb": IDS[0],
-                                     "Jos_.ipynb": "", "bob/n.ipynb": IDS[0], "bob.ipynb": IDS[1],
-                                     f"{long}/n.ipynb": IDS[0], ".hidden/n.ipynb": IDS[0]})
+    subs = write(
+        tmp_path / "subs",
+        {
+            "a b/n.ipynb": IDS[0],
+            "a_b/n.ipynb": IDS[1],
+            "José.ipynb": IDS[0],
+            "Jos_.ipynb": "",
+            "bob/n.ipynb": IDS[0],
+            "bob.ipynb": IDS[1],
+            f"{long}/n.ipynb": IDS[0],
+            ".hidden/n.ipynb": IDS[0],
+        },
+    )
     (subs / "link").symlink_to(subs / "a b")
     os.mkfifo(subs / "pipe")
     out = tmp_path / "out"
     grade(subs, out)
     rows = gradebook(out)
     assert set(rows) == {"a b", "a_b", "José", "Jos_", "bob", long}
-    assert [rows[n]["total"] for n in ("a b", "a_b", "José", "Jos_", "bob", long)] == ["1", "1", "1", "0", "2", "1"]
+    assert [rows[n]["total"] for n in ("a b", "a_b", "José", "Jos_", "bob", long)] == [
+        "1",
+        "1",
+        "1",
+        "0",
+        "2",
+        "1",
+    ]
     feedback = {p.name for p in (out / "feedback").iterdir()}
     assert len(feedback) == 6 and all(f"{student_key(n)}.md" in feedback for n in rows)
     assert "both belong to bob" in (out / "feedback" / "bob.md").read_text("utf-8")
@@ -264,6 +313,7 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path):
         if name == "s2":
             raise Killed
         return fake_grade(name, *rest)
+
     with pytest.raises(Killed):
         grade_class(subs, out, EXERCISES, config(), progress=lambda _: None, grade=dies_on_third)
     assert sorted(p.stem for p in (out / "records").glob("*.json")) == ["s0", "s1"]
@@ -295,11 +345,16 @@ def test_regrading_one_student_or_one_exercise_keeps_every_other_row_and_mark(tm
 
 # -- the instructor's kit ---------------------------------------------------------------------------
 
+
 def test_rubric_points_and_late_days_enter_every_output(tmp_path, capsys):
     subs = write(tmp_path / "subs", {"ada.ipynb": " ".join(IDS), "bob.ipynb": IDS[0]})
     path = tmp_path / "points.toml"
-    path.write_text("[grading]\nseed = 5\nlate_per_day = 0.1\n[points]\n" + "".join(f'"{i}" = 1\n' for i in IDS)
-                    + '[rubric]\n"08:explore" = 3\n[late]\nbob = 2\n', "utf-8")
+    path.write_text(
+        "[grading]\nseed = 5\nlate_per_day = 0.1\n[points]\n"
+        + "".join(f'"{i}" = 1\n' for i in IDS)
+        + '[rubric]\n"08:explore" = 3\n[late]\nbob = 2\n',
+        "utf-8",
+    )
     out = tmp_path / "out"
     grade(subs, out, cfg=load_config(path, EXERCISES))
     rubric = tmp_path / "rubric.csv"
@@ -318,9 +373,12 @@ def test_rubric_points_and_late_days_enter_every_output(tmp_path, capsys):
 
 def test_the_canvas_export_fills_canvas_own_gradebook_export(tmp_path):
     export = tmp_path / "canvas.csv"
-    export.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Quiz 1 (7)\n"
-                      "    Points Possible,,,,,10\n\"Lovelace, Ada\",101,s1,ada,Sec A,9\n"
-                      "\"Hopper, Grace\",102,s2,grace,Sec A,8\n", "utf-8")
+    export.write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section,Quiz 1 (7)\n"
+        '    Points Possible,,,,,10\n"Lovelace, Ada",101,s1,ada,Sec A,9\n'
+        '"Hopper, Grace",102,s2,grace,Sec A,8\n',
+        "utf-8",
+    )
     config_ = config()
     results = [StudentResult("ada", [Mark(IDS[0], 1, 1, "")]), StudentResult("zed", [Mark(IDS[0], 0, 1, "")])]
     text, missing = canvas_text(results, config_, export, "Homework 2 (1234)")

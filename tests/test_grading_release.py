@@ -10,11 +10,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from solution_files import load_answers
 
 from d2lmini.grading import manifest
 from d2lmini.grading.__main__ import main
 from d2lmini.grading.release import FACTS, RELEASED, draw, public_values, release, rewrite_text
-from solution_files import load_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = {e.id: e for e in manifest.load()}
@@ -54,8 +54,10 @@ def test_the_seeds_numbers_are_in_the_text_the_call_and_the_graders_list(release
             for cell in after.cells:
                 if cell.cell_type == "code":
                     for call in manifest.check_calls(ast.parse(cell.source), RELEASED):
-                        calls[call.func.id if isinstance(call.func, ast.Name) else call.func.attr] = \
-                            (cell, public_values(call))
+                        calls[call.func.id if isinstance(call.func, ast.Name) else call.func.attr] = (
+                            cell,
+                            public_values(call),
+                        )
             assert len(changed) == 2 * len(calls)  # each question's text and its check cell, nothing else
             for check, (cell, written) in calls.items():
                 exercise = next(e for e in graded.values() if e.check == check and e.notebook == path.stem)
@@ -79,12 +81,19 @@ def test_the_public_solutions_do_not_answer_the_released_questions(released):
 
 def test_a_right_answer_to_the_released_numbers_is_right_for_self_check_and_grader(released):
     formulas = {
-        "check_rnn_parameter_count": lambda a: a["vocab_size"] * a["num_hiddens"] * 2 + a["num_hiddens"] ** 2
-        + a["num_hiddens"] + a["vocab_size"],
+        "check_rnn_parameter_count": lambda a: (
+            a["vocab_size"] * a["num_hiddens"] * 2
+            + a["num_hiddens"] ** 2
+            + a["num_hiddens"]
+            + a["vocab_size"]
+        ),
         "check_one_hot_bytes": lambda a: a["batch"] * a["steps"] * a["vocab"] * 4,
         "check_multiply_adds": lambda a: a["batch"] * a["steps"] * a["vocab"] * a["hiddens"],
-        "check_sequential_start": lambda a: a["offset"] + a["row"] * ((a["num_tokens"] - a["offset"] - 1)
-                                                                      // a["batch_size"]) + a["minibatch"] * a["num_steps"],
+        "check_sequential_start": lambda a: (
+            a["offset"]
+            + a["row"] * ((a["num_tokens"] - a["offset"] - 1) // a["batch_size"])
+            + a["minibatch"] * a["num_steps"]
+        ),
         "check_max_step": lambda a: a["lr"] * a["theta"],
         "check_initial_loss": lambda a: math.log(a["vocab_size"]),
         "check_truncation_reach": lambda a: (a["loss_step"] - 1) // 10 * 10 + 1,
@@ -108,12 +117,27 @@ def test_the_same_seed_releases_the_same_notebooks_and_nothing_is_replaced(relea
     config.write_text('[grading]\nseed = 5\n[points]\n"01:ngram_order" = 1\n', "utf-8")
     assert main(["release", "--config", str(config), "--out", str(again)]) == 2
     assert "nothing was written" in capsys.readouterr().err
-    assert main(["release", "--config", str(config), "--out", str(tmp_path / "r"), "--notebooks",
-                 str(ROOT / "notebooks")]) == 0
+    assert (
+        main(
+            [
+                "release",
+                "--config",
+                str(config),
+                "--out",
+                str(tmp_path / "r"),
+                "--notebooks",
+                str(ROOT / "notebooks"),
+            ]
+        )
+        == 0
+    )
     assert json.loads((tmp_path / "r" / "exercises.json").read_text("utf-8"))
 
 
 def test_a_question_text_that_no_longer_says_its_number_stops_the_release():
     with pytest.raises(ValueError, match="0 times, not once"):
-        rewrite_text("How many parameters has an RNN?", "check_rnn_parameter_count",
-                     {"vocab_size": 30, "num_hiddens": 16})
+        rewrite_text(
+            "How many parameters has an RNN?",
+            "check_rnn_parameter_count",
+            {"vocab_size": 30, "num_hiddens": 16},
+        )

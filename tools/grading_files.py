@@ -31,7 +31,9 @@ def main() -> None:
     if not MARKERS.search(docs):
         raise SystemExit(f"{DOCS} has no <!-- settings --> ... <!-- /settings --> markers")
     DOCS.write_text(MARKERS.sub(lambda m: m[1] + markdown_table() + "\n" + m[2], docs), "utf-8")
-    print(f"{len(exercises)} exercises; wrote {manifest.MANIFEST}, {DEFAULT_CONFIG} and {DOCS}'s settings table")
+    print(
+        f"{len(exercises)} exercises; wrote {manifest.MANIFEST}, {DEFAULT_CONFIG} and {DOCS}'s settings table"
+    )
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ def check_clipped_entry(answer, theta: float = 6.5) -> Verdict:
 
 @self_check
 def check_per_tensor_bound(answer, theta: float = 1.0) -> Verdict:
-    """Exercise 2: the largest joint norm when each of the RNN's 5 tensors is clipped to `theta` separately."""
+    """Exercise 2: the largest joint norm when each of the RNN's 5 tensors is clipped to `theta` alone."""
     expected = theta * math.sqrt(5)
     return number_verdict(
         answer, expected,
@@ -43,7 +43,7 @@ def check_per_tensor_bound(answer, theta: float = 1.0) -> Verdict:
 
 @self_check
 def check_value_clip_bound(answer, clip: float = 0.05) -> Verdict:
-    """Exercise 3: the largest gradient norm after per-element clipping at c = `clip` (28 symbols, 64 units)."""
+    """Exercise 3: the largest gradient norm after per-element clipping at `clip` (28 symbols, 64 units)."""
     expected = clip * math.sqrt(MODEL_PARAMETERS)
     return number_verdict(
         answer, expected,
@@ -56,10 +56,11 @@ def check_value_clip_bound(answer, clip: float = 0.05) -> Verdict:
 
 @self_check
 def check_max_step(answer, lr: float = 2.5, theta: float = 1.0) -> Verdict:
-    """Exercise 4: the longest step one SGD update can take with learning rate `lr` and clipping at `theta`."""
+    """Exercise 4: the longest step one SGD update can take with learning rate `lr`, clipping at `theta`."""
     return number_verdict(
         answer, lr * theta,
-        f"The step is -η·g' and ‖g'‖ ≤ θ, so its length is at most η·θ = {lr * theta:g}, however steep the loss.",
+        f"The step is -η·g' and ‖g'‖ ≤ θ, so its length is at most η·θ = {lr * theta:g}, "
+        "however steep the loss.",
         "An SGD step is -η times the clipped gradient; how long can the clipped gradient be at most?",
     )
 

@@ -49,7 +49,8 @@ def check_sequence_perplexity(answer, probs: tuple = SEQUENCE_PROBS) -> Verdict:
 def check_bits_to_perplexity(answer, bits: float = BITS) -> Verdict:
     """Exercise 2: (perplexity, nats per character) of a model at `bits` bits per character."""
     perplexity, nats = 2**bits, bits * math.log(2)
-    success = f"2 ** {bits:g} = {perplexity:.4f} choices per character, and {bits:g} x ln 2 = {nats:.4f} nats."
+    success = (f"2 ** {bits:g} = {perplexity:.4f} choices per character, and {bits:g} x ln 2 = "
+               f"{nats:.4f} nats.")
     hint = "Answer with a pair (perplexity, nats). Perplexity is 2 ** bits; one bit is ln 2 nats."
     try:
         got_ppl, got_nats = answer  # a tuple, a list, a 1-d tensor or array of two numbers

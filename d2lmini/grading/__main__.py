@@ -1,12 +1,12 @@
 """The grading command (see docs/instructors.md).
 
-    python -m d2lmini.grading SUBMISSIONS --out OUT [--config points.toml] [--jobs 2] [--only 03:lookup]
-    python -m d2lmini.grading --out OUT --config points.toml --rubric rubric.csv   # merge hand-given points
-    python -m d2lmini.grading --out OUT --moodle "Homework 1" --canvas canvas_export.csv --assignment "HW1 (42)"
-    python -m d2lmini.grading --write-config points.toml [--force]
-    python -m d2lmini.grading --discover notebooks --manifest-out exercises.json [--force]
-    python -m d2lmini.grading --gradescope autograder.zip [--config points.toml]
-    python -m d2lmini.grading release --config points.toml --out released/   # numbers from your seed
+python -m d2lmini.grading SUBMISSIONS --out OUT [--config points.toml] [--jobs 2] [--only 03:lookup]
+python -m d2lmini.grading --out OUT --config points.toml --rubric rubric.csv   # merge hand-given points
+python -m d2lmini.grading --out OUT --moodle "Homework 1" --canvas canvas_export.csv --assignment "HW1 (42)"
+python -m d2lmini.grading --write-config points.toml [--force]
+python -m d2lmini.grading --discover notebooks --manifest-out exercises.json [--force]
+python -m d2lmini.grading --gradescope autograder.zip [--config points.toml]
+python -m d2lmini.grading release --config points.toml --out released/   # numbers from your seed
 """
 
 import argparse
@@ -30,32 +30,63 @@ class CommandError(Exception):
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m d2lmini.grading", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="python -m d2lmini.grading",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Grade a folder of submitted d2lmini notebooks: a gradebook (CSV) and a feedback file "
-                    "per student.", epilog="[grading] settings of the config (TOML):\n" + help_text())
-    parser.add_argument("submissions", nargs="?", type=Path,
-                        help="a folder with one folder (or one notebook) per student")
+        "per student.",
+        epilog="[grading] settings of the config (TOML):\n" + help_text(),
+    )
+    parser.add_argument(
+        "submissions", nargs="?", type=Path, help="a folder with one folder (or one notebook) per student"
+    )
     parser.add_argument("--out", type=Path, help="the output folder (gradebook.csv, feedback/, results.json)")
     parser.add_argument("--config", type=Path, help="points and limits (TOML); default: every exercise")
-    parser.add_argument("--manifest", type=Path, help="the exercises (JSON from --discover); default: the "
-                                                      "course's released notebooks")
-    parser.add_argument("--jobs", type=int, default=JOBS.default,
-                        help=f"{JOBS.help} ({JOBS.low} to {JOBS.high}, default {JOBS.default})")
-    parser.add_argument("--only", metavar="IDS", help="regrade only these exercises (comma-separated ids), "
-                                                      "keeping every other mark in OUT")
-    parser.add_argument("--rubric", type=Path, metavar="CSV", help="points given by hand: a `student` column "
-                                                                   "and one per [rubric] item")
+    parser.add_argument(
+        "--manifest",
+        type=Path,
+        help="the exercises (JSON from --discover); default: the course's released notebooks",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=JOBS.default,
+        help=f"{JOBS.help} ({JOBS.low} to {JOBS.high}, default {JOBS.default})",
+    )
+    parser.add_argument(
+        "--only",
+        metavar="IDS",
+        help="regrade only these exercises (comma-separated ids), keeping every other mark in OUT",
+    )
+    parser.add_argument(
+        "--rubric",
+        type=Path,
+        metavar="CSV",
+        help="points given by hand: a `student` column and one per [rubric] item",
+    )
     parser.add_argument("--rubric-template", type=Path, metavar="CSV", help="write a rubric CSV to fill")
     parser.add_argument("--moodle", metavar="ITEM", help="write OUT/moodle.csv with this grade item's column")
-    parser.add_argument("--canvas", type=Path, metavar="EXPORT",
-                        help="write OUT/canvas.csv from this gradebook export of Canvas (with --assignment)")
+    parser.add_argument(
+        "--canvas",
+        type=Path,
+        metavar="EXPORT",
+        help="write OUT/canvas.csv from this gradebook export of Canvas (with --assignment)",
+    )
     parser.add_argument("--assignment", help="the Canvas assignment column, as Canvas names it: 'HW1 (1234)'")
     parser.add_argument("--write-config", type=Path, metavar="FILE", help="write a config with a new seed")
-    parser.add_argument("--discover", type=Path, metavar="NOTEBOOKS",
-                        help="read the exercises from the released notebooks in this folder (with --manifest-out)")
-    parser.add_argument("--manifest-out", type=Path, metavar="FILE", help="where --discover writes the exercises")
-    parser.add_argument("--force", action="store_true", help="let --write-config, --discover, --rubric-template "
-                                                             "replace an existing file")
+    parser.add_argument(
+        "--discover",
+        type=Path,
+        metavar="NOTEBOOKS",
+        help="read the exercises from the released notebooks in this folder (with --manifest-out)",
+    )
+    parser.add_argument(
+        "--manifest-out", type=Path, metavar="FILE", help="where --discover writes the exercises"
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="let --write-config, --discover, --rubric-template replace an existing file",
+    )
     parser.add_argument("--gradescope", type=Path, metavar="ZIP", help="build a Gradescope autograder zip")
     args = parser.parse_args(argv)
     try:
@@ -86,7 +117,10 @@ def discover(args) -> int:
     if not exercises:
         raise CommandError(f"{args.discover} has no released notebook with check cells: nothing was written")
     manifest.save(exercises, _new_file(args.manifest_out, args.force))
-    print(f"{len(exercises)} exercises written to {args.manifest_out}; grade with --manifest {args.manifest_out}")
+    print(
+        f"{len(exercises)} exercises written to {args.manifest_out}; "
+        f"grade with --manifest {args.manifest_out}"
+    )
     return 0
 
 
@@ -113,8 +147,10 @@ def after_grading(args, exercises, config) -> None:
     if args.canvas:
         text, missing = canvas_text(class_records, config, args.canvas, args.assignment)
         write_atomic(args.out / "canvas.csv", text)
-        print(f"wrote {args.out / 'canvas.csv'}: in Canvas, Grades → Import"
-              + (f"; not in the Canvas export: {', '.join(missing)}" if missing else ""))
+        print(
+            f"wrote {args.out / 'canvas.csv'}: in Canvas, Grades → Import"
+            + (f"; not in the Canvas export: {', '.join(missing)}" if missing else "")
+        )
 
 
 def run(args) -> int:
@@ -122,18 +158,26 @@ def run(args) -> int:
         return discover(args)
     exercises = manifest.load(args.manifest) if args.manifest else manifest.load()
     if args.write_config:
-        write_atomic(_new_file(args.write_config, args.force), config_text(exercises, secrets.randbelow(2**31)))
+        write_atomic(
+            _new_file(args.write_config, args.force), config_text(exercises, secrets.randbelow(2**31))
+        )
         print(f"wrote {args.write_config}: edit the points, then pass it with --config")
         return 0
     config = load_config(args.config, exercises)
     if config.seed == PUBLIC_SEED:
-        print(f"note: seed {PUBLIC_SEED} is the shipped config's, which students can read too; write "
-              "your own config (--write-config) for graded inputs nobody has seen", file=sys.stderr)
+        print(
+            f"note: seed {PUBLIC_SEED} is the shipped config's, which students can read too; write "
+            "your own config (--write-config) for graded inputs nobody has seen",
+            file=sys.stderr,
+        )
     if args.gradescope and args.manifest:
-        raise CommandError("--gradescope builds the zip with the course's exercise list; it does not take "
-                           "--manifest yet (grade released notebooks locally)")
+        raise CommandError(
+            "--gradescope builds the zip with the course's exercise list; it does not take "
+            "--manifest yet (grade released notebooks locally)"
+        )
     if args.gradescope:
         from d2lmini.grading.gradescope import build_zip
+
         build_zip(args.gradescope, args.config)
         print(f"wrote {args.gradescope}: upload it as the assignment's autograder (Gradescope, Ubuntu image)")
         return 0
@@ -144,8 +188,10 @@ def run(args) -> int:
             raise CommandError(f"--only {', '.join(unknown)}: not an exercise the config grades")
         started = time.monotonic()
         results = grade_class(args.submissions, args.out, exercises, config, args.jobs, only=only)
-        print(f"{len(results)} students in {args.out / 'gradebook.csv'} ({time.monotonic() - started:.0f} s); "
-              f"feedback in {args.out / 'feedback'}; refused entries in {args.out / 'not_graded.csv'}")
+        print(
+            f"{len(results)} students in {args.out / 'gradebook.csv'} ({time.monotonic() - started:.0f} s); "
+            f"feedback in {args.out / 'feedback'}; refused entries in {args.out / 'not_graded.csv'}"
+        )
     after_grading(args, exercises, config)
     return 0
 
@@ -155,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["release"]:
         from d2lmini.grading.release import main as release_main
+
         return release_main(argv[1:])
     args = parse(argv)
     try:

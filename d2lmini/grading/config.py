@@ -29,8 +29,12 @@ DEFAULT_CONFIG = Path(__file__).with_name("points.toml")
 QUESTION_POINTS, CODING_POINTS, CAPSTONE_POINTS = 1, 2, 5
 MAX_POINTS = 1000  # points of one exercise or rubric item
 MAX_CONFIG_BYTES = 1_000_000
-TABLES = {"grading": "the settings", "points": "points per exercise", "rubric": "hand-graded items",
-          "late": "days late per student"}
+TABLES = {
+    "grading": "the settings",
+    "points": "points per exercise",
+    "rubric": "hand-graded items",
+    "late": "days late per student",
+}
 
 __all__ = ["DEFAULT_CONFIG", "PUBLIC_SEED", "Config", "config_text", "load_config", "validate_config"]
 
@@ -50,14 +54,20 @@ class Config:
 def _table(data: dict, name: str, source: str) -> dict:
     value = data.get(name, {})
     if not isinstance(value, dict):
-        raise ValueError(f"{source}: [{name}] must be one table ({TABLES[name]}), written `[{name}]`, "
-                         f"not {type(value).__name__} (`[[{name}]]` or `{name} = ...`)")
+        raise ValueError(
+            f"{source}: [{name}] must be one table ({TABLES[name]}), written `[{name}]`, "
+            f"not {type(value).__name__} (`[[{name}]]` or `{name} = ...`)"
+        )
     return value
 
 
 def _number(value, what: str, high: float, source: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-            or not 0 <= value <= high:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 <= value <= high
+    ):
         raise ValueError(f"{source}: {what} must be a number from 0 to {high:,}, not {value!r}")
     return float(value)
 
@@ -66,34 +76,52 @@ def validate_config(data: dict, exercises: list[Exercise], source: str) -> Confi
     """Return the Config that `data` (a parsed TOML file) describes; raise ValueError naming what is wrong."""
     unknown = sorted(set(data) - set(TABLES))
     if unknown:
-        raise ValueError(f"{source}: unknown table(s) {', '.join(unknown)}; expected "
-                         + ", ".join(f"[{t}] ({what})" for t, what in TABLES.items()))
+        raise ValueError(
+            f"{source}: unknown table(s) {', '.join(unknown)}; expected "
+            + ", ".join(f"[{t}] ({what})" for t, what in TABLES.items())
+        )
     grading, points, rubric, late = (_table(data, name, source) for name in TABLES)
     unknown = sorted(set(grading) - set(BY_NAME))
     if unknown:
-        raise ValueError(f"{source}: unknown setting(s) {', '.join(unknown)} in [grading]; the settings are "
-                         f"{', '.join(BY_NAME)}")
+        raise ValueError(
+            f"{source}: unknown setting(s) {', '.join(unknown)} in [grading]; the settings are "
+            f"{', '.join(BY_NAME)}"
+        )
     if not points:
-        raise ValueError(f"{source}: [points] lists no exercise; give at least one, "
-                         "e.g. \"01:ngram_order\" = 1")
+        raise ValueError(
+            f'{source}: [points] lists no exercise; give at least one, e.g. "01:ngram_order" = 1'
+        )
     known = {e.id for e in exercises}
     missing = sorted(set(points) - known)
     if missing:
-        raise ValueError(f"{source}: no exercise called {', '.join(missing)}; the exercises are "
-                         f"{', '.join(sorted(known))}")
+        raise ValueError(
+            f"{source}: no exercise called {', '.join(missing)}; the exercises are {', '.join(sorted(known))}"
+        )
     clash = sorted(set(rubric) & known)
     if clash:
-        raise ValueError(f"{source}: [rubric] item(s) {', '.join(clash)} are graded exercises; "
-                         "give a hand-graded item a name of its own")
+        raise ValueError(
+            f"{source}: [rubric] item(s) {', '.join(clash)} are graded exercises; "
+            "give a hand-graded item a name of its own"
+        )
     values = {s.name: s.check(grading.get(s.name, s.default), source) for s in SETTINGS}
     return Config(
-        {e.id: _number(points[e.id], f"the points of {e.id}", MAX_POINTS, source)
-         for e in exercises if e.id in points},
+        {
+            e.id: _number(points[e.id], f"the points of {e.id}", MAX_POINTS, source)
+            for e in exercises
+            if e.id in points
+        },
         values["seed"],
         Limits(**{s.name: values[s.name] for s in SETTINGS if s.limit}),
-        {item: _number(value, f"the rubric item {item}", MAX_POINTS, source) for item, value in rubric.items()},
-        {student: _number(days, f"the days late of {student}", 365, source) for student, days in late.items()},
-        values["late_per_day"])
+        {
+            item: _number(value, f"the rubric item {item}", MAX_POINTS, source)
+            for item, value in rubric.items()
+        },
+        {
+            student: _number(days, f"the days late of {student}", 365, source)
+            for student, days in late.items()
+        },
+        values["late_per_day"],
+    )
 
 
 def read_config(path: Path) -> dict:

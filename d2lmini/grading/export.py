@@ -31,8 +31,10 @@ def canvas_text(results, config: Config, canvas_export: Path, assignment: str) -
     """Canvas's import CSV: the export's student columns and `assignment` filled; and the names not found."""
     rows = _read_csv(canvas_export, "Canvas gradebook export")
     if not rows or any(key not in rows[0] for key in CANVAS_FIXED):
-        raise ValueError(f"{canvas_export}: a Canvas gradebook export has the columns "
-                         f"{', '.join(CANVAS_FIXED)}; export it from Canvas (Grades → Export)")
+        raise ValueError(
+            f"{canvas_export}: a Canvas gradebook export has the columns "
+            f"{', '.join(CANVAS_FIXED)}; export it from Canvas (Grades → Export)"
+        )
     totals = {r.student: final_total(r, config) for r in results}
     handle = io.StringIO()
     writer = csv.writer(handle)
@@ -68,8 +70,10 @@ def read_rubric(path: Path, config: Config, students: set[str]) -> dict[str, dic
         raise ValueError(f"{path}: the rubric needs a `student` column and one column per [rubric] item")
     unknown = [c for c in header if c != "student" and c not in config.rubric]
     if unknown:
-        raise ValueError(f"{path}: column(s) {', '.join(unknown)} are not items of the config's [rubric] "
-                         f"({', '.join(config.rubric) or 'none'})")
+        raise ValueError(
+            f"{path}: column(s) {', '.join(unknown)} are not items of the config's [rubric] "
+            f"({', '.join(config.rubric) or 'none'})"
+        )
     given = {}
     for line, row in enumerate(rows, start=2):
         if row["student"] not in students:
@@ -84,8 +88,10 @@ def read_rubric(path: Path, config: Config, students: set[str]) -> dict[str, dic
             except ValueError:
                 value = math.nan
             if not 0 <= value <= config.rubric[item]:
-                raise ValueError(f"{path}, line {line}: {item} of {row['student']} must be a number from 0 "
-                                 f"to {config.rubric[item]:g}, not {text!r}")
+                raise ValueError(
+                    f"{path}, line {line}: {item} of {row['student']} must be a number from 0 "
+                    f"to {config.rubric[item]:g}, not {text!r}"
+                )
             points[item] = value
         given[row["student"]] = points
     return given
@@ -97,6 +103,7 @@ def rubric_template(results, config: Config) -> str:
     writer = csv.writer(handle)
     writer.writerow(["student", *config.rubric])
     for result in results:
-        writer.writerow([result.student, *(f"{result.rubric[i]:g}" if i in result.rubric else ""
-                                           for i in config.rubric)])
+        writer.writerow(
+            [result.student, *(f"{result.rubric[i]:g}" if i in result.rubric else "" for i in config.rubric)]
+        )
     return handle.getvalue()

@@ -1,4 +1,4 @@
-"""Grade a class: one record per student in OUT/records, and the gradebook, results and feedback made from them.
+"""Grade a class: a record per student in OUT/records; the gradebook, results and feedback made from them.
 
 Each student's record is written whole (a temporary file, then a rename) as soon as their
 grading has ended, so a grader that is killed resumes where it stopped: a record whose files and
@@ -51,13 +51,16 @@ class GradingError(ValueError):
 
 def _cells_problem(submission: Submission) -> str | None:
     if submission.cells is not None and any(not isinstance(c, str) for c in submission.cells):
-        return (f"{submission.path.name} has a cell whose source is not text: it was not graded; "
-                "upload the .ipynb file that Jupyter saves.")
+        return (
+            f"{submission.path.name} has a cell whose source is not text: it was not graded; "
+            "upload the .ipynb file that Jupyter saves."
+        )
     return None
 
 
-def grade_student(name: str, files: list[Path], exercises: list[Exercise], config: Config,
-                  work: Path) -> StudentResult:
+def grade_student(
+    name: str, files: list[Path], exercises: list[Exercise], config: Config, work: Path
+) -> StudentResult:
     """Grade one student's files: each graded course notebook from the file that matches it best."""
     graded = [e for e in exercises if e.id in config.points]
     notebooks = list(dict.fromkeys(e.notebook for e in graded))
@@ -71,13 +74,16 @@ def grade_student(name: str, files: list[Path], exercises: list[Exercise], confi
             continue
         notebook = matching_notebook(submission, exercises)
         if notebook is None:
-            notes.append(f"{path.name} has none of this course's check cells, so it was not graded: is it "
-                         "the notebook of this course, with its exercise cells?")
+            notes.append(
+                f"{path.name} has none of this course's check cells, so it was not graded: is it "
+                "the notebook of this course, with its exercise cells?"
+            )
         elif notebook not in notebooks:
             notes.append(f"{path.name} is notebook {notebook}, which this assignment does not grade.")
         elif notebook in chosen:
-            notes.append(f"{path.name} is a second copy of {notebook}; "
-                         f"{chosen[notebook].path.name} was graded.")
+            notes.append(
+                f"{path.name} is a second copy of {notebook}; {chosen[notebook].path.name} was graded."
+            )
         else:
             chosen[notebook] = submission
     marks, stats = [], {}
@@ -89,20 +95,26 @@ def grade_student(name: str, files: list[Path], exercises: list[Exercise], confi
             continue
         scratch = work / student_key(name) / notebook
         try:
-            marks += grade_notebook(chosen[notebook], mine, config.points, scratch, config.limits,
-                                    config.seed, stats)
+            marks += grade_notebook(
+                chosen[notebook], mine, config.points, scratch, config.limits, config.seed, stats
+            )
         except Exception as error:  # the grader's own failure (a kernel that cannot start), not the batch's
             print(f"warning: {name}, {notebook}: {type(error).__name__}: {error}", file=sys.stderr)
-            reason = (f"Not graded: the grader could not run {notebook} ({type(error).__name__}); "
-                      "tell your instructor.")
+            reason = (
+                f"Not graded: the grader could not run {notebook} ({type(error).__name__}); "
+                "tell your instructor."
+            )
             marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
     return StudentResult(name, marks, notes, stats)
 
 
 def fingerprint(files: list[Path], config: Config, ids: list[str]) -> str:
     """A digest of a student's files and of the settings that grade them: equal digests, equal marks."""
-    digest = hashlib.sha256(json.dumps([config.seed, asdict(config.limits), {i: config.points[i] for i in ids}],
-                                       sort_keys=True).encode())
+    digest = hashlib.sha256(
+        json.dumps(
+            [config.seed, asdict(config.limits), {i: config.points[i] for i in ids}], sort_keys=True
+        ).encode()
+    )
     for path in files:
         digest.update(str(path.name).encode("utf-8", "surrogateescape") + b"\0")
         try:
@@ -124,8 +136,7 @@ def read_record(path: Path) -> StudentResult | None:
 
 def write_record(out: Path, result: StudentResult) -> None:
     """Write one student's record whole, under a file name that is theirs alone."""
-    write_atomic(out / RECORDS / f"{student_key(result.student)}.json",
-                 json.dumps(asdict(result), indent=1))
+    write_atomic(out / RECORDS / f"{student_key(result.student)}.json", json.dumps(asdict(result), indent=1))
 
 
 def records(out: Path) -> list[StudentResult]:
@@ -144,22 +155,37 @@ def check_folders(submissions: Path, out: Path) -> Roster:
     """The class's roster; raise GradingError, before anything is written, if the folders are wrong."""
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
-        raise GradingError(f"SUBMISSIONS {submissions} is not a folder: give the folder of the class's "
-                           "submissions (one folder or notebook per student)")
+        raise GradingError(
+            f"SUBMISSIONS {submissions} is not a folder: give the folder of the class's "
+            "submissions (one folder or notebook per student)"
+        )
     if inside(out, submissions):
-        raise GradingError(f"--out {out} lies inside SUBMISSIONS {submissions}: the grader would grade its "
-                           "own output as students; choose an output folder outside it")
-    if out.exists() and any(inside(submissions, out / part) for part in (RECORDS, FEEDBACK)) \
-            or submissions.resolve() == out.resolve():
-        raise GradingError(f"SUBMISSIONS {submissions} lies inside the grader's output {out}: "
-                           "keep the submissions outside it")
+        raise GradingError(
+            f"--out {out} lies inside SUBMISSIONS {submissions}: the grader would grade its "
+            "own output as students; choose an output folder outside it"
+        )
+    if (
+        out.exists()
+        and any(inside(submissions, out / part) for part in (RECORDS, FEEDBACK))
+        or submissions.resolve() == out.resolve()
+    ):
+        raise GradingError(
+            f"SUBMISSIONS {submissions} lies inside the grader's output {out}: "
+            "keep the submissions outside it"
+        )
     if out.exists() and not out.is_dir():
         raise GradingError(f"--out {out} is a file, not a folder")
     roster = read_roster(submissions)
     if not roster.students:
-        raise GradingError(f"SUBMISSIONS {submissions} holds no student's folder or notebook"
-                           + ("; left out: " + "; ".join(f"{n} ({why})" for n, why in roster.skipped)
-                              if roster.skipped else "") + ". Nothing was written.")
+        raise GradingError(
+            f"SUBMISSIONS {submissions} holds no student's folder or notebook"
+            + (
+                "; left out: " + "; ".join(f"{n} ({why})" for n, why in roster.skipped)
+                if roster.skipped
+                else ""
+            )
+            + ". Nothing was written."
+        )
     check_writable(out)
     return roster
 
@@ -174,8 +200,9 @@ def check_writable(out: Path) -> None:
         paths += sorted((out / RECORDS).iterdir())
     locked = [str(p) for p in paths if read_only(p)]
     if locked:
-        raise GradingError(f"read-only: {', '.join(locked[:5])}: make it writable, or give another --out; "
-                           "nothing was graded")
+        raise GradingError(
+            f"read-only: {', '.join(locked[:5])}: make it writable, or give another --out; nothing was graded"
+        )
 
 
 def _merge(old: StudentResult | None, new: StudentResult, only: set[str]) -> StudentResult:
@@ -185,8 +212,9 @@ def _merge(old: StudentResult | None, new: StudentResult, only: set[str]) -> Stu
     kept = [m for m in old.marks if m.exercise not in only]
     by_id = {m.exercise: m for m in kept + new.marks}
     order = [m.exercise for m in old.marks] + [m.exercise for m in new.marks if m.exercise not in only]
-    return replace(old, marks=[by_id[i] for i in dict.fromkeys(order)], notes=new.notes,
-                   stats=new.stats, fingerprint="")
+    return replace(
+        old, marks=[by_id[i] for i in dict.fromkeys(order)], notes=new.notes, stats=new.stats, fingerprint=""
+    )
 
 
 def _failed(name: str, config: Config, error: BaseException) -> StudentResult:
@@ -195,9 +223,16 @@ def _failed(name: str, config: Config, error: BaseException) -> StudentResult:
     return StudentResult(name, [Mark(i, 0, p, reason) for i, p in config.points.items()])
 
 
-def grade_class(submissions: Path, out: Path, exercises: list[Exercise], config: Config, jobs: int = 1,
-                progress: Callable[[str], None] = print, only: list[str] | None = None,
-                grade: Callable[..., StudentResult] = grade_student) -> list[StudentResult]:
+def grade_class(
+    submissions: Path,
+    out: Path,
+    exercises: list[Exercise],
+    config: Config,
+    jobs: int = 1,
+    progress: Callable[[str], None] = print,
+    only: list[str] | None = None,
+    grade: Callable[..., StudentResult] = grade_student,
+) -> list[StudentResult]:
     """Grade every student in `submissions` into `out`; return the class's records, all of them.
 
     `only` (exercise ids) grades those exercises and keeps every other mark of each student's
@@ -228,8 +263,12 @@ def grade_class(submissions: Path, out: Path, exercises: list[Exercise], config:
 
 def _grade_all(todo, out, exercises, config, jobs, progress, only, grade, work) -> None:
     def record(name, student, stamp, old, result: StudentResult) -> None:
-        result = replace(result, notes=student.notes + result.notes, fingerprint=stamp, rubric=(
-            old.rubric if old is not None else {}))
+        result = replace(
+            result,
+            notes=student.notes + result.notes,
+            fingerprint=stamp,
+            rubric=(old.rubric if old is not None else {}),
+        )
         if only:
             result = _merge(old, result, only)
         write_record(out, result)
@@ -245,8 +284,10 @@ def _grade_all(todo, out, exercises, config, jobs, progress, only, grade, work) 
         return
     # processes, not threads: a guarded call redirects its process's sys.stdout while it runs
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(grade, name, student.files, exercises, config, work): (name, student, stamp, old)
-                   for name, student, stamp, old in todo}
+        futures = {
+            pool.submit(grade, name, student.files, exercises, config, work): (name, student, stamp, old)
+            for name, student, stamp, old in todo
+        }
         for future in as_completed(futures):
             name, student, stamp, old = futures[future]
             try:

@@ -61,80 +61,174 @@ VOCABS = (20, 24, 28, 32, 36, 40, 48, 56, 60, 64, 72, 80)
 HIDDENS = (16, 24, 32, 48, 64, 96, 128, 160, 192, 256)
 
 RELEASED: dict[str, tuple[Number, ...]] = {
-    "check_ngram_order": (Number("vocab_size", _one_of(30, 40, 50, 60, 200, 300, 500),  # n is never 5
-                                 (r"\$\|V\| = (\d+)\$",)),),
-    "check_rnn_parameter_count": (Number("vocab_size", _one_of(*VOCABS), (r"\$\|V\| = (\d+)\$",)),
-                                  Number("num_hiddens", _one_of(*HIDDENS), (r"\$h = (\d+)\$",))),
-    "check_hidden_state_shape": (Number("batch_size", _one_of(2, 4, 6, 8, 10, 12, 16, 32), (r"holds (\d+) sequences",)),
-                                 Number("num_hiddens", _one_of(*HIDDENS), (r"the RNN has (\d+) hidden units",))),
-    "check_stacked_weight_shape": (Number("num_inputs", _one_of(*VOCABS), (r"has (\d+) inputs",)),
-                                   Number("num_hiddens", _one_of(*HIDDENS), (r"inputs \(one-hot\) and (\d+) hidden",))),
-    "check_multiplication_count": (Number("batch", _one_of(8, 16, 24, 32, 48, 64), (r"For batch (\d+),",)),
-                                   Number("num_inputs", _one_of(*VOCABS), (r", (\d+) inputs and",)),
-                                   Number("num_hiddens", _one_of(*HIDDENS), (r"inputs and (\d+) hidden units",))),
-    "check_gru_weight_shape": (Number("num_inputs", _one_of(*VOCABS), (r"GRU\((\d+), \d+\)",)),
-                               Number("num_hiddens", _one_of(*HIDDENS), (r"GRU\(\d+, (\d+)\)",))),
-    "check_output_row": (Number("batch_size", _one_of(3, 4, 5, 6, 8), (r"A minibatch of (\d+) sequences",)),
-                         Number("step", lambda rng, drawn: rng.randrange(1, 10), (r"scores for time step (\d+)",)),
-                         Number("example", lambda rng, drawn: rng.randrange(1, drawn["batch_size"]),
-                                (r"of sequence (\d+) \(both",))),
-    "check_hidden_term_std": (Number("num_hiddens", _one_of(16, 25, 36, 49, 64, 81, 100, 144),
-                                     (r"\$h = (\d+)\$ hidden units", r"\$1/\\sqrt\{(\d+)\}\$")),
-                              Number("state_std", _one_of(0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
-                                     (r"standard deviation (\d\.\d+), what",))),
-    "check_temperature_probability": (Number("temperature", _one_of(0.25, 0.4, 0.5, 0.75, 1.5, 2.0, 3.0),
-                                             (r"With temperature \$\\tau = ([\d.]+)\$",)),),
-    "check_initial_loss": (Number("vocab_size", _one_of(40, 50, 60, 70, 80, 96, 100, 128),
-                                  (r"vocabulary of \*\*(\d+)\*\* characters",)),),
-    "check_bits_above_floor": (Number("perplexity", lambda rng, drawn: round(
-        _markov_floor_perplexity() * rng.uniform(1.05, 1.6), 1), (r"validation perplexity of ([\d.]+)\.",)),),
+    "check_ngram_order": (
+        Number(
+            "vocab_size",
+            _one_of(30, 40, 50, 60, 200, 300, 500),  # n is never 5
+            (r"\$\|V\| = (\d+)\$",),
+        ),
+    ),
+    "check_rnn_parameter_count": (
+        Number("vocab_size", _one_of(*VOCABS), (r"\$\|V\| = (\d+)\$",)),
+        Number("num_hiddens", _one_of(*HIDDENS), (r"\$h = (\d+)\$",)),
+    ),
+    "check_hidden_state_shape": (
+        Number("batch_size", _one_of(2, 4, 6, 8, 10, 12, 16, 32), (r"holds (\d+) sequences",)),
+        Number("num_hiddens", _one_of(*HIDDENS), (r"the RNN has (\d+) hidden units",)),
+    ),
+    "check_stacked_weight_shape": (
+        Number("num_inputs", _one_of(*VOCABS), (r"has (\d+) inputs",)),
+        Number("num_hiddens", _one_of(*HIDDENS), (r"inputs \(one-hot\) and (\d+) hidden",)),
+    ),
+    "check_multiplication_count": (
+        Number("batch", _one_of(8, 16, 24, 32, 48, 64), (r"For batch (\d+),",)),
+        Number("num_inputs", _one_of(*VOCABS), (r", (\d+) inputs and",)),
+        Number("num_hiddens", _one_of(*HIDDENS), (r"inputs and (\d+) hidden units",)),
+    ),
+    "check_gru_weight_shape": (
+        Number("num_inputs", _one_of(*VOCABS), (r"GRU\((\d+), \d+\)",)),
+        Number("num_hiddens", _one_of(*HIDDENS), (r"GRU\(\d+, (\d+)\)",)),
+    ),
+    "check_output_row": (
+        Number("batch_size", _one_of(3, 4, 5, 6, 8), (r"A minibatch of (\d+) sequences",)),
+        Number("step", lambda rng, drawn: rng.randrange(1, 10), (r"scores for time step (\d+)",)),
+        Number(
+            "example",
+            lambda rng, drawn: rng.randrange(1, drawn["batch_size"]),
+            (r"of sequence (\d+) \(both",),
+        ),
+    ),
+    "check_hidden_term_std": (
+        Number(
+            "num_hiddens",
+            _one_of(16, 25, 36, 49, 64, 81, 100, 144),
+            (r"\$h = (\d+)\$ hidden units", r"\$1/\\sqrt\{(\d+)\}\$"),
+        ),
+        Number(
+            "state_std",
+            _one_of(0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
+            (r"standard deviation (\d\.\d+), what",),
+        ),
+    ),
+    "check_temperature_probability": (
+        Number(
+            "temperature",
+            _one_of(0.25, 0.4, 0.5, 0.75, 1.5, 2.0, 3.0),
+            (r"With temperature \$\\tau = ([\d.]+)\$",),
+        ),
+    ),
+    "check_initial_loss": (
+        Number(
+            "vocab_size",
+            _one_of(40, 50, 60, 70, 80, 96, 100, 128),
+            (r"vocabulary of \*\*(\d+)\*\* characters",),
+        ),
+    ),
+    "check_bits_above_floor": (
+        Number(
+            "perplexity",
+            lambda rng, drawn: round(_markov_floor_perplexity() * rng.uniform(1.05, 1.6), 1),
+            (r"validation perplexity of ([\d.]+)\.",),
+        ),
+    ),
     # 03: the same one-hot minibatch in exercises 1 and 2
     "check_one_hot_bytes": (
-        Number("batch", _one_of(16, 32, 48, 64, 100, 128), (r"A minibatch of (\d+) subsequences",), "minibatch"),
-        Number("steps", _one_of(20, 25, 32, 35, 40, 50, 64), (r"subsequences of (\d+) characters",), "minibatch"),
-        Number("vocab", _one_of(*VOCABS), (r"with the (\d+)-entry vocabulary",), "minibatch")),
+        Number(
+            "batch", _one_of(16, 32, 48, 64, 100, 128), (r"A minibatch of (\d+) subsequences",), "minibatch"
+        ),
+        Number(
+            "steps", _one_of(20, 25, 32, 35, 40, 50, 64), (r"subsequences of (\d+) characters",), "minibatch"
+        ),
+        Number("vocab", _one_of(*VOCABS), (r"with the (\d+)-entry vocabulary",), "minibatch"),
+    ),
     "check_multiply_adds": (
         Number("batch", _one_of(16, 32, 48, 64, 100, 128), (r"reshaped to \$\((\d+) \\cdot",), "minibatch"),
         Number("steps", _one_of(20, 25, 32, 35, 40, 50, 64), (r"\\cdot (\d+), \d+\)\$",), "minibatch"),
-        Number("vocab", _one_of(*VOCABS), (r"\\cdot \d+, (\d+)\)\$", r"of shape \$\((\d+), \d+\)\$"), "minibatch"),
-        Number("hiddens", _one_of(*HIDDENS), (r"of shape \$\(\d+, (\d+)\)\$",))),
+        Number(
+            "vocab", _one_of(*VOCABS), (r"\\cdot \d+, (\d+)\)\$", r"of shape \$\((\d+), \d+\)\$"), "minibatch"
+        ),
+        Number("hiddens", _one_of(*HIDDENS), (r"of shape \$\(\d+, (\d+)\)\$",)),
+    ),
     "check_sequential_start": (
-        Number("num_tokens", _one_of(600, 800, 1000, 1200, 1500, 2000),
-               ((r"a text of ([\d,]+) tokens", lambda v: f"{v['num_tokens']:,}"), r"torch\.arange\((\d+)\)")),
+        Number(
+            "num_tokens",
+            _one_of(600, 800, 1000, 1200, 1500, 2000),
+            ((r"a text of ([\d,]+) tokens", lambda v: f"{v['num_tokens']:,}"), r"torch\.arange\((\d+)\)"),
+        ),
         Number("batch_size", _one_of(3, 4, 5, 6, 8), (r"with batch size (\d+) and",)),
         Number("num_steps", _one_of(5, 8, 10, 12), (r"and (\d+) steps;",)),
         Number("offset", lambda rng, drawn: rng.randrange(1, drawn["num_steps"]), (r"came out as (\d+)\.",)),
         Number("row", lambda rng, drawn: rng.randrange(1, drawn["batch_size"]), (r"does row (\d+) of",)),
-        Number("minibatch", lambda rng, drawn: rng.randrange(1, 5), (r"of minibatch (\d+) start",))),
+        Number("minibatch", lambda rng, drawn: rng.randrange(1, 5), (r"of minibatch (\d+) start",)),
+    ),
     # 05
-    "check_tanh_backward": (Number("h", _one_of(-0.8, -0.5, -0.3, 0.2, 0.4, 0.5, 0.7, 0.8, 0.9), (r"value \$h = ([-\d.]+)\$",)),
-                            Number("grad", _one_of(0.5, 1.5, 2.5, 3, 4, -1, -2), (r"\\partial h = ([-\d.]+)\$",))),
-    "check_vanishing_steps": (Number("w", _one_of(0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.95),
-                                     (r"\$h_t = ([\d.]+)\\, h", r"the Jacobian \$([\d.]+)\$")),),
-    "check_truncation_reach": (Number("loss_step", lambda rng, drawn: rng.choice(
-        [t for t in range(12, 60) if t % 10 not in (0, 1)]),
-        (r"loss at step (\d+) sends", r"states \$H_\{(\d+)\}, H",
-         (r", H_\{(\d+)\}, \\dots", lambda v: str(v["loss_step"] - 1)))),),
+    "check_tanh_backward": (
+        Number("h", _one_of(-0.8, -0.5, -0.3, 0.2, 0.4, 0.5, 0.7, 0.8, 0.9), (r"value \$h = ([-\d.]+)\$",)),
+        Number("grad", _one_of(0.5, 1.5, 2.5, 3, 4, -1, -2), (r"\\partial h = ([-\d.]+)\$",)),
+    ),
+    "check_vanishing_steps": (
+        Number(
+            "w",
+            _one_of(0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.95),
+            (r"\$h_t = ([\d.]+)\\, h", r"the Jacobian \$([\d.]+)\$"),
+        ),
+    ),
+    "check_truncation_reach": (
+        Number(
+            "loss_step",
+            lambda rng, drawn: rng.choice([t for t in range(12, 60) if t % 10 not in (0, 1)]),
+            (
+                r"loss at step (\d+) sends",
+                r"states \$H_\{(\d+)\}, H",
+                (r", H_\{(\d+)\}, \\dots", lambda v: str(v["loss_step"] - 1)),
+            ),
+        ),
+    ),
     # 06
-    "check_clipped_entry": (Number("theta", _one_of(1, 2, 2.6, 3.9, 5.2, 6.5, 7.8, 9.1, 10.4),
-                                   (r"clipping with \$\\theta = ([\d.]+)\$",)),),
-    "check_per_tensor_bound": (Number("theta", _one_of(0.5, 1, 2, 3, 5, 10), (r"at most \$\\theta = ([\d.]+)\$",)),),
-    "check_value_clip_bound": (Number("clip", _one_of(0.01, 0.02, 0.05, 0.1, 0.2, 0.5), (r"clipping at \$c = ([\d.]+)\$",)),),
-    "check_max_step": (Number("lr", _one_of(0.1, 0.5, 1, 2, 2.5, 4), (r"\$\\eta = ([\d.]+)\$",)),
-                       Number("theta", _one_of(0.25, 0.5, 1, 2, 5), (r"clipping at \$\\theta = ([\d.]+)\$",))),
+    "check_clipped_entry": (
+        Number(
+            "theta",
+            _one_of(1, 2, 2.6, 3.9, 5.2, 6.5, 7.8, 9.1, 10.4),
+            (r"clipping with \$\\theta = ([\d.]+)\$",),
+        ),
+    ),
+    "check_per_tensor_bound": (
+        Number("theta", _one_of(0.5, 1, 2, 3, 5, 10), (r"at most \$\\theta = ([\d.]+)\$",)),
+    ),
+    "check_value_clip_bound": (
+        Number("clip", _one_of(0.01, 0.02, 0.05, 0.1, 0.2, 0.5), (r"clipping at \$c = ([\d.]+)\$",)),
+    ),
+    "check_max_step": (
+        Number("lr", _one_of(0.1, 0.5, 1, 2, 2.5, 4), (r"\$\\eta = ([\d.]+)\$",)),
+        Number("theta", _one_of(0.25, 0.5, 1, 2, 5), (r"clipping at \$\\theta = ([\d.]+)\$",)),
+    ),
     # 07
-    "check_sequence_perplexity": (Number("probs", lambda rng, drawn: tuple(
-        rng.choice((0.5, 0.25, 0.125, 0.2, 0.4, 0.8, 0.1)) for _ in range(4)),
-        ((r"came the probabilities ([\d.]+, [\d.]+, [\d.]+ and [\d.]+)\.",
-          lambda v: ", ".join(_literal(p) for p in v["probs"][:3]) + f" and {_literal(v['probs'][3])}"),)),),
-    "check_bits_to_perplexity": (Number("bits", _one_of(1.2, 1.5, 1.6, 2.0, 2.2, 2.5, 3.0), (r"reaches ([\d.]+) bits",)),),
-    "check_compressed_bytes": (Number("perplexity", _one_of(3, 4, 5, 8, 10, 12), (r"validation perplexity (\d+) drives",)),),
+    "check_sequence_perplexity": (
+        Number(
+            "probs",
+            lambda rng, drawn: tuple(rng.choice((0.5, 0.25, 0.125, 0.2, 0.4, 0.8, 0.1)) for _ in range(4)),
+            (
+                (
+                    r"came the probabilities ([\d.]+, [\d.]+, [\d.]+ and [\d.]+)\.",
+                    lambda v: (
+                        ", ".join(_literal(p) for p in v["probs"][:3]) + f" and {_literal(v['probs'][3])}"
+                    ),
+                ),
+            ),
+        ),
+    ),
+    "check_bits_to_perplexity": (
+        Number("bits", _one_of(1.2, 1.5, 1.6, 2.0, 2.2, 2.5, 3.0), (r"reaches ([\d.]+) bits",)),
+    ),
+    "check_compressed_bytes": (
+        Number("perplexity", _one_of(3, 4, 5, 8, 10, 12), (r"validation perplexity (\d+) drives",)),
+    ),
 }
 
 FACTS = {  # questions with no number to draw, and why
     "check_same_bag": "the student's own example: any two different strings with the same characters",
     "check_carry_state": "a fact: only sequential partitioning continues each row's text across minibatches",
-    "check_zero_probability": "a fact: one probability of 0 makes the perplexity infinite, whatever the length",
+    "check_zero_probability": "a fact: one probability of 0 makes the perplexity infinite, at any length",
 }
 
 
@@ -177,11 +271,13 @@ def rewrite_text(text: str, check: str, values: dict) -> str:
             pattern, say = item if isinstance(item, tuple) else (item, None)
             matches = list(re.finditer(pattern.replace(" ", r"\s+"), text))  # a line may break anywhere
             if len(matches) != 1:
-                raise ValueError(f"the text of {check} says {pattern!r} {len(matches)} times, not once: "
-                                 "update RELEASED in d2lmini/grading/release.py with the notebook")
+                raise ValueError(
+                    f"the text of {check} says {pattern!r} {len(matches)} times, not once: "
+                    "update RELEASED in d2lmini/grading/release.py with the notebook"
+                )
             match = matches[0]
             said = say(values) if say is not None else _literal(values[number.parameter])
-            text = text[:match.start(1)] + said + text[match.end(1):]
+            text = text[: match.start(1)] + said + text[match.end(1) :]
     return text
 
 
@@ -201,13 +297,14 @@ def rewrite_call(source: str, check: str, values: dict) -> str:
         if node.lineno != node.end_lineno:
             raise ValueError(f"{check}'s {name}=... must be on one line")
         line = lines[node.lineno - 1].encode()
-        lines[node.lineno - 1] = (line[:node.col_offset] + _literal(values[name]).encode()
-                                  + line[node.end_col_offset:]).decode()
+        lines[node.lineno - 1] = (
+            line[: node.col_offset] + _literal(values[name]).encode() + line[node.end_col_offset :]
+        ).decode()
     return "".join(lines)
 
 
 def release_notebook(path: Path, seed: int):
-    """The notebook at `path` with every computed question's numbers drawn from `seed`; and the checks done."""
+    """The notebook at `path` with each computed question's numbers drawn from `seed`, and those checks."""
     import nbformat
 
     notebook = nbformat.read(path, as_version=4)
@@ -254,9 +351,15 @@ def release(notebooks: Path, out: Path, seed: int, force: bool = False) -> list[
 
 def main(argv: list[str]) -> int:
     """`python -m d2lmini.grading release ...`: return the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m d2lmini.grading release", description=(
-        "Write the class's notebooks with the computed questions' numbers drawn from your config's seed."))
-    parser.add_argument("--config", type=Path, required=True, help="your points.toml (its seed draws the numbers)")
+    parser = argparse.ArgumentParser(
+        prog="python -m d2lmini.grading release",
+        description=(
+            "Write the class's notebooks with the computed questions' numbers drawn from your config's seed."
+        ),
+    )
+    parser.add_argument(
+        "--config", type=Path, required=True, help="your points.toml (its seed draws the numbers)"
+    )
     parser.add_argument("--out", type=Path, required=True, help="the folder of the released notebooks")
     parser.add_argument("--notebooks", type=Path, default=Path("notebooks"), help="the course's notebooks")
     parser.add_argument("--force", action="store_true", help="replace notebooks already in OUT")
@@ -268,6 +371,8 @@ def main(argv: list[str]) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     drawn = sum(1 for e in exercises if e.check in RELEASED)
-    print(f"released {len(list(args.out.glob('*.ipynb')))} notebooks into {args.out}: {drawn} questions with "
-          f"numbers from your seed; grade with --manifest {args.out / 'exercises.json'}")
+    print(
+        f"released {len(list(args.out.glob('*.ipynb')))} notebooks into {args.out}: {drawn} questions with "
+        f"numbers from your seed; grade with --manifest {args.out / 'exercises.json'}"
+    )
     return 0

@@ -45,20 +45,33 @@ def gradebook_text(results, exercises: list[Exercise], config: Config) -> str:
     for result in results:
         points = {m.exercise: f"{m.points:g}" for m in result.marks}
         points |= {item: f"{value:g}" for item, value in result.rubric.items()}
-        writer.writerow([result.student, *(points.get(c, "") for c in names),
-                         f"{config.late.get(result.student, 0):g}", f"{final_total(result, config):g}",
-                         f"{possible(result, config):g}"])
+        writer.writerow(
+            [
+                result.student,
+                *(points.get(c, "") for c in names),
+                f"{config.late.get(result.student, 0):g}",
+                f"{final_total(result, config):g}",
+                f"{possible(result, config):g}",
+            ]
+        )
     return handle.getvalue()
 
 
 def feedback_text(result, exercises: list[Exercise], config: Config) -> str:
     """The student's feedback as Markdown: each exercise's points and the check's message."""
     by_id = {e.id: e for e in exercises}
-    lines = [f"# Feedback for {result.student}", "",
-             f"**Total: {final_total(result, config):g} / {possible(result, config):g}**", ""]
+    lines = [
+        f"# Feedback for {result.student}",
+        "",
+        f"**Total: {final_total(result, config):g} / {possible(result, config):g}**",
+        "",
+    ]
     if late_fraction(result.student, config):
-        lines += [f"- {config.late[result.student]:g} days late: {late_fraction(result.student, config):.0%} "
-                  "of your points were taken off.", ""]
+        lines += [
+            f"- {config.late[result.student]:g} days late: {late_fraction(result.student, config):.0%} "
+            "of your points were taken off.",
+            "",
+        ]
     lines += [f"- {note}" for note in result.notes] + ([""] if result.notes else [])
     notebook = None
     for mark in result.marks:
@@ -67,12 +80,19 @@ def feedback_text(result, exercises: list[Exercise], config: Config) -> str:
             notebook = exercise.notebook
             lines += [f"## {notebook}", ""]
         kind = exercise.kind if exercise is not None else "exercise"
-        lines += [f"### {mark.exercise} ({kind}): {mark.points:g} / {mark.max_points:g}", "",
-                  _quoted(mark.message), ""]
+        lines += [
+            f"### {mark.exercise} ({kind}): {mark.points:g} / {mark.max_points:g}",
+            "",
+            _quoted(mark.message),
+            "",
+        ]
     for item, maximum in config.rubric.items():
         given = result.rubric.get(item)
-        lines += [f"### {item} (graded by hand): "
-                  + (f"{given:g} / {maximum:g}" if given is not None else f"not yet graded / {maximum:g}"), ""]
+        lines += [
+            f"### {item} (graded by hand): "
+            + (f"{given:g} / {maximum:g}" if given is not None else f"not yet graded / {maximum:g}"),
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -82,16 +102,28 @@ def _quoted(message: str) -> str:
 
 def results_json(results, config: Config) -> str:
     """The records as JSON for scripts: a list of students with their marks, notes, stats and totals."""
-    return json.dumps([{"student": r.student, "total": final_total(r, config), "notes": r.notes,
-                        "stats": r.stats, "rubric": r.rubric, "marks": [asdict(m) for m in r.marks]}
-                       for r in results], indent=1)
+    return json.dumps(
+        [
+            {
+                "student": r.student,
+                "total": final_total(r, config),
+                "notes": r.notes,
+                "stats": r.stats,
+                "rubric": r.rubric,
+                "marks": [asdict(m) for m in r.marks],
+            }
+            for r in results
+        ],
+        indent=1,
+    )
 
 
 def assemble(out, exercises: list[Exercise], config: Config, results, skipped) -> list:
-    """Write feedback/, gradebook.csv, results.json and not_graded.csv (the entries refused) from `results`; return them."""
+    """Write feedback/, gradebook.csv, results.json and not_graded.csv (entries refused); return `results`."""
     for result in results:
-        write_atomic(out / "feedback" / f"{student_key(result.student)}.md",
-                     feedback_text(result, exercises, config))
+        write_atomic(
+            out / "feedback" / f"{student_key(result.student)}.md", feedback_text(result, exercises, config)
+        )
     write_atomic(out / "gradebook.csv", gradebook_text(results, exercises, config))
     write_atomic(out / "results.json", results_json(results, config))
     handle = io.StringIO()

@@ -33,7 +33,9 @@ def _folder_files(folder: Path, student: Student) -> None:
         here = Path(root)
         for name in sorted(dirs):
             if (here / name).is_symlink():
-                student.notes.append(f"{(here / name).relative_to(folder)} is a link to a folder: not searched.")
+                student.notes.append(
+                    f"{(here / name).relative_to(folder)} is a link to a folder: not searched."
+                )
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (here / d).is_symlink())
         for name in sorted(files):
             path = here / name
@@ -53,8 +55,13 @@ def read_roster(folder: Path) -> Roster:
         if entry.name.startswith("."):
             roster.skipped.append((entry.name, "a hidden entry (its name starts with '.')"))
         elif stat.S_ISLNK(mode):
-            roster.skipped.append((entry.name, f"a symbolic link (to {os.readlink(entry)}): refused, since "
-                                               "a link can point at another student's work"))
+            roster.skipped.append(
+                (
+                    entry.name,
+                    f"a symbolic link (to {os.readlink(entry)}): refused, since "
+                    "a link can point at another student's work",
+                )
+            )
         elif stat.S_ISDIR(mode):
             student = roster.students.setdefault(entry.name, Student(entry.name))
             _folder_files(entry, student)
@@ -66,7 +73,10 @@ def read_roster(folder: Path) -> Roster:
     for name, student in roster.students.items():
         sources = [p for p in student.files if p.parent == Path(folder)]
         if sources and (Path(folder) / name).is_dir() and not (Path(folder) / name).is_symlink():
-            student.notes.insert(0, f"{sources[0].name} and the folder {name}/ both belong to {name}: "
-                                    "the notebooks of both were looked at.")
+            student.notes.insert(
+                0,
+                f"{sources[0].name} and the folder {name}/ both belong to {name}: "
+                "the notebooks of both were looked at.",
+            )
         student.files.sort()
     return roster
