@@ -10,6 +10,7 @@ import os
 import stat
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
@@ -94,7 +95,8 @@ def test_the_shipped_config_and_the_docs_table_are_generated_from_the_settings()
         [sys.executable, "-m", "d2lmini.grading", "--help"], capture_output=True, text=True, check=True
     ).stdout
     flat = " ".join(help_text.split())
-    assert all(f"{s.name} (default {s.default:g}, {s.low:,} to {s.high:,}): {s.help}" in flat for s in SETTINGS)
+    for s in SETTINGS:
+        assert f"{s.name} (default {s.default:g}, {s.low:,} to {s.high:,}): {s.help}" in flat
 
 
 @pytest.mark.parametrize(
@@ -187,7 +189,8 @@ def test_write_config_never_replaces_a_file_unless_forced(tmp_path, capsys):
     assert "exists" in capsys.readouterr().err and path.read_text("utf-8") == "# my edited points\n"
     assert main(["--write-config", str(path), "--force"]) == 0
     written = load_config(path, EXERCISES)
-    assert set(written.points) == {e.id for e in EXERCISES} and "# my edited points" not in path.read_text("utf-8")
+    assert set(written.points) == {e.id for e in EXERCISES}
+    assert "# my edited points" not in path.read_text("utf-8")
 
 
 def test_discover_writes_only_where_told_and_never_an_empty_list(tmp_path, capsys):
@@ -288,6 +291,17 @@ def test_every_roster_entry_is_graded_or_listed_and_similar_names_keep_their_own
     assert set(refused) == {".hidden", "link", "pipe"} and "symbolic link" in refused["link"]
 
 
+def test_students_graded_in_parallel_processes_get_the_same_gradebook(tmp_path):
+    subs = write(tmp_path / "subs", {f"s{i}.ipynb": IDS[i % 2] for i in range(4)} | {"x.ipynb": "crash"})
+    grade(subs, tmp_path / "one")
+    grade_class(
+        subs, tmp_path / "two", EXERCISES, config(), jobs=2, progress=lambda _: None, grade=fake_grade
+    )
+    assert (tmp_path / "one" / "gradebook.csv").read_text("utf-8") == (
+        tmp_path / "two" / "gradebook.csv"
+    ).read_text("utf-8")
+
+
 def test_one_students_failure_costs_only_their_points(tmp_path):
     subs = write(tmp_path / "subs", {"ada.ipynb": IDS[0], "bob.ipynb": "crash", "cy.ipynb": IDS[1]})
     results = {r.student: r for r in grade(subs, tmp_path / "out")}
@@ -327,6 +341,20 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path):
     calls.clear()
     grade(subs, out, calls)
     assert calls == ["s0"]
+    calls.clear()  # and so is everyone, with another seed or another release's numbers
+    grade(subs, out, calls, cfg=config(seed=99))
+    assert len(calls) == 4
+    released = [replace(e, fixed={**e.fixed, "num_hiddens": 7}) if e.id == IDS[0] else e for e in EXERCISES]
+    calls.clear()
+    grade_class(
+        subs,
+        out,
+        released,
+        config(seed=99),
+        progress=lambda _: None,
+        grade=lambda *arguments: calls.append(arguments[0]) or fake_grade(*arguments),
+    )
+    assert len(calls) == 4
 
 
 def test_regrading_one_student_or_one_exercise_keeps_every_other_row_and_mark(tmp_path):

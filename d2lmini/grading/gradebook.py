@@ -108,12 +108,15 @@ def grade_student(
     return StudentResult(name, marks, notes, stats)
 
 
-def fingerprint(files: list[Path], config: Config, ids: list[str]) -> str:
-    """A digest of a student's files and of the settings that grade them: equal digests, equal marks."""
+def fingerprint(files: list[Path], config: Config, exercises: list[Exercise]) -> str:
+    """A digest of a student's files and of what grades them: equal digests, equal marks.
+
+    It covers the seed, the limits, the points and each graded check's own arguments (a release's
+    numbers), so grading with another config or `--manifest` grades again.
+    """
+    graded = {e.id: [e.module, e.check, e.fixed] for e in exercises if e.id in config.points}
     digest = hashlib.sha256(
-        json.dumps(
-            [config.seed, asdict(config.limits), {i: config.points[i] for i in ids}], sort_keys=True
-        ).encode()
+        json.dumps([config.seed, asdict(config.limits), config.points, graded], sort_keys=True).encode()
     )
     for path in files:
         digest.update(str(path.name).encode("utf-8", "surrogateescape") + b"\0")
@@ -242,7 +245,6 @@ def grade_class(
     roster = check_folders(submissions, out)
     if only:
         config = replace(config, points={i: p for i, p in config.points.items() if i in only})
-    ids = list(config.points)
     for folder in (out, out / RECORDS, out / FEEDBACK):
         folder.mkdir(exist_ok=True, parents=folder == out)
     work = Path(tempfile.mkdtemp(prefix=".work-", dir=out))  # the one folder the grader removes
@@ -250,7 +252,7 @@ def grade_class(
         todo = []
         for name, student in roster.students.items():
             old = read_record(out / RECORDS / f"{student_key(name)}.json")
-            stamp = fingerprint(student.files, config, ids)
+            stamp = fingerprint(student.files, config, exercises)
             if not only and old is not None and old.fingerprint == stamp and old.student == name:
                 progress(f"{name}: kept ({old.total:g}), graded before from the same files and settings")
                 continue

@@ -87,6 +87,7 @@ Limits = make_dataclass(
     [(s.name, s.type, field(default=s.default)) for s in SETTINGS if s.limit],
     namespace={"__doc__": "How long and how large a submission may run (the limits of `SETTINGS`)."},
 )
+Limits.__module__ = __name__  # where pickle finds it, so that a Config crosses into --jobs' processes
 
 
 def _literal(value: int | float) -> str:
