@@ -234,6 +234,15 @@ def test_folders_that_overlap_or_are_empty_are_refused_before_anything_is_writte
         grade(out / "records" / "inbox", out)
 
 
+def test_the_command_says_what_is_wrong_with_the_folders_in_one_line(tmp_path, capsys):
+    subs = write(tmp_path / "subs", {"ada/a.ipynb": IDS[0]})
+    assert main([str(subs), "--out", str(subs / "graded")]) == 2
+    err = capsys.readouterr().err
+    assert "lies inside SUBMISSIONS" in err and "Traceback" not in err and not (subs / "graded").exists()
+    assert main([str(tmp_path / "sbus"), "--out", str(tmp_path / "out")]) == 2
+    assert "is not a folder" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
 def test_only_the_graders_own_scratch_folder_is_removed(tmp_path):
     out = tmp_path / "out"
     notes = write(out / "work", {"notes.txt": "my notes"})
@@ -377,7 +386,7 @@ def test_regrading_one_student_or_one_exercise_keeps_every_other_row_and_mark(tm
 
 
 def test_rubric_points_and_late_days_enter_every_output(tmp_path, capsys):
-    subs = write(tmp_path / "subs", {"ada.ipynb": " ".join(IDS), "bob.ipynb": IDS[0]})
+    subs = write(tmp_path / "subs", {"ada.ipynb": " ".join(IDS), "bob.ipynb": IDS[0], ".DS_Store": ""})
     path = tmp_path / "points.toml"
     path.write_text(
         "[grading]\nseed = 5\nlate_per_day = 0.1\n[points]\n"
@@ -399,6 +408,11 @@ def test_rubric_points_and_late_days_enter_every_output(tmp_path, capsys):
     assert (rows["ada"]["total"], rows["ada"]["max"], rows["bob"]["total"]) == ("4.5", "5", "3.2")
     assert (out / "moodle.csv").read_text("utf-8").splitlines() == ["username,HW 2", "ada,4.5", "bob,3.2"]
     assert "20% of your points" in (out / "feedback" / "bob.md").read_text("utf-8")
+    path.write_text(path.read_text("utf-8").replace("bob = 2", "bbo = 2"), "utf-8")
+    assert main(["--out", str(out), "--config", str(path), "--moodle", "HW 2"]) == 0
+    assert "[late] names bbo, who have no graded record" in capsys.readouterr().err
+    assert ".DS_Store,a hidden entry" in (out / "not_graded.csv").read_text("utf-8")  # the last run's list
+    assert gradebook(out)["bob"]["total"] == "4"
 
 
 def test_the_canvas_export_fills_canvas_own_gradebook_export(tmp_path):

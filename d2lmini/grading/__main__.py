@@ -129,15 +129,17 @@ def after_grading(args, exercises, config) -> None:
     class_records = records(args.out)
     if not class_records and (args.rubric or args.moodle or args.canvas or args.rubric_template):
         raise CommandError(f"{args.out} holds no graded student: grade the class into it first")
-    if args.rubric:
+    if args.rubric or args.submissions is None:
         check_writable(args.out)
+    if args.rubric:
         given = read_rubric(args.rubric, config, {r.student for r in class_records})
         for record in class_records:
             if record.student in given:
                 record.rubric = given[record.student]
                 write_record(args.out, record)
-        assemble(args.out, exercises, config, class_records, [])
         print(f"rubric points of {len(given)} students merged into {args.out / 'gradebook.csv'}")
+    if args.rubric or args.submissions is None:  # the outputs again, with this config's rubric and [late]
+        assemble(args.out, exercises, config, class_records)
     if args.rubric_template:
         write_atomic(_new_file(args.rubric_template, args.force), rubric_template(class_records, config))
         print(f"wrote {args.rubric_template}: fill it, then pass it with --rubric")

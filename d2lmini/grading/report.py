@@ -7,6 +7,7 @@ items, less the late penalty (`late_per_day` times the days in `[late]`, at most
 import csv
 import io
 import json
+import sys
 from dataclasses import asdict
 
 from d2lmini.grading.config import Config
@@ -118,15 +119,24 @@ def results_json(results, config: Config) -> str:
     )
 
 
-def assemble(out, exercises: list[Exercise], config: Config, results, skipped) -> list:
-    """Write feedback/, gradebook.csv, results.json and not_graded.csv (entries refused); return `results`."""
+def assemble(out, exercises: list[Exercise], config: Config, results, skipped=None) -> list:
+    """Write feedback/, gradebook.csv, results.json and, given `skipped`, not_graded.csv; return `results`.
+
+    `skipped` lists the roster's refused entries of this grading run; None (merging a rubric,
+    applying a changed [late]) keeps the not_graded.csv of the last run.
+    """
+    unknown = sorted(set(config.late) - {r.student for r in results})
+    if unknown:
+        print(f"warning: [late] names {', '.join(unknown)}, who have no graded record: no penalty applied "
+              "to them (is the name spelled as their folder?)", file=sys.stderr)
     for result in results:
         write_atomic(
             out / "feedback" / f"{student_key(result.student)}.md", feedback_text(result, exercises, config)
         )
     write_atomic(out / "gradebook.csv", gradebook_text(results, exercises, config))
     write_atomic(out / "results.json", results_json(results, config))
-    handle = io.StringIO()
-    csv.writer(handle).writerows([("entry", "reason"), *skipped])
-    write_atomic(out / "not_graded.csv", handle.getvalue())
+    if skipped is not None:
+        handle = io.StringIO()
+        csv.writer(handle).writerows([("entry", "reason"), *skipped])
+        write_atomic(out / "not_graded.csv", handle.getvalue())
     return results
