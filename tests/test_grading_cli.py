@@ -241,6 +241,9 @@ def test_the_command_says_what_is_wrong_with_the_folders_in_one_line(tmp_path, c
     assert "lies inside SUBMISSIONS" in err and "Traceback" not in err and not (subs / "graded").exists()
     assert main([str(tmp_path / "sbus"), "--out", str(tmp_path / "out")]) == 2
     assert "is not a folder" in capsys.readouterr().err and not (tmp_path / "out").exists()
+    assert main([str(subs), "--out", str(tmp_path / "out"), "--only", "01:ngram_order,99:nothing"]) == 2
+    assert "--only 99:nothing: not an exercise the config grades" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 def test_only_the_graders_own_scratch_folder_is_removed(tmp_path):

@@ -141,3 +141,46 @@ def test_a_question_text_that_no_longer_says_its_number_stops_the_release():
             "check_rnn_parameter_count",
             {"vocab_size": 30, "num_hiddens": 16},
         )
+
+
+def _answered(notebook_path: Path, answers: dict) -> nbformat.NotebookNode:
+    notebook = nbformat.read(notebook_path, 4)
+    for cell in notebook.cells:
+        for check, value in answers.items():
+            if cell.cell_type == "code" and f"{check}(answer" in cell.source:
+                cell.source = cell.source.replace("answer = None", f"answer = {value!r}", 1)
+    return notebook
+
+
+@pytest.mark.slow
+@pytest.mark.classes
+def test_a_released_class_is_graded_with_the_released_numbers(tmp_path):
+    from d2lmini.grading.config import validate_config
+    from d2lmini.grading.gradebook import grade_class
+
+    folder = tmp_path / "released"
+    exercises = release(ROOT / "notebooks", folder, 4242)
+    ids = ["02:stacked_weight_shape", "02:multiplication_count", "02:gru_weight_shape"]
+    numbers = {e.check: e.instructor_arguments() for e in exercises if e.id in ids}
+    size = numbers["check_stacked_weight_shape"]
+    count = numbers["check_multiplication_count"]
+    gru = numbers["check_gru_weight_shape"]
+    right = {
+        "check_stacked_weight_shape": (size["num_inputs"] + size["num_hiddens"], size["num_hiddens"]),
+        "check_multiplication_count": count["batch"]
+        * count["num_hiddens"]
+        * (count["num_inputs"] + count["num_hiddens"]),
+        "check_gru_weight_shape": (3 * gru["num_hiddens"], gru["num_inputs"]),
+    }
+    path = folder / "02_concat_matmul.ipynb"
+    submissions = tmp_path / "submissions"
+    for student, answers in (("honest", right), ("public_key", load_answers("02"))):
+        (submissions / student).mkdir(parents=True)
+        nbformat.write(_answered(path, answers), submissions / student / path.name)
+    config = validate_config({"grading": {"seed": 4242}, "points": dict.fromkeys(ids, 1)}, exercises, "test")
+    results = {
+        r.student: r
+        for r in grade_class(submissions, tmp_path / "out", exercises, config, progress=lambda _: None)
+    }
+    assert [m.points for m in results["honest"].marks] == [1, 1, 1], results["honest"].marks
+    assert [m.points for m in results["public_key"].marks] == [0, 0, 0], results["public_key"].marks
