@@ -25,6 +25,7 @@ from d2lmini.grading.export import canvas_text, moodle_text
 from d2lmini.grading.files import student_key
 from d2lmini.grading.gradebook import GradingError, StudentResult, grade_class, grade_student
 from d2lmini.grading.judge import Mark
+from d2lmini.grading.roster import Student, folder_files
 from d2lmini.grading.settings import JOBS, SETTINGS, Limits, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -298,6 +299,9 @@ def test_every_roster_entry_is_graded_or_listed_and_similar_names_keep_their_own
     feedback = {p.name for p in (out / "feedback").iterdir()}
     assert len(feedback) == 6 and all(f"{student_key(n)}.md" in feedback for n in rows)
     assert "both belong to bob" in (out / "feedback" / "bob.md").read_text("utf-8")
+    vanished = Student("eve")  # a folder that cannot be read (root reads all, so: one that is gone)
+    folder_files(tmp_path / "eve", vanished)
+    assert vanished.files == [] and vanished.notes[0].startswith("eve could not be read")
     with (out / "not_graded.csv").open(encoding="utf-8") as handle:
         refused = {row["entry"]: row["reason"] for row in csv.DictReader(handle)}
     assert set(refused) == {".hidden", "link", "pipe"} and "symbolic link" in refused["link"]

@@ -28,8 +28,14 @@ class Roster:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (entry name, reason)
 
 
-def _folder_files(folder: Path, student: Student) -> None:
-    for root, dirs, files in os.walk(folder, followlinks=False):
+def folder_files(folder: Path, student: Student) -> None:
+    """Add the files under `folder` to `student`, and a note for each link or folder left out."""
+
+    def unreadable(error: OSError) -> None:
+        name = Path(error.filename).name
+        student.notes.append(f"{name} could not be read ({error.strerror}): not searched.")
+
+    for root, dirs, files in os.walk(folder, onerror=unreadable, followlinks=False):
         here = Path(root)
         for name in sorted(dirs):
             if (here / name).is_symlink():
@@ -64,7 +70,7 @@ def read_roster(folder: Path) -> Roster:
             )
         elif stat.S_ISDIR(mode):
             student = roster.students.setdefault(entry.name, Student(entry.name))
-            _folder_files(entry, student)
+            folder_files(entry, student)
         elif stat.S_ISREG(mode):
             student = roster.students.setdefault(entry.stem, Student(entry.stem))
             student.files.append(entry)
