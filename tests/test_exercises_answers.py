@@ -10,6 +10,8 @@ from solution_files import load_answers
 
 from d2lmini.exercises import NOT_ANSWERED, clipping, number_verdict, perplexity, rnn_scratch, rounds_to
 
+pytestmark = pytest.mark.torch_dependent
+
 MODULES = {notebook.number: notebook.exercises for notebook in WITH_EXERCISES}
 
 

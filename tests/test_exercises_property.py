@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from d2lmini.exercises import Verdict
 
+pytestmark = pytest.mark.torch_dependent
+
 MODULES = tuple(notebook.exercises for notebook in WITH_EXERCISES)
 
 

@@ -34,6 +34,8 @@ from d2lmini.train import TrainConfig, TrainingDiverged, make_model, train
 from d2lmini.widgets.generate import generate_text, generation_html
 from d2lmini.widgets.lab import make_lab
 
+pytestmark = pytest.mark.torch_dependent
+
 NUMPY_TYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64, np.float16, np.float32, np.float64)
 
 

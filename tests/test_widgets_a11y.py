@@ -37,6 +37,8 @@ from d2lmini.widgets.one_hot import make_one_hot_panel  # noqa: E402
 from d2lmini.widgets.perplexity import make_confidence_panel  # noqa: E402
 from d2lmini.widgets.start import make_temperature_panel  # noqa: E402
 
+pytestmark = pytest.mark.torch_dependent
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = [notebook.path for notebook in COURSE]
 
