@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import d2lmini.lab as lab
-from d2lmini.corpus import DataUnavailableError, download_timemachine
+from d2lmini.download import DataUnavailableError, download_timemachine
 from d2lmini.lab import LabResult, LabSettings, run_lab
 from d2lmini.rnn import RNNScratch, predict
 from d2lmini.runs import RunLog
