@@ -28,6 +28,7 @@ TORCH_FREE = {
     "test_ngram": "the n-gram baselines, in numpy, against nltk",
     "test_notebook_storage": "reads the stored notebooks' JSON",
     "test_notebook_structure": "reads the stored notebooks' JSON",
+    "test_package_layout": "reads the package's imports and README's module table",
     "test_page_code": "compares the notebooks' page code with the package's source text",
     "test_plot": "matplotlib figures of given numbers",
     "test_prose_numbers": "reads the notebooks' prose",
