@@ -4,7 +4,7 @@ Adding a notebook is a row here plus the notebook (CONTRIBUTING.md, "Add a noteb
 the notebook's file stem, the `d2lmini.exercises` module that holds its self-checks (None for a
 notebook without question exercises), and the keyboard steps that drive its panels in the browser
 test (tests/browser/keyboard.py explains the steps; none for a notebook without a panel).
-`test_course.py` checks that the rows and the files in notebooks/ agree, so a notebook without a
+`test_navigation.py` checks that the rows and the files in notebooks/ agree, so a notebook without a
 row, or a row without a notebook, fails.
 """
 
