@@ -27,6 +27,8 @@ from d2lmini.exercises.capstone_pieces import PIECE_CHECKS, _clip_cases
 from d2lmini.exercises.capstone_run import SAMPLE_CHARS, SAMPLE_PREFIX, TRIGRAM, show_run
 from d2lmini.exercises.coding import NOT_ATTEMPTED
 
+pytestmark = pytest.mark.torch_dependent
+
 NAMES = (*PIECE_CHECKS, "train")
 SOLUTION_FILE = SOLUTIONS / "capstone.py"
 

@@ -12,6 +12,8 @@ from d2lmini.corpus import load_corpus
 from d2lmini.exercises import NOT_ANSWERED
 from d2lmini.exercises import perplexity as ex
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_sequence_perplexity_is_exp_of_the_cross_entropy(capsys):
     probs = torch.tensor(ex.SEQUENCE_PROBS)

@@ -25,6 +25,8 @@ from d2lmini.figures import (  # noqa: E402
 from d2lmini.plot import figure_png, png_size  # noqa: E402
 from d2lmini.widgets.one_hot import minibatch_positions  # noqa: E402
 
+pytestmark = pytest.mark.torch_dependent
+
 
 @pytest.mark.parametrize("num_steps", [1, 3, 5])
 def test_unrolled_rnn_has_every_node_and_three_arrows_per_step(ax, num_steps):

@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import grading_samples  # noqa: E402  (tools/ is not a package)
 
+pytestmark = pytest.mark.torch_dependent
+
 EXERCISES = manifest.load()
 
 

@@ -17,6 +17,8 @@ from d2lmini import interrupt, lab
 from d2lmini.interrupt import interruptible, interrupts_held, remember_main_loop
 from d2lmini.lab import LabSettings, run_lab
 
+pytestmark = pytest.mark.torch_dependent
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Interrupts a first lab run of a fresh interpreter at one moment, then runs the lab again in the

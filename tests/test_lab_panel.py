@@ -14,6 +14,8 @@ from d2lmini.lab import LabSettings
 from d2lmini.widgets.lab import PanelRun, make_lab
 from d2lmini.widgets.lab_views import overlay
 
+pytestmark = pytest.mark.torch_dependent
+
 SMALL = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=40, checkpoints=4)
 
 

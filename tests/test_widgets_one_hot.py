@@ -17,6 +17,8 @@ from d2lmini.widgets.one_hot import (  # noqa: E402
     transpose_batch,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 
 @pytest.fixture
 def small_vocab():

@@ -1,7 +1,8 @@
 """Self-checks for the exercises of notebook 07 (cross-entropy, bits per character, perplexity).
 
-Each `check_*` takes the student's answer, prints a verdict (with a hint when wrong)
-and returns a `Verdict`. The numbers of each question are module constants.
+Each `check_*` takes the student's answer and returns a `Verdict` (with a hint when wrong),
+which shows itself when a cell ends with the check; nothing is printed. The numbers of each
+question are module constants.
 """
 
 import math

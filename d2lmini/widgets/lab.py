@@ -16,7 +16,7 @@ from pathlib import Path
 
 import ipywidgets as widgets
 
-from d2lmini.corpus import DataUnavailableError, timemachine_is_cached
+from d2lmini.download import DataUnavailableError, timemachine_is_cached
 from d2lmini.interrupt import interruptible, remember_main_loop
 from d2lmini.lab import (
     DEFAULT_PREFIXES,
