@@ -16,6 +16,8 @@ from d2lmini.grading import manifest
 from d2lmini.grading.__main__ import main
 from d2lmini.grading.release import FACTS, RELEASED, draw, public_values, release, rewrite_text
 
+pytestmark = pytest.mark.torch_dependent
+
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = {e.id: e for e in manifest.load()}
 SEEDS = (1, 2, 3)

@@ -17,6 +17,8 @@ from d2lmini.widgets.lab import make_lab
 from d2lmini.widgets.preview import WIDGET_VIEW, PanelBox, preview_html
 from d2lmini.widgets.start import bars_alt, make_temperature_panel
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def displayed(widget) -> dict:
     """Return the mime bundle IPython's display() publishes for `widget` (ipywidgets 7 and 8 alike)."""
