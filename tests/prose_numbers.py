@@ -105,6 +105,21 @@ def load_allowed() -> dict[str, dict[str, str]]:
     return allowed
 
 
+def load_shown_elsewhere() -> dict[str, dict[str, str]]:
+    """Return {notebook: {number: other notebook}}: numbers the prose quotes from another notebook.
+
+    Each is checked against the stored outputs of the notebook it names (a cross-reference that
+    goes stale when that notebook's run changes fails, as a number of the notebook's own would).
+    """
+    with open(ALLOWED_FILE, "rb") as handle:
+        entries = tomllib.load(handle).get("shown_elsewhere", [])
+    quoted: dict[str, dict[str, str]] = {}
+    for entry in entries:
+        for number in entry["numbers"]:
+            quoted.setdefault(entry["notebook"], {})[number] = entry["shown_in"]
+    return quoted
+
+
 def unshown_numbers(path: Path) -> list[str]:
     """Return the numbers in `path`'s prose that no stored output of it shows, in order."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
