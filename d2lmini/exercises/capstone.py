@@ -24,10 +24,12 @@ could reach them. A verdict shows itself when a cell ends with the check (nothin
 """
 
 import math
+import time
+from dataclasses import replace
 
 from d2lmini.corpus import load_corpus
 from d2lmini.exercises import Verdict, capstone_loop, capstone_pieces
-from d2lmini.exercises.capstone_loop import Budget, loop_problem
+from d2lmini.exercises.capstone_loop import Budget, initial_params, loop_problem, reference_train
 from d2lmini.exercises.capstone_pieces import first_failing_piece
 from d2lmini.exercises.capstone_run import (
     CORPUS,
@@ -37,6 +39,7 @@ from d2lmini.exercises.capstone_run import (
     CapstoneVerdict,
     StudentCodeFailed,
     ladder_lines,
+    minibatches_per_pass,
     run_capstone,
 )
 from d2lmini.exercises.coding import NOT_ATTEMPTED
@@ -46,7 +49,7 @@ from d2lmini.ngram import kneser_ney_bits
 
 __all__ = ["Budget", "check_backward", "check_capstone", "check_clip", "check_forward",
            "check_loss_and_grad", "check_minibatches", "check_perplexity", "check_sgd", "check_train",
-           "trigram_perplexity"]
+           "estimated_seconds", "run_minibatches", "trigram_perplexity"]
 
 LOOP_SIGNATURE = "train(indices, params, budget)"
 
@@ -95,6 +98,34 @@ def trigram_perplexity() -> float:
     """The Kneser-Ney trigram's perplexity on the course corpus's validation text: the capstone's target."""
     train_text, valid_text = load_corpus(CORPUS).split_text()
     return perplexity_from_bits(kneser_ney_bits(train_text, valid_text, 3))
+
+
+def run_minibatches(budget: Budget | None = None) -> int:
+    """How many minibatches the run on the course corpus trains for with `budget` (default `Budget()`)."""
+    budget = budget or Budget()
+    train_indices, _ = load_corpus(CORPUS).split()
+    return budget.epochs * minibatches_per_pass(len(train_indices), budget)
+
+
+def estimated_seconds(budget: Budget | None = None, probe: int = 20) -> float:
+    """Seconds the run on the course corpus takes on this machine with the package's own pieces:
+    `probe` minibatches of the reference loop timed, scaled to `run_minibatches(budget)` (notebook 08).
+
+    A student's loop written like the pieces of the notebooks runs at a similar speed; scoring
+    and sampling after the training add a few seconds.
+    """
+    budget = budget or Budget()
+    if probe < 1:
+        raise ValueError(f"probe must be at least 1 minibatch, got {probe}")
+    corpus = load_corpus(CORPUS)
+    train_indices, _ = corpus.split()
+    sample = replace(budget, epochs=1)
+    indices = train_indices[: probe * budget.batch_size * budget.num_steps + 1]
+    params = initial_params(len(corpus.vocab), sample)
+    start = time.perf_counter()
+    reference_train(indices, params, sample)
+    seconds_each = (time.perf_counter() - start) / minibatches_per_pass(len(indices), sample)
+    return seconds_each * run_minibatches(budget)
 
 
 def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=None, clip=None, sgd=None,
