@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import copy
 import hashlib
+import inspect
 import itertools
 import math
 import numbers
@@ -288,7 +289,8 @@ def is_stub(fn: Callable) -> bool:
     code = getattr(fn, "__code__", None)
     if code is None:
         return False
-    arguments = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    varargs, varkw = bool(code.co_flags & inspect.CO_VARARGS), bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    arguments = code.co_argcount + code.co_kwonlyargcount + varargs + varkw
     constants_only = all(c is None or c is Ellipsis or isinstance(c, str) for c in code.co_consts)
     return not code.co_names and code.co_nlocals == arguments and constants_only
 
@@ -530,6 +532,7 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
 
     def problem_on(device: torch.device) -> str | None:
         return next((p for case in cases[device]
-                     if (p := run_case(fn, case, rules, rtol, atol, output, bans=bans, diagnose=diagnose))), None)
+                     if (p := run_case(fn, case, rules, rtol, atol, output, bans=bans,
+                                       diagnose=diagnose))), None)
 
     return check_on_devices(fn, problem_on, success, signature, output)
