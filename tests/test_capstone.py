@@ -740,3 +740,13 @@ def test_a_correct_float32_perplexity_with_torch_exp_passes():
 def test_every_perplexity_case_fits_in_float32():
     for case in capstone_pieces._perplexity_cases(torch.device("cpu")):
         assert case.reference(*case.args) < torch.finfo(torch.float32).max, case.label
+
+
+def test_a_wrong_verdict_carries_its_problem_and_the_capstone_names_it_without_parsing(pieces):
+    clip_always = solution_with("scale = min(1.0, theta / (norm + 1e-12))",
+                                "scale = theta / (norm + 1e-12)").clip
+    wrong = capstone.check_clip(clip_always)
+    assert wrong.problem and wrong.message == "Not yet. " + wrong.problem
+    problem, unattempted, _ = capstone_pieces.first_failing_piece({**pieces, "clip": clip_always})
+    assert not unattempted
+    assert problem == f"The first piece that is not right yet is clip, clip(grads, theta): {wrong.problem}"

@@ -151,21 +151,22 @@ def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=
             problem = f"The first piece that is not right yet is the loop, {LOOP_SIGNATURE}: {loop}"
             printed = _printed(output)
     if problem:
-        return CapstoneVerdict(False, "Not yet. " + problem, printed)
+        return CapstoneVerdict.not_yet(problem, printed)
     output = CappedText()
     try:
         run = run_capstone(forward, perplexity, train, budget or Budget(), output)
     except StudentCodeFailed as error:
-        return CapstoneVerdict(False, "Not yet. Every piece and the loop passed their checks, but in the run "
-                                      f"on the course corpus {error}", _printed(output))
-    return CapstoneVerdict(*_judge(run), _printed(output), run=run)
+        return CapstoneVerdict.not_yet("Every piece and the loop passed their checks, but in the run on "
+                                       f"the course corpus {error}", _printed(output))
+    return _judge(run, _printed(output))
 
 
 def _printed(output: CappedText) -> str:
     return output.shown() if output.kept else ""
 
 
-def _judge(run: CapstoneRun) -> tuple[bool, str]:
+def _judge(run: CapstoneRun, printed: str) -> CapstoneVerdict:
+    """The verdict on the run on the course corpus: right when below the trigram with clipping acting."""
     trigram = run.ladder[TRIGRAM]
     tail = run.losses[-20:] or [math.nan]
     first, last = (run.losses or [math.nan])[0], sum(tail) / len(tail)
@@ -178,9 +179,9 @@ def _judge(run: CapstoneRun) -> tuple[bool, str]:
              "The ladder (validation perplexity, the same text read the same way):\n"
              + "\n".join(ladder_lines(run)))
     if not run.perplexity < trigram:
-        return False, ("Not yet. Every piece and the loop passed their checks, but the model is not below "
-                       "the trigram. " + summary + shown)
+        return CapstoneVerdict.not_yet("Every piece and the loop passed their checks, but the model is not "
+                                       "below the trigram. " + summary + shown, printed, run=run)
     if run.clipped == 0:
-        return False, ("Not yet. The model beats the trigram, but clipping never acted in this run, so it "
-                       "was not tested: " + summary)
-    return True, "Correct! " + summary + shown
+        return CapstoneVerdict.not_yet("The model beats the trigram, but clipping never acted in this run, "
+                                       "so it was not tested: " + summary, printed, run=run)
+    return CapstoneVerdict(True, "Correct! " + summary + shown, printed, run=run)

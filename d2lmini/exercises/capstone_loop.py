@@ -193,12 +193,12 @@ def check_train(train) -> Verdict:
     if train is None:
         return Verdict(False, NOT_ATTEMPTED)
     if not callable(train):
-        return Verdict(False, f"Not yet. Pass your function itself, train(indices, params, budget), "
-                              f"not a {type(train).__name__}.")
+        return Verdict.not_yet(f"Pass your function itself, train(indices, params, budget), "
+                               f"not a {type(train).__name__}.")
     output = CappedText()
     problem = loop_problem(train, output)
     printed = output.shown() if output.kept else ""
     if problem is None:
         return Verdict(True, "Correct! Your loop follows the package's, minibatch by minibatch, in a run "
                              "where clipping acts.", printed)
-    return Verdict(False, problem if problem == NOT_ATTEMPTED else "Not yet. " + problem, printed)
+    return Verdict(False, problem, printed) if problem == NOT_ATTEMPTED else Verdict.not_yet(problem, printed)

@@ -55,10 +55,11 @@ RULES = {
 
 def _named_items(verdict: Verdict, part: str, names: tuple[str, ...]) -> Verdict:
     """The verdict with "the result, <part>,, item i," (how a nested result is worded) named names[i]."""
-    message = verdict.message
+    message, problem = verdict.message, verdict.problem
     for i, name in enumerate(names):
         message = message.replace(f"the result, {part},, item {i},", f"the result, {name},")
-    return replace(verdict, message=message)
+        problem = problem.replace(f"the result, {part},, item {i},", f"the result, {name},")
+    return replace(verdict, message=message, problem=problem)
 
 
 def _random_params(rand, vocab: int, hiddens: int) -> list[torch.Tensor]:
@@ -390,9 +391,7 @@ def first_failing_piece(pieces: dict[str, Callable]) -> tuple[str | None, bool, 
     unattempted = all(v.message == NOT_ATTEMPTED for _, _, v in verdicts)
     for name, signature, verdict in verdicts:
         if not verdict:
-            problem = verdict.message.removeprefix("Not yet. ")
-            if problem == NOT_ATTEMPTED:
-                problem = "it still returns None."
+            problem = "it still returns None." if verdict.message == NOT_ATTEMPTED else verdict.problem
             return (f"The first piece that is not right yet is {name}, {signature}: {problem}", unattempted,
                     verdict.printed)
     return None, unattempted, ""

@@ -509,7 +509,7 @@ def check_on_devices(fn, problem_on: Callable[[torch.device], str | None], succe
         return Verdict(True, "Correct! " + success, printed)
     if problem == NOT_ATTEMPTED:
         return Verdict(False, problem, printed)
-    return Verdict(False, "Not yet. " + problem, printed)
+    return Verdict.not_yet(problem, printed)
 
 
 def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], success: str,
