@@ -21,10 +21,12 @@ from IPython.lib.pretty import pretty
 from solution_files import SOLUTIONS, needs_solutions_beside_the_package
 
 import d2lmini.rnn
-from d2lmini.exercises import Verdict, capstone, capstone_loop, capstone_pieces
-from d2lmini.exercises.capstone_loop import LOOP_BUDGET, initial_params, loop_text, reference_train
-from d2lmini.exercises.capstone_pieces import PIECE_CHECKS, _clip_cases
-from d2lmini.exercises.capstone_run import SAMPLE_CHARS, SAMPLE_PREFIX, TRIGRAM, show_run
+from d2lmini.exercises import Verdict, capstone
+from d2lmini.exercises.capstone import loop as capstone_loop
+from d2lmini.exercises.capstone import pieces as capstone_pieces
+from d2lmini.exercises.capstone.loop import LOOP_BUDGET, initial_params, loop_text, reference_train
+from d2lmini.exercises.capstone.pieces import PIECE_CHECKS, _clip_cases
+from d2lmini.exercises.capstone.run import SAMPLE_CHARS, SAMPLE_PREFIX, TRIGRAM, show_run
 from d2lmini.exercises.coding import NOT_ATTEMPTED
 
 NAMES = (*PIECE_CHECKS, "train")
@@ -480,11 +482,11 @@ def train_by_a_copy(indices, params, budget):
 
 
 @pytest.mark.parametrize("name, wrong, words", [
-    ("forward", forward_by_a_copy, "a copy of d2lmini.exercises.capstone_pieces.reference_forward"),
+    ("forward", forward_by_a_copy, "a copy of d2lmini.exercises.capstone.pieces.reference_forward"),
     ("forward", forward_by_the_package, "d2lmini.rnn.rnn_forward, the package's own code"),
-    ("loss_and_grad", loss_by_the_reference, "d2lmini.exercises.capstone_pieces.reference_loss_and_grad"),
-    ("train", train_by_the_reference, "d2lmini.exercises.capstone_loop.reference_train"),
-    ("train", train_by_a_copy, "a copy of d2lmini.exercises.capstone_loop.reference_train"),
+    ("loss_and_grad", loss_by_the_reference, "d2lmini.exercises.capstone.pieces.reference_loss_and_grad"),
+    ("train", train_by_the_reference, "d2lmini.exercises.capstone.loop.reference_train"),
+    ("train", train_by_a_copy, "a copy of d2lmini.exercises.capstone.loop.reference_train"),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_the_package_is_refused_under_any_name(pieces, name, wrong, words):
     verdict = getattr(capstone, f"check_{name}")(wrong)

@@ -1,7 +1,7 @@
 """The pieces of notebook 08's capstone, each checked alone against the package's reference.
 
 The student writes seven pieces of a character RNN and then the loop that uses them
-(`d2lmini.exercises.capstone_loop`); `d2lmini.exercises.capstone` checks all of them and
+(`d2lmini.exercises.capstone.loop`); `d2lmini.exercises.capstone` checks all of them and
 the assembled run. Each `check_*` here runs one piece through `coding.check_function` on
 random inputs (more than three gradients for clipping, large logits for the loss and the
 perplexity, a d_final for backpropagation through time) and returns a `Verdict`. A `Case`

@@ -22,8 +22,8 @@ import torch
 
 from d2lmini.batching import sequential_batches
 from d2lmini.exercises import Verdict
-from d2lmini.exercises.capstone_convert import CONVERT, as_run
-from d2lmini.exercises.capstone_pieces import reference_backward, reference_forward, reference_loss_and_grad
+from d2lmini.exercises.capstone.convert import CONVERT, as_run
+from d2lmini.exercises.capstone.pieces import reference_backward, reference_forward, reference_loss_and_grad
 from d2lmini.exercises.clipping import reference_clip
 from d2lmini.exercises.coding import (
     NOT_ATTEMPTED,

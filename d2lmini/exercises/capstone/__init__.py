@@ -7,13 +7,13 @@ carries the state (detached) from one minibatch to the next. The harness supplie
 the data, a `Budget` and the checks:
 
 - each piece alone (`check_minibatches` ... `check_perplexity`, in
-  `d2lmini.exercises.capstone_pieces`), on random inputs against the package's references;
-- the loop (`check_train`, in `d2lmini.exercises.capstone_loop`), on a small random text
+  `d2lmini.exercises.capstone.pieces`), on random inputs against the package's references;
+- the loop (`check_train`, in `d2lmini.exercises.capstone.loop`), on a small random text
   against the same loop built from the package's pieces, in a run where clipping acts;
 - the assembled run (`check_capstone`): every piece and the loop in that order, naming the
   first that fails; then the student's loop trains on the course corpus and the model is
   scored on the validation text read as one stream with the student's forward and
-  perplexity (`d2lmini.exercises.capstone_run`). It passes when the model beats the
+  perplexity (`d2lmini.exercises.capstone.run`). It passes when the model beats the
   Kneser-Ney trigram in a run where clipping acted; the verdict shows the loss curve, a
   sample from the student's weights and the baseline ladder.
 
@@ -28,10 +28,12 @@ import time
 from dataclasses import replace
 
 from d2lmini.corpus import load_corpus
-from d2lmini.exercises import Verdict, capstone_loop, capstone_pieces
-from d2lmini.exercises.capstone_loop import Budget, initial_params, loop_problem, reference_train
-from d2lmini.exercises.capstone_pieces import first_failing_piece
-from d2lmini.exercises.capstone_run import (
+from d2lmini.exercises import Verdict
+from d2lmini.exercises.capstone import loop as loop_module
+from d2lmini.exercises.capstone import pieces as pieces_module
+from d2lmini.exercises.capstone.loop import Budget, initial_params, loop_problem, reference_train
+from d2lmini.exercises.capstone.pieces import first_failing_piece
+from d2lmini.exercises.capstone.run import (
     CORPUS,
     TEMPERATURE,
     TRIGRAM,
@@ -56,42 +58,42 @@ LOOP_SIGNATURE = "train(indices, params, budget)"
 
 def check_minibatches(minibatches) -> Verdict:
     """Capstone piece 1 (notebook 08): `minibatches(indices, batch_size, num_steps)`, sequential."""
-    return capstone_pieces.check_minibatches(minibatches)
+    return pieces_module.check_minibatches(minibatches)
 
 
 def check_forward(forward) -> Verdict:
     """Capstone piece 2 (notebook 08): `forward(X, state, params)` returns (outputs, hiddens)."""
-    return capstone_pieces.check_forward(forward)
+    return pieces_module.check_forward(forward)
 
 
 def check_loss_and_grad(loss_and_grad) -> Verdict:
     """Capstone piece 3 (notebook 08): `loss_and_grad(outputs, Y)`: the loss and its gradient."""
-    return capstone_pieces.check_loss_and_grad(loss_and_grad)
+    return pieces_module.check_loss_and_grad(loss_and_grad)
 
 
 def check_backward(backward) -> Verdict:
     """Capstone piece 4 (notebook 08): `backward(X, state, hiddens, d_outputs, d_final, params)`, BPTT."""
-    return capstone_pieces.check_backward(backward)
+    return pieces_module.check_backward(backward)
 
 
 def check_clip(clip) -> Verdict:
     """Capstone piece 5 (notebook 08): `clip(grads, theta)` returns (clipped gradients, joint norm before)."""
-    return capstone_pieces.check_clip(clip)
+    return pieces_module.check_clip(clip)
 
 
 def check_sgd(sgd) -> Verdict:
     """Capstone piece 6 (notebook 08): `sgd(params, grads, lr)` returns the updated parameters."""
-    return capstone_pieces.check_sgd(sgd)
+    return pieces_module.check_sgd(sgd)
 
 
 def check_perplexity(perplexity) -> Verdict:
     """Capstone piece 7 (notebook 08): `perplexity(logits, targets)` returns exp of the mean cross-entropy."""
-    return capstone_pieces.check_perplexity(perplexity)
+    return pieces_module.check_perplexity(perplexity)
 
 
 def check_train(train) -> Verdict:
     """The capstone's loop (notebook 08): `train(indices, params, budget)`, checked on a small random text."""
-    return capstone_loop.check_train(train)
+    return loop_module.check_train(train)
 
 
 def trigram_perplexity() -> float:
