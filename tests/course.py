@@ -24,6 +24,7 @@ class Notebook:
     stem: str  # "01_hidden_state": the file notebooks/<stem>.ipynb
     exercises: str | None = None  # "hidden_state": d2lmini.exercises.<exercises> holds its self-checks
     keyboard: tuple[tuple, ...] = ()  # (role, accessible name, keys[, announces]) for each control
+    optional: bool = False  # outside the core path (issue #36): stored executed, no exercises required
 
     @property
     def number(self) -> str:
@@ -74,6 +75,7 @@ COURSE: tuple[Notebook, ...] = (
         ("combobox", "model: the trained model", ["ArrowDown"]),
         ("slider", "position: the character whose prediction", ["ArrowLeft"]),
     )),
+    Notebook("05b_bptt_fast", optional=True),  # 05's "Making it fast", optional
     Notebook("06_gradient_clipping", "clipping", keyboard=(
         ("slider", "clipping θ: clipping threshold", ["ArrowLeft"]),
         ("slider", "learning rate of plain SGD", ["ArrowLeft"]),
@@ -91,7 +93,8 @@ COURSE: tuple[Notebook, ...] = (
 )
 
 MAP = COURSE[0]  # 00_start_here: the course map every notebook links back to
-CHAPTERS = COURSE[1:]  # the notebooks that teach, each ending with exercises
+CHAPTERS = tuple(n for n in COURSE[1:] if not n.optional)  # the core notebooks, each ending with exercises
+OPTIONAL = tuple(n for n in COURSE if n.optional)  # optional notebooks: executed and stored like the rest
 WITH_EXERCISES = tuple(notebook for notebook in COURSE if notebook.exercises)
 
 
