@@ -35,6 +35,7 @@ TORCH_FREE = {
     "test_prose_numbers": "reads the notebooks' prose",
     "test_runs": "the run store's bookkeeping over given results",
     "test_settings": "the settings' declarations and what is derived from them",
+    "test_study_time": "counts words and cells of the stored notebooks",
     "test_text": "tokenising and vocabularies, in pure Python",
     "test_verdicts": "verdicts over given perplexities",
     "test_versions": "reads pyproject.toml, the lock and the README",

@@ -10,6 +10,7 @@ from course import COURSE
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ORDER = [notebook.stem for notebook in COURSE]
+CORE = [notebook.stem for notebook in COURSE if not notebook.optional]  # what "Next" links walk through
 MAP = COURSE[0].stem
 LINK = re.compile(r"\]\(([^)\s]+\.ipynb)\)")
 
@@ -32,7 +33,12 @@ def test_the_course_table_names_every_notebook_once_in_file_name_order():
     assert len({notebook.number for notebook in COURSE}) == len(COURSE), "two notebooks share a number"
 
 
-@pytest.mark.parametrize("name, following", list(zip(ORDER, ORDER[1:], strict=False)))
+def next_core(name: str) -> str:
+    """The core notebook after `name` in course order: an optional notebook leads back to the core path."""
+    return next(stem for stem in ORDER[ORDER.index(name) + 1:] if stem in CORE)
+
+
+@pytest.mark.parametrize("name, following", [(name, next_core(name)) for name in ORDER[:-1]])
 def test_the_last_cell_links_to_the_next_notebook(name, following):
     cell = last_cell(name)
     line = "".join(cell["source"]).strip().splitlines()[-1]  # the notebook's last line
@@ -65,7 +71,7 @@ def test_each_row_names_the_checks_solutions_and_panel_keys_its_notebook_has(not
         assert re.search(rf"^(import|from) d2lmini\.exercises(\.{notebook.exercises}\b| import [\w, ]*\b"
                          rf"{notebook.exercises}\b)", code, re.M), \
             f"{notebook.stem} does not import the self-checks its row names ({notebook.exercises})"
-    if notebook is not COURSE[0]:
+    if notebook is not COURSE[0] and not notebook.optional:
         assert (NOTEBOOKS.parent / "solutions" / f"notebook_{notebook.number}.py").is_file(), \
             f"solutions/notebook_{notebook.number}.py: the instructors' answers and solutions"
     if "d2lmini.widgets" in code:
