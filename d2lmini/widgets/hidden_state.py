@@ -123,8 +123,8 @@ def view_alt(view: ExplorerView) -> str:
     flat = int(states.abs().argmax())
     step, unit = divmod(flat, states.shape[1])
     return (f"Heatmap of the hidden state: one row per character read ({states.shape[0]} rows, "
-            f"{html.escape(repr(view.prefix))}), one column per hidden unit ({states.shape[1]}), "
-            f"colour from -1 (blue) through 0 (white) to +1 (red). Values range from "
+            f"{view.prefix!r}), one column per hidden unit ({states.shape[1]}), "
+            f"colour from dark blue (-1) through grey (0) to light yellow (+1). Values range from "
             f"{float(states.min()):.2f} to {float(states.max()):.2f}; the largest in size is "
             f"{float(states[step, unit]):.2f}, unit {unit} at row {step + 1}.")
 
