@@ -101,20 +101,19 @@ def series_style(index: int) -> dict:
 
 
 def course_cycler():
-    """Return the property cycle of the course: colour, line style and marker change together."""
-    return cycler(color=list(SERIES_COLOURS), linestyle=list(LINE_STYLES), marker=list(MARKERS))
+    """Return the property cycle of the course: colour and line style change together.
 
-
-def style_axes(ax) -> None:
-    """Make the series drawn next on `ax` take the course's colours, line styles and markers."""
-    ax.set_prop_cycle(course_cycler())
+    No markers: a line of hundreds of points drawn without a format string would be a row of
+    them. Figures of a few points add `series_style(i)["marker"]`.
+    """
+    return cycler(color=list(SERIES_COLOURS), linestyle=list(LINE_STYLES))
 
 
 def course_rc() -> dict:
     """Return matplotlib settings for the course's figures (`plt.rcParams.update(course_rc())`).
 
     "C0", "C1", ... then name the course's colours, and lines drawn without a format string
-    differ in style and marker too; text is near-black.
+    differ in line style too; text is near-black.
     """
     return {"axes.prop_cycle": course_cycler(), "lines.markersize": 4,
             "text.color": TEXT_COLOUR, "axes.labelcolor": TEXT_COLOUR, "axes.edgecolor": TEXT_COLOUR,

@@ -258,7 +258,7 @@ def _perplexity():
 
 
 def _hidden_state():
-    states = torch.rand(5, 8, generator=torch.Generator().manual_seed(1)) * 1.8 - 0.9
+    states = torch.rand(5, 32, generator=torch.Generator().manual_seed(1)) * 1.8 - 0.9
     view = hidden_state.ExplorerView("the t", states, list("the t"), [("i", 0.4)])
     return hidden_state.view_figure(view), hidden_state.view_alt(view)
 
