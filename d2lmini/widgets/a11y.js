@@ -1,6 +1,7 @@
 // The browser side of d2lmini.widgets.a11y.Access (every notebook's panels): applies the panel's
 // marks (accessible names, image alts, live regions, expandable headers) to its views, keeps
-// keys inside the panel and gives the focus back to a control enabled again.
+// keys inside the panel, moves the focus to the Stop control while a run disables the focused
+// control, and gives the focus back to that control when it is enabled again.
 const HANDLE = '.noUi-handle, .ui-slider-handle';
 const FIELDS = 'select, input, textarea';
 const FOCUSABLE = 'button, select, input, textarea, [tabindex], [contenteditable]';
@@ -61,6 +62,16 @@ function expandable(el) {
   }
 }
 
+function stopControl(root, marks) {
+  for (const [cls, mark] of Object.entries(marks)) {
+    if (!mark.stop) continue;
+    const el = root.querySelector('.' + cls);
+    const button = el && (el.tagName === 'BUTTON' ? el : el.querySelector('button'));
+    if (button) return button;
+  }
+  return null;
+}
+
 function render({ model, el }) {
   el.style.display = 'none';
   let root = null, observer = null, scheduled = false, lost = null, last = null;
@@ -72,6 +83,12 @@ function render({ model, el }) {
     if (last && !lost && document.activeElement !== last.target
         && (!last.target.isConnected || last.target.disabled || last.target.closest('[disabled]'))) {
       lost = last;
+    }
+    // A run disabled the focused control: its Stop control takes the focus until the run ends.
+    const stop = stopControl(root, model.get('marks'));
+    if (lost && stop && !stop.disabled && document.activeElement !== stop) {
+      const active = document.activeElement;
+      if (!active || active === document.body || active.contains(root)) stop.focus();
     }
     if (lost) {
       let target = lost.target;

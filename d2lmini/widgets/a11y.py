@@ -12,7 +12,8 @@ panel, invisible) applies these to the panel's views in the browser:
   `aria-valuetext` = the value it shows;
 - an image gets `alt`; a live region `role="status" aria-live="polite"`;
 - keys pressed inside the panel stay in it (JupyterLab's notebook shortcuts ignore them);
-- a control disabled while the kernel works gets the focus back when it is enabled again.
+- a control disabled while the kernel works gets the focus back when it is enabled again; while it
+  is disabled, the panel's Stop control (`stopper`), enabled for the run, holds the focus.
 
 Names must contain the control's visible description (WCAG 2.5.3, label in name). Works with
 ipywidgets 7.7 (Colab) and 8.x, in JupyterLab, Colab and VS Code (anywidget).
@@ -96,6 +97,17 @@ class Access:
             raise ValueError("a figure's text alternative must not be empty")
         self.alts[image] = text
         self._mark(image, {"kind": "image", "text": text})
+
+    def stopper(self, button: widgets.Widget, text: str):
+        """Name `button` (`text`) as the panel's Stop control; return it.
+
+        While a run keeps the panel's controls disabled the panel enables `button`: the focus
+        that a disabled control lost moves to it (a keyboard user can stop the run at once,
+        and a screen reader announces it once), and goes back to that control after the run.
+        """
+        self.name(button, text)
+        self._mark(button, {"kind": "control", "text": text, "valuetext": "", "stop": True})
+        return button
 
     def expandable(self, accordion: widgets.Widget) -> None:
         """Let Tab reach the headers of `accordion` and Enter or Space open and close them."""

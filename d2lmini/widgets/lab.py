@@ -44,7 +44,7 @@ from d2lmini.sweep import (
     validate_sweep_time,
     value_text,
 )
-from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice
+from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice, stop_enabled
 from d2lmini.widgets.a11y import Access, name_setting
 from d2lmini.widgets.lab_views import (
     ERROR_COLOUR,
@@ -206,6 +206,12 @@ class LabPanel:
                                            layout=widgets.Layout(width="120px"))
         self.train_button.add_class("lab-train")
         self.train_button.on_click(lambda _: self.update())
+        # Enabled only while a run or sweep is in progress: then it is in the tab order and takes the
+        # focus from Train (widgets/a11y.js); clicking it stops the run after its minibatch.
+        self.stop_button = widgets.Button(description="Stop", icon="stop", disabled=True,
+                                          layout=widgets.Layout(width="120px"))
+        self.stop_button.add_class("lab-stop")
+        self.stop_button.on_click(lambda _: self.stop())
         self.clear_button = widgets.Button(description="Clear runs", layout=widgets.Layout(width="120px"))
         self.clear_button.add_class("lab-clear")
         self.clear_button.on_click(lambda _: self.clear())
@@ -246,7 +252,7 @@ class LabPanel:
         self.sweep_values.observe(lambda change: self.show_sweep_estimate(), names="value")
 
     def _layout(self) -> widgets.VBox:
-        buttons = widgets.HBox([self.train_button, self.clear_button, self.export_button])
+        buttons = widgets.HBox([self.train_button, self.stop_button, self.clear_button, self.export_button])
         controls = widgets.VBox([*self.controls.values(), buttons], layout=widgets.Layout(min_width="410px"))
         status = widgets.HBox([self.progress, self.progress_text])
         results = widgets.VBox([self.valid_ppl, status, self.plot])
@@ -275,6 +281,7 @@ class LabPanel:
                               (self.sweep_values, "values to try, separated by commas"),
                               (self.sweep_button, "Sweep: one run per value")):
             self.access.name(control, text)
+        self.access.stopper(self.stop_button, "Stop the run in progress, keeping what it trained")
         for region in (self.valid_ppl, self.message):
             self.access.announce(region)
 
@@ -324,7 +331,7 @@ class LabPanel:
         except (TypeError, ValueError, DataUnavailableError) as error:
             return self._refuse(LabResult(settings, error=str(error)))
         self.run = PanelRun(self, [plan])
-        with controls_disabled(self._all_controls()):
+        with controls_disabled(self._all_controls()), stop_enabled(self.stop_button):
             result = run_lab(plan, on_checkpoint=self.run.checkpoint, should_stop=self._stop_requested)
         self.run.run_done(result)
         if result.error is not None and not result.diverged and not result.history.step_loss:
@@ -334,6 +341,16 @@ class LabPanel:
         self.run.end(result)
         self._show(result, plan.data)
         return result
+
+    def stop(self) -> bool:
+        """Do what Stop does: ask the run or sweep in progress to stop after its minibatch.
+
+        Returns False when none is in progress. The run keeps what it trained, as after ■.
+        """
+        if self._stop is None or self.stop_button.disabled:
+            return False
+        self._stop.set()
+        return True
 
     def _stop_requested(self) -> bool:
         return self._stop is not None and self._stop.is_set()
@@ -487,7 +504,7 @@ class LabPanel:
             self._refuse(LabResult(self.base, error=str(error)))
             return None
         self.run = PanelRun(self, plans)
-        with controls_disabled(self._all_controls()):
+        with controls_disabled(self._all_controls()), stop_enabled(self.stop_button):
             sweep = run_sweep(settings, name, values, on_run=self._sweep_run_done, plans=plans,
                               on_checkpoint=self.run.checkpoint, should_stop=self._stop_requested)
         self.run.end(sweep.results[-1] if sweep.results else None)
