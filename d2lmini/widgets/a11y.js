@@ -7,6 +7,8 @@ const FIELDS = 'select, input, textarea';
 const FOCUSABLE = 'button, select, input, textarea, [tabindex], [contenteditable]';
 
 function apply(root, marks) {
+  // ipywidgets 8 writes a widget's unset tooltip as title="null", which a screen reader reads out.
+  for (const el of root.querySelectorAll('[title="null"]')) el.removeAttribute('title');
   for (const [cls, mark] of Object.entries(marks)) {
     for (const el of root.querySelectorAll('.' + cls)) {
       if (mark.kind === 'image') {
@@ -62,6 +64,33 @@ function expandable(el) {
   }
 }
 
+// Reflow (WCAG 1.4.10): on a screen 320 CSS px wide a panel is one column. Every widget may
+// shrink to the width it is given (a fixed `width` of its Layout becomes a most, not a least),
+// rows wrap instead of running off the side, and only figures and data tables scroll sideways.
+// Text spacing (1.4.12): labels wrap rather than being cut off when a reader spaces text out.
+const REFLOW_CSS = `
+.d2l-reflow .jupyter-widgets, .d2l-reflow .widget-inline-hbox, .d2l-reflow .widget-inline-vbox {
+  max-width: 100% !important; min-width: 0 !important; box-sizing: border-box; }
+.d2l-reflow .widget-hbox, .d2l-reflow .jupyter-widget-hbox { flex-wrap: wrap; }
+.d2l-reflow .widget-label, .d2l-reflow label, .d2l-reflow button {
+  white-space: normal !important; height: auto !important; min-height: var(--jp-widgets-inline-height, 28px);
+  overflow-wrap: anywhere; }
+.d2l-reflow img { max-width: 100% !important; height: auto !important; }
+.d2l-reflow table { display: block; max-width: 100%; overflow-x: auto; }
+@media (max-width: 640px) {
+  .d2l-reflow .widget-hbox > .widget-label:first-child, .d2l-reflow .widget-inline-hbox > .widget-label:first-child {
+    width: 100% !important; max-width: 100% !important; text-align: left; }
+  .d2l-reflow .widget-inline-hbox { flex-wrap: wrap; }
+}`;
+
+function addReflowStyle() {
+  if (document.getElementById('d2l-reflow-style')) return;
+  const style = document.createElement('style');
+  style.id = 'd2l-reflow-style';
+  style.textContent = REFLOW_CSS;
+  document.head.appendChild(style);
+}
+
 function stopControl(root, marks) {
   for (const [cls, mark] of Object.entries(marks)) {
     if (!mark.stop) continue;
@@ -79,6 +108,8 @@ function render({ model, el }) {
     scheduled = false;
     root = el.closest('.jp-OutputArea-output, .output_subarea, .output') || el.parentElement;
     if (!root) return;
+    addReflowStyle();
+    if (!root.classList.contains('d2l-reflow')) root.classList.add('d2l-reflow');
     apply(root, model.get('marks'));
     if (last && !lost && document.activeElement !== last.target
         && (!last.target.isConnected || last.target.disabled || last.target.closest('[disabled]'))) {
@@ -122,7 +153,7 @@ function render({ model, el }) {
     if (!observer) {
       observer = new MutationObserver(schedule);
       observer.observe(root, {subtree: true, childList: true, characterData: true, attributes: true,
-                              attributeFilter: ['disabled', 'class', 'src', 'aria-valuenow', 'style']});
+                              attributeFilter: ['disabled', 'class', 'src', 'aria-valuenow', 'style', 'title']});
     }
   };
   const schedule = () => { if (!scheduled) { scheduled = true; requestAnimationFrame(run); } };

@@ -64,7 +64,10 @@ from d2lmini.widgets.lab_views import (
 
 # The panel attributes of controls not named as their setting.
 RENAMED_CONTROLS = {"num_hiddens": "hidden_size", "lr": "learning_rate", "max_minibatches": "budget"}
-STOP_HINT = "■ (interrupt the kernel) stops it and keeps what was trained"
+STOP_HINT = "Stop (or ■, interrupt the kernel) stops it and keeps what was trained"
+# The perplexity in the panel's live region changes at most this often while a run trains, so a
+# screen reader announces progress every ten seconds, not at every redraw (WCAG 4.1.3).
+ANNOUNCE_EVERY_SECONDS = 10.0
 
 
 def _corpus_options(data_dir) -> list[tuple[str, str]]:
@@ -87,8 +90,9 @@ class PanelRun:
 
     Created when the run begins, from the runs' `LabPlan`s (whose estimates and baselines it
     shows): it shows the estimate, follows the training at every checkpoint (`checkpoint`: the
-    progress bar, and the chart at most every 0.3 s), counts the runs finished (`run_done`) and
-    shows how long it took (`end`). The last run's numbers and sample are hidden meanwhile
+    progress bar, the chart at most every 0.3 s, the perplexity read out at most every 10 s),
+    counts the runs finished (`run_done`) and shows how long it took (`end`). The last run's
+    numbers and sample are hidden meanwhile
     (they would read as the new run's) and `restore` puts them back for a run that never started.
     """
 
@@ -97,7 +101,7 @@ class PanelRun:
         self.expected = [plan.expected_seconds for plan in plans]
         self.finished: list[LabResult] = []
         self.live = LabResult(plans[0].settings)
-        self.started, self.last_draw = time.perf_counter(), 0.0
+        self.started, self.last_draw, self.last_announced = time.perf_counter(), 0.0, 0.0
         self.shown_before = (panel.numbers.value, panel.sample.value)
         panel.progress.value, panel.progress.bar_style = 0.0, ""
         runs = f"{len(plans)} runs" if len(plans) > 1 else f"run #{panel.runs.next_number}"
@@ -126,9 +130,11 @@ class PanelRun:
             shown = overlay(panel.runs, self.live)
             panel.plot.value = curves_png(shown, baselines)
             panel.access.describe(panel.plot, curves_alt(shown, baselines))
+            self.last_draw = time.perf_counter()
+        if time.perf_counter() - self.last_announced > ANNOUNCE_EVERY_SECONDS:
             panel.valid_ppl.value = (f"validation perplexity: <b>{history.valid_perplexity[-1]:.2f}</b> "
                                      "(a training-time estimate; training…)")
-            self.last_draw = time.perf_counter()
+            self.last_announced = time.perf_counter()
 
     def run_done(self, result: LabResult) -> None:
         """Count `result` as finished; the next run (of a sweep) starts its own curve."""
