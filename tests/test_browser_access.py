@@ -66,7 +66,15 @@ SIDEWAYS = """() => [...document.querySelectorAll('.perplexity-lab, .perplexity-
   .filter(e => e.offsetParent !== null && !e.closest('table, img, .widget-image'))
   .filter(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
   .filter(e => e.scrollWidth > e.clientWidth + 1)
-  .map(e => `${e.className || e.tagName}: ${e.scrollWidth} px in ${e.clientWidth} px`)"""
+  .map(e => {
+    const edge = e.getBoundingClientRect().right;
+    const wide = [...e.querySelectorAll('*')].filter(k => !k.parentElement.closest('table, img'))
+      .map(k => [k, k.getBoundingClientRect().right - edge]).filter(([k, over]) => over > 1)
+      .sort((a, b) => b[1] - a[1]).slice(0, 3)
+      .map(([k, over]) => `${k.tagName.toLowerCase()}.${[...k.classList].join('.')}`
+                          + ` ${Math.round(over)} px over`);
+    return `${e.className || e.tagName}: ${e.scrollWidth} px in ${e.clientWidth} px (${wide.join(', ')})`;
+  })"""
 
 CUT_LABELS = """() => [...document.querySelectorAll(
     '.perplexity-lab label, .perplexity-lab .widget-label, .perplexity-lab button')]
@@ -143,6 +151,11 @@ def test_the_lab_reflows_into_one_column_at_320_css_px():
         lab_only_notebook(Path(root) / "lab.ipynb")
         with notebook_page(Path(root), WIDE, ARTIFACTS / "access_reflow_failure.png") as (page, base, token):
             _open_lab(page, base, token)
+            # As notebook 00 tells students: close the left sidebar (its open tab, clicked again).
+            page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
+            page.wait_for_function("() => !document.querySelector('#jp-left-stack:not(.lm-mod-hidden)')"
+                                   " || document.querySelector('#jp-left-stack').offsetWidth === 0",
+                                   timeout=10_000)
             page.set_viewport_size(NARROW)
             page.wait_for_timeout(1_000)
             page.locator(".perplexity-lab").evaluate("e => e.scrollIntoView({block: 'start'})")

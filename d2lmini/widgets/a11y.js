@@ -77,10 +77,12 @@ const REFLOW_CSS = `
   overflow-wrap: anywhere; }
 .d2l-reflow img { max-width: 100% !important; height: auto !important; }
 .d2l-reflow table { display: block; max-width: 100%; overflow-x: auto; }
+.d2l-reflow .widget-html-content { min-width: 0; max-width: 100%; white-space: normal; overflow-wrap: anywhere; }
 @media (max-width: 640px) {
   .d2l-reflow .widget-hbox > .widget-label:first-child, .d2l-reflow .widget-inline-hbox > .widget-label:first-child {
     width: 100% !important; max-width: 100% !important; text-align: left; }
-  .d2l-reflow .widget-inline-hbox { flex-wrap: wrap; }
+  .d2l-reflow .widget-inline-hbox { flex-wrap: wrap; height: auto !important; }
+  .d2l-reflow .jupyter-widgets { margin-left: 0 !important; margin-right: 0 !important; }
 }`;
 
 function addReflowStyle() {
