@@ -104,14 +104,14 @@ def _over(colour, background) -> tuple:
     return tuple(top[:3] * top[3] + bottom[:3] * (1 - top[3]))
 
 
-def _background_at(ax, figure, x: float, y: float, skip=None) -> tuple:
+def _background_at(ax, figure, x: float, y: float) -> tuple:
     """Return the colour behind display point (x, y): the filled patches there over the axes and figure."""
     behind = _over(figure.get_facecolor(), "white")
     if ax is None:
         return behind
     behind = _over(ax.get_facecolor(), behind)
     # Arrows are thin strokes, never what text sits on.
-    patches = sorted((p for p in ax.patches if not isinstance(p, FancyArrowPatch) and p is not skip
+    patches = sorted((p for p in ax.patches if not isinstance(p, FancyArrowPatch)
                       and p.get_visible() and p.get_fill()
                       and _rgba(p.get_facecolor())[3] > 0), key=lambda p: p.get_zorder())
     for patch in patches:

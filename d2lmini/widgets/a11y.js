@@ -64,25 +64,29 @@ function expandable(el) {
   }
 }
 
-// Reflow (WCAG 1.4.10): on a screen 320 CSS px wide a panel is one column. Every widget may
-// shrink to the width it is given (a fixed `width` of its Layout becomes a most, not a least),
-// rows wrap instead of running off the side, and only figures and data tables scroll sideways.
-// Text spacing (1.4.12): labels wrap rather than being cut off when a reader spaces text out.
+// Reflow (WCAG 1.4.10): on a window 640 CSS px wide or less (320 px is 1280 px at 400 % zoom) a
+// panel is one column. Every widget may shrink to the width it is given (a fixed `width` of its
+// Layout becomes a most, not a least), rows wrap instead of running off the side, a control's
+// label goes above it, and only figures and data tables scroll sideways. Text spacing (1.4.12):
+// there, labels wrap rather than being cut off when a reader spaces text out. Wider windows keep
+// the panels' own layout.
 const REFLOW_CSS = `
-.d2l-reflow .jupyter-widgets, .d2l-reflow .widget-inline-hbox, .d2l-reflow .widget-inline-vbox {
-  max-width: 100% !important; min-width: 0 !important; box-sizing: border-box; }
-.d2l-reflow .widget-hbox, .d2l-reflow .jupyter-widget-hbox { flex-wrap: wrap; }
-.d2l-reflow .widget-label, .d2l-reflow label, .d2l-reflow button {
-  white-space: normal !important; height: auto !important; min-height: var(--jp-widgets-inline-height, 28px);
-  overflow-wrap: anywhere; }
-.d2l-reflow img { max-width: 100% !important; height: auto !important; }
-.d2l-reflow table { display: block; max-width: 100%; overflow-x: auto; }
-.d2l-reflow .widget-html-content { min-width: 0; max-width: 100%; white-space: normal; overflow-wrap: anywhere; }
 @media (max-width: 640px) {
-  .d2l-reflow .widget-hbox > .widget-label:first-child, .d2l-reflow .widget-inline-hbox > .widget-label:first-child {
-    width: 100% !important; max-width: 100% !important; text-align: left; }
+  .d2l-reflow .jupyter-widgets, .d2l-reflow .widget-inline-hbox, .d2l-reflow .widget-inline-vbox {
+    max-width: 100% !important; min-width: 0 !important; box-sizing: border-box;
+    margin-left: 0 !important; margin-right: 0 !important; }
+  .d2l-reflow .widget-hbox, .d2l-reflow .jupyter-widget-hbox { flex-wrap: wrap; }
   .d2l-reflow .widget-inline-hbox { flex-wrap: wrap; height: auto !important; }
-  .d2l-reflow .jupyter-widgets { margin-left: 0 !important; margin-right: 0 !important; }
+  .d2l-reflow .widget-hbox > .widget-label:first-child,
+  .d2l-reflow .widget-inline-hbox > .widget-label:first-child {
+    width: 100% !important; max-width: 100% !important; text-align: left; }
+  .d2l-reflow .widget-label, .d2l-reflow label, .d2l-reflow button {
+    white-space: normal !important; height: auto !important;
+    min-height: var(--jp-widgets-inline-height, 28px); overflow-wrap: anywhere; }
+  .d2l-reflow .widget-html-content {
+    min-width: 0; max-width: 100%; white-space: normal; overflow-wrap: anywhere; }
+  .d2l-reflow img { max-width: 100% !important; height: auto !important; }
+  .d2l-reflow table { display: block; max-width: 100%; overflow-x: auto; }
 }`;
 
 function addReflowStyle() {
