@@ -31,6 +31,7 @@ TORCH_FREE = {
     "test_notebook_structure": "reads the stored notebooks' JSON",
     "test_package_layout": "reads the package's imports and README's module table",
     "test_page_code": "compares the notebooks' page code with the package's source text",
+    "test_palette": "colour arithmetic (contrast, colour-vision simulation) and matplotlib figures",
     "test_plot": "matplotlib figures of given numbers",
     "test_prose_numbers": "reads the notebooks' prose",
     "test_runs": "the run store's bookkeeping over given results",

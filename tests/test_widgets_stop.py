@@ -17,6 +17,8 @@ from d2lmini.lab import LabSettings
 from d2lmini.widgets import stop_enabled
 from d2lmini.widgets.lab import make_lab
 
+pytestmark = pytest.mark.torch_dependent
+
 SMALL = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=3000, checkpoints=4)
 
 
