@@ -55,6 +55,18 @@ def test_installed_versions_are_this_environments_and_hold_every_package():
     assert len(versions) > 50
 
 
+class FakeDistribution:
+    def __init__(self, name, version):
+        self.metadata, self.version = {"Name": name}, version
+
+
+def test_the_version_held_is_the_one_imported_and_unreadable_installs_are_left_out(monkeypatch):
+    installed = [FakeDistribution("Torch", "2.5.1+cu121"), FakeDistribution("torch", "2.0.0"),
+                 FakeDistribution(None, "1.0"), FakeDistribution("oddball", "not a version")]
+    monkeypatch.setattr(importlib.metadata, "distributions", lambda: iter(installed))
+    assert cell_namespace()["installed_versions"]() == {"torch": "2.5.1+cu121"}
+
+
 class PipRecorder:
     """Stands in for subprocess.run: records each pip command and its constraints, and answers with
     the return codes given, in turn (stderr: a pip-like error line)."""

@@ -54,10 +54,10 @@ from packaging.version import InvalidVersion, Version
 def installed_versions():
     \"\"\"Every installed distribution's name and version (those pip can read).\"\"\"
     versions = {{}}
-    for dist in importlib.metadata.distributions():
+    for dist in importlib.metadata.distributions():  # in sys.path order: the one imported comes first
         try:
-            versions[dist.metadata["Name"]] = str(Version(dist.version))
-        except (InvalidVersion, TypeError):
+            versions.setdefault(canonicalize_name(dist.metadata["Name"]), str(Version(dist.version)))
+        except (InvalidVersion, TypeError, AttributeError):  # a broken install pip could not pin either
             pass
     return versions
 
