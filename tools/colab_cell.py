@@ -54,7 +54,7 @@ from packaging.version import InvalidVersion, Version
 def installed_versions():
     \"\"\"Every installed distribution's name and version (those pip can read).\"\"\"
     versions = {{}}
-    for dist in importlib.metadata.distributions():  # in sys.path order: the one imported comes first
+    for dist in importlib.metadata.distributions():  # in import order: the one imported comes first
         try:
             versions.setdefault(canonicalize_name(dist.metadata["Name"]), str(Version(dist.version)))
         except (InvalidVersion, TypeError, AttributeError):  # a broken install pip could not pin either
