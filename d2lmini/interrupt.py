@@ -13,13 +13,22 @@ only. Two things keep that from reaching a widget's callback:
 for the duration of a `with` block. In another thread it asks the main thread's event loop
 (remembered by `remember_main_loop`, called from a notebook cell) to install a SIGINT
 handler that sets the `StopRequest` the block receives; the work checks it after every
-minibatch (`should_stop`). Either way the previous handler is put back afterwards.
+minibatch (`should_stop`). Either way the previous handler is put back afterwards, and so is
+every other process-wide setting (`d2lmini.kernel_settings`): ■ landing inside a
+`torch.no_grad()` function would otherwise leave gradients off for the rest of the kernel.
+
+`interrupts_held()` holds ■ over work it must not cut in half (an import); `import_whole`
+imports modules that way.
 """
 
 import asyncio
 import contextlib
+import importlib
 import signal
 import threading
+import warnings
+
+from d2lmini.kernel_settings import describe, restore, snapshot
 
 _main_loop: asyncio.AbstractEventLoop | None = None
 # How long work in another thread waits for the main loop to install its SIGINT handler.
@@ -101,7 +110,25 @@ def interruptible():
     In the main thread SIGINT raises `KeyboardInterrupt` at once (and also sets the request);
     in another thread it sets the request, which the work checks (`should_stop=request.is_set`).
     """
-    request = StopRequest()
+    request, settings = StopRequest(), snapshot()
+    try:
+        with _stop_on_sigint(request):
+            yield request
+    finally:
+        with interrupts_held():  # a second ■ must not cut the putting back in half
+            _put_back(settings)
+
+
+def _put_back(settings) -> None:
+    """Put back the settings the block changed (the SIGINT handler is `_stop_on_sigint`'s) and say so."""
+    message = describe(restore(settings, ignore=("sigint",)), "The work that ■ could stop")
+    if message:
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+@contextlib.contextmanager
+def _stop_on_sigint(request: StopRequest):
+    """Make SIGINT set `request` inside the block (and raise KeyboardInterrupt in the main thread)."""
     if threading.current_thread() is threading.main_thread():
         remember_main_loop()
 
@@ -111,18 +138,18 @@ def interruptible():
 
         before = signal.signal(signal.SIGINT, stop_now)
         try:
-            yield request
+            yield
         finally:
             signal.signal(signal.SIGINT, _handler_or_default(before))
         return
     loop = _main_loop
     if loop is None or loop.is_closed():
-        yield request
+        yield
         return
     handler = _MainThreadHandler(loop, request.set)
     handler.install_and_wait()
     try:
-        yield request
+        yield
     finally:
         handler.remove()
 
@@ -147,3 +174,14 @@ def interrupts_held():
         signal.signal(signal.SIGINT, _handler_or_default(before))
         if arrived:
             signal.raise_signal(signal.SIGINT)
+
+
+def import_whole(*names: str) -> None:
+    """Import the modules `names` with ■ held until all are imported (then it is delivered).
+
+    The first optimizer of a process imports torch._dynamo and sympy, the first plot
+    matplotlib.pyplot: imported whole here, no later cell imports them half.
+    """
+    with interrupts_held():
+        for name in names:
+            importlib.import_module(name)

@@ -26,15 +26,16 @@ from d2lmini.corpus import (
 )
 from d2lmini.cost import MachineSpeed, RunCost, estimate_cost
 from d2lmini.device import try_gpu
+from d2lmini.divergence import TrainingDiverged, divergence_limit
+from d2lmini.interrupt import interrupts_held
+from d2lmini.kernel_settings import describe, restore, snapshot
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
 from d2lmini.rnn import predict, validate_prefix
 from d2lmini.settings import CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
 from d2lmini.train import (
     History,
     TrainConfig,
-    TrainingDiverged,
     TrainingRun,
-    divergence_limit,
     make_model,
     run_training,
 )
@@ -381,6 +382,18 @@ def run_lab(settings: "LabSettings | LabPlan", on_checkpoint=None, should_stop=N
     only a finished run's numbers are measurements. An interrupt during the sample keeps the
     finished training's perplexities (`interrupted` is True, `sample` None).
     """
+    kernel = snapshot()
+    try:
+        return _run_lab(settings, on_checkpoint, should_stop)
+    finally:
+        with interrupts_held():  # a second ■ must not cut the putting back in half
+            changes = restore(kernel, ignore=("sigint",))
+        message = describe(changes, "The lab run (or an interrupt in it)")
+        if message:
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _run_lab(settings: "LabSettings | LabPlan", on_checkpoint, should_stop) -> LabResult:
     start = time.perf_counter()
     result = LabResult(settings.settings if isinstance(settings, LabPlan) else settings)
     try:

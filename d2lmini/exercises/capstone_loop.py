@@ -27,7 +27,7 @@ from d2lmini.exercises.capstone_pieces import reference_backward, reference_forw
 from d2lmini.exercises.clipping import reference_clip
 from d2lmini.exercises.coding import NOT_ATTEMPTED, Case, expected_of, first_difference, outcome_problem, seal
 from d2lmini.exercises.guard import CappedText, run_guarded
-from d2lmini.exercises.refusals import CROSS_ENTROPY, RNN
+from d2lmini.exercises.guard.refusals import CROSS_ENTROPY, RNN
 
 
 @dataclass(frozen=True)
