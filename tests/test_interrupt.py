@@ -43,7 +43,8 @@ FRESH_RUN = textwrap.dedent("""
         "adam = torch.optim.Adam(params, lr=0.1)\\nsgd = torch.optim.SGD(params, lr=0.1)",
         "first = run_lab(LabSettings(max_minibatches=8, checkpoints=2, num_chars=10, num_hiddens=16))",
         "from d2lmini.interrupt import interruptible\\nfrom d2lmini.train import TrainConfig, "
-        "evaluate_perplexity, make_model, train\\nmodel = make_model('scratch', 30, TrainConfig(num_hiddens=8))\\n"
+        "evaluate_perplexity, make_model, train\\n"
+        "model = make_model('scratch', 30, TrainConfig(num_hiddens=8))\\n"
         "text = torch.randint(0, 30, (400,))\\nwith interruptible():\\n"
         "    for _ in range(100):\\n        evaluate_perplexity(model, text, num_steps=7)",
         "history = train(model, text, text, TrainConfig(num_hiddens=8, batch_size=4, num_steps=5, "
@@ -120,7 +121,8 @@ def test_an_interrupt_while_the_first_optimizer_is_made_never_escapes_train(monk
     monkeypatch.setitem(training.OPTIMIZERS, "sgd", ("SGD", InterruptedWhileMade))
     model = training.make_model("scratch", 20, training.TrainConfig(num_hiddens=8))
     text = torch.randint(0, 20, (300,), generator=torch.Generator().manual_seed(0))
-    config = training.TrainConfig(num_hiddens=8, batch_size=4, num_steps=5, max_minibatches=5, num_epochs=None,
+    config = training.TrainConfig(num_hiddens=8, batch_size=4, num_steps=5, max_minibatches=5,
+                                  num_epochs=None,
                                   optimizer="sgd")
     with pytest.warns(RuntimeWarning, match="stopped by an interrupt"):
         history = training.train(model, text, text, config)

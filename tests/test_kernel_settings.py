@@ -134,7 +134,8 @@ def test_a_student_who_sets_the_meta_device_leaves_later_checks_working():
     assert not hidden_state.check_rnn_step(changing(set_meta_device))
     assert torch.ones(1).device.type == "cpu"
     verdict = capstone.check_train(lambda *args: None)  # a full loop check runs on the CPU again
-    assert not verdict and "Traceback" not in verdict.message and "meta" not in verdict.message, verdict.message
+    message = verdict.message
+    assert not verdict and "Traceback" not in message and "meta" not in message, message
 
 
 def replace_sigint_handler():
@@ -159,7 +160,8 @@ def test_a_process_the_function_starts_is_ended_and_named():
     assert "time.sleep(60)" in name and not outcome.processes_unknown
     assert children.descendants() == set()
     verdict = hidden_state.check_rnn_step(changing(start_a_process))
-    assert not verdict and "now ended" in verdict.message and "time.sleep(60)" in verdict.message, verdict.message
+    message = verdict.message
+    assert not verdict and "now ended" in message and "time.sleep(60)" in message, message
 
 
 def test_processes_that_were_there_before_are_spared():
