@@ -50,7 +50,8 @@ def test_any_num_steps_gives_a_perplexity_or_a_message_naming_it(num_steps):
 
 
 def test_estimate_perplexity_takes_none_as_its_setting_documents():
-    assert estimate_perplexity(MODEL, TEXT, batch_size=None, num_steps=None) == estimate_perplexity(MODEL, TEXT)
+    default = estimate_perplexity(MODEL, TEXT)
+    assert estimate_perplexity(MODEL, TEXT, batch_size=None, num_steps=None) == default
 
 
 @pytest.mark.parametrize("field, value", [("lr", math.nan), ("batch_size", 0), ("epochs", 0),
