@@ -22,14 +22,13 @@ import torch
 class KernelSettings:
     """torch's and the interpreter's process-wide settings at one moment (see `snapshot`).
 
-    `device` is None where torch cannot say (before 2.3, without `torch.get_default_device`);
     `anomaly` and `deterministic` are (enabled, its option) pairs; `sigint` is the handler.
     """
 
     inference: bool
     grad: bool
     dtype: torch.dtype
-    device: torch.device | None
+    device: torch.device
     deterministic: tuple[bool, bool]
     threads: int
     interop_threads: int
@@ -37,9 +36,9 @@ class KernelSettings:
     sigint: object
 
 
-def _default_device() -> torch.device | None:
-    reader = getattr(torch, "get_default_device", None)
-    return reader() if reader is not None else None
+def _default_device() -> torch.device:
+    reader = getattr(torch, "get_default_device", None)  # not in every torch this package supports
+    return reader() if reader is not None else torch.empty(()).device
 
 
 def _anomaly() -> tuple[bool, bool]:
@@ -101,9 +100,9 @@ def _put_inference(enabled: bool) -> None:
     _INFERENCE_OFF.append(guard)
 
 
-def _put_device(device: torch.device | None) -> None:
+def _put_device(device: torch.device) -> None:
     # None removes the default device (no torch function pays for a device mode), as for the CPU.
-    torch.set_default_device(None if device is None or device.type == "cpu" else device)
+    torch.set_default_device(None if device.type == "cpu" else device)
 
 
 def _put_interop_threads(count: int) -> None:
