@@ -17,17 +17,16 @@ minibatch (`should_stop`). Either way the previous handler is put back afterward
 every other process-wide setting (`d2lmini.kernel_settings`): ■ landing inside a
 `torch.no_grad()` function would otherwise leave gradients off for the rest of the kernel.
 
-`interrupts_held()` holds ■ over work it must not cut in half (an import); `import_whole`
-imports modules that way.
+`interrupts_held()` (`d2lmini.held`) holds ■ over work it must not cut in half.
 """
 
 import asyncio
 import contextlib
-import importlib
 import signal
 import threading
 import warnings
 
+from d2lmini.held import handler_or_default, interrupts_held
 from d2lmini.kernel_settings import describe, restore, snapshot
 
 _main_loop: asyncio.AbstractEventLoop | None = None
@@ -67,11 +66,6 @@ def remember_main_loop(loop: asyncio.AbstractEventLoop | None = None) -> None:
     _main_loop = loop
 
 
-def _handler_or_default(handler):
-    """Return `handler`, or Python's own SIGINT handler when it was not set from Python (None)."""
-    return signal.default_int_handler if handler is None else handler
-
-
 class _MainThreadHandler:
     """A SIGINT handler installed from another thread through the main loop, and taken away the same way.
 
@@ -90,7 +84,7 @@ class _MainThreadHandler:
 
     def _remove(self) -> None:
         if self.installed.is_set() and signal.getsignal(signal.SIGINT) is self.handler:
-            signal.signal(signal.SIGINT, _handler_or_default(self.previous))
+            signal.signal(signal.SIGINT, handler_or_default(self.previous))
 
     def install_and_wait(self) -> bool:
         """Ask the main loop to install the handler; return True if it did within `INSTALL_WAIT_SECONDS`."""
@@ -140,7 +134,7 @@ def _stop_on_sigint(request: StopRequest):
         try:
             yield
         finally:
-            signal.signal(signal.SIGINT, _handler_or_default(before))
+            signal.signal(signal.SIGINT, handler_or_default(before))
         return
     loop = _main_loop
     if loop is None or loop.is_closed():
@@ -153,35 +147,3 @@ def _stop_on_sigint(request: StopRequest):
     finally:
         handler.remove()
 
-
-@contextlib.contextmanager
-def interrupts_held():
-    """Hold ■ (SIGINT, Ctrl-C) until the block ends, then deliver it as if it arrived then.
-
-    For work an interrupt must not cut in half: Python imports modules lazily, and a
-    `KeyboardInterrupt` in the middle of an import (the first optimizer of a process imports
-    `torch._dynamo` and sympy) leaves packages half-imported for the rest of the process.
-    Outside the main thread it does nothing: no signal reaches another thread.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    arrived = []
-    before = signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, _handler_or_default(before))
-        if arrived:
-            signal.raise_signal(signal.SIGINT)
-
-
-def import_whole(*names: str) -> None:
-    """Import the modules `names` with ■ held until all are imported (then it is delivered).
-
-    The first optimizer of a process imports torch._dynamo and sympy, the first plot
-    matplotlib.pyplot: imported whole here, no later cell imports them half.
-    """
-    with interrupts_held():
-        for name in names:
-            importlib.import_module(name)

@@ -27,7 +27,7 @@ from d2lmini.corpus import (
 from d2lmini.cost import MachineSpeed, RunCost, estimate_cost
 from d2lmini.device import try_gpu
 from d2lmini.divergence import TrainingDiverged, divergence_limit
-from d2lmini.interrupt import interrupts_held
+from d2lmini.held import interrupts_held
 from d2lmini.kernel_settings import describe, restore, snapshot
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
 from d2lmini.rnn import predict, validate_prefix

@@ -24,7 +24,7 @@ from d2lmini.divergence import (
     safe_exp,
     validate_final_model,
 )
-from d2lmini.interrupt import interrupts_held
+from d2lmini.held import interrupts_held
 from d2lmini.kernel_settings import describe, restore, snapshot
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
 from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, validate_settings, validate_value

@@ -179,3 +179,16 @@ def test_the_settings_record_is_small_and_frozen():
     with pytest.raises(AttributeError):
         record.grad = False
     assert isinstance(record.sigint, types.BuiltinFunctionType | types.FunctionType | int | signal.Handlers)
+
+
+def test_the_guard_never_says_put_back_for_what_it_could_not():
+    held = torch.device("meta")  # a `with torch.device(...)` block entered and never left
+    try:
+        outcome = run_guarded(held.__enter__, ())
+        left_on_meta = torch.empty(()).device.type == "meta"
+    finally:
+        held.__exit__(None, None, None)
+    assert left_on_meta and [(c.setting, c.put_back) for c in outcome.changed] == [("device", False)]
+    message = kernel_settings.describe(outcome.changed)
+    assert "set the default device to meta" in message and "could not be put back" in message, message
+    assert "put back." not in message, message
