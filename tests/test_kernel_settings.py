@@ -1,10 +1,12 @@
 """Process-wide settings are recorded and put back (`d2lmini.kernel_settings`), and the self-check's
 guard names each one a student's function changed, never claiming what it could not put back."""
 
+import os
 import signal
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 import torch
@@ -192,3 +194,20 @@ def test_the_guard_never_says_put_back_for_what_it_could_not():
     message = kernel_settings.describe(outcome.changed)
     assert "set the default device to meta" in message and "could not be put back" in message, message
     assert "put back." not in message, message
+
+
+def test_the_fixture_fails_a_test_that_leaves_a_setting_changed(tmp_path):
+    conftest = Path(__file__).with_name("conftest.py")
+    (tmp_path / "conftest.py").write_text(conftest.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "test_leaky.py").write_text(
+        "import torch\n\n"
+        "def test_leaves_gradients_off():\n    torch.set_grad_enabled(False)\n\n"
+        "def test_after_it():\n    assert torch.is_grad_enabled()\n", encoding="utf-8")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+               str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(conftest.parents[1])})
+    out = done.stdout + done.stderr
+    # the leaky test errs at its teardown, naming the setting; the next one finds gradients on again
+    assert done.returncode == 1 and "2 passed, 1 error" in out, out
+    assert "test_leaves_gradients_off" in out and "it switched gradients off" in out and "was put back" in out
