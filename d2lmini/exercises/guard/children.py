@@ -32,7 +32,43 @@ def _proc_table() -> dict[int, tuple[int, str]]:
     return table
 
 
+def _children_files(pid: int) -> list[Path] | None:
+    """/proc/PID/task/*/children (each thread's children), or None where the kernel does not offer them."""
+    files = list((PROC / str(pid) / "task").glob("*/children"))
+    return files or None
+
+
+def _descendants_from_children_files() -> set[int] | None:
+    """The fast way: read only this process's (and its descendants') children lists."""
+    if _children_files(os.getpid()) is None:
+        return None
+    found, frontier = set(), [os.getpid()]
+    while frontier:
+        pid = frontier.pop()
+        for path in _children_files(pid) or ():
+            try:
+                text = path.read_text()
+            except OSError:  # the process ended while we looked
+                continue
+            for child in map(int, text.split()):
+                if child not in found:
+                    found.add(child)
+                    frontier.append(child)
+    return {pid for pid in found if _state(pid) not in ("Z", None)}
+
+
+def _state(pid: int) -> str | None:
+    try:
+        stat = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2:].split()[0]
+
+
 def _descendants_from_proc() -> set[int]:
+    fast = _descendants_from_children_files()
+    if fast is not None:
+        return fast
     table, found, frontier = _proc_table(), set(), {os.getpid()}
     while frontier:
         frontier = {pid for pid, (parent, state) in table.items()
@@ -72,8 +108,7 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except (ProcessLookupError, PermissionError):
         return False
-    table = _proc_table() if PROC.is_dir() else {}
-    return table.get(pid, (0, "R"))[1] != "Z"
+    return _state(pid) != "Z"  # a zombie has ended (None: no /proc to tell, so alive)
 
 
 def _signal(pids: set[int], signum: int) -> None:
