@@ -18,24 +18,26 @@ def handler_or_default(handler):
     return signal.default_int_handler if handler is None else handler
 
 @contextlib.contextmanager
-def interrupts_held():
+def interrupts_held(deliver: bool = True):
     """Hold ■ (SIGINT, Ctrl-C) until the block ends, then deliver it as if it arrived then.
 
     For work an interrupt must not cut in half: Python imports modules lazily, and a
     `KeyboardInterrupt` in the middle of an import (the first optimizer of a process imports
     `torch._dynamo` and sympy) leaves packages half-imported for the rest of the process.
+    Yields a list that holds the signal once one arrived; with `deliver=False` it is only
+    recorded there (for work that has finished and must return what it did).
     Outside the main thread it does nothing: no signal reaches another thread.
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     arrived = []
+    if threading.current_thread() is not threading.main_thread():
+        yield arrived
+        return
     before = signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
     try:
-        yield
+        yield arrived
     finally:
         signal.signal(signal.SIGINT, handler_or_default(before))
-        if arrived:
+        if arrived and deliver:
             signal.raise_signal(signal.SIGINT)
 
 

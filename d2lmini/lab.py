@@ -386,11 +386,13 @@ def run_lab(settings: "LabSettings | LabPlan", on_checkpoint=None, should_stop=N
     try:
         return _run_lab(settings, on_checkpoint, should_stop)
     finally:
-        with interrupts_held():  # a second ■ must not cut the putting back in half
+        # ■ must neither cut the putting back in half nor, the run being over, lose its result
+        with interrupts_held(deliver=False) as arrived:
             changes = restore(kernel, ignore=("sigint",))
-        message = describe(changes, "The lab run (or an interrupt in it)")
+        message = describe(changes, "The lab run (or an interrupt in it)") + (
+            " ■ arrived as the run ended: nothing was stopped." if arrived else "")
         if message:
-            warnings.warn(message, RuntimeWarning, stacklevel=3)
+            warnings.warn(message.strip(), RuntimeWarning, stacklevel=3)
 
 
 def _run_lab(settings: "LabSettings | LabPlan", on_checkpoint, should_stop) -> LabResult:

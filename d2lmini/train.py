@@ -599,11 +599,13 @@ def run_training(run: TrainingRun) -> History:
     try:
         return _run_and_judge(run)
     finally:
-        with interrupts_held():  # a second ■ must not cut the putting back in half
+        # ■ must neither cut the putting back in half nor, the run being over, lose its history
+        with interrupts_held(deliver=False) as arrived:
             changes = restore(settings, ignore=("sigint",))
-        message = describe(changes, "Training (its callback, or an interrupt)")
+        message = describe(changes, "Training (its callback, or an interrupt)") + (
+            " ■ arrived as the run ended, after its last minibatch: nothing was stopped." if arrived else "")
         if message:
-            warnings.warn(message, RuntimeWarning, stacklevel=3)
+            warnings.warn(message.strip(), RuntimeWarning, stacklevel=3)
 
 
 def _run_and_judge(run: TrainingRun) -> History:

@@ -132,6 +132,24 @@ def test_an_interrupt_while_the_first_optimizer_is_made_never_escapes_train(monk
     assert history.interrupted and history.step_loss == []
 
 
+def test_an_interrupt_as_train_puts_the_settings_back_keeps_the_finished_history(monkeypatch):
+    from d2lmini import train as training
+    put_back = training.restore
+
+    def interrupted_while_putting_back(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        return put_back(*args, **kwargs)
+
+    monkeypatch.setattr(training, "restore", interrupted_while_putting_back)
+    model = training.make_model("scratch", 20, training.TrainConfig(num_hiddens=8))
+    text = torch.randint(0, 20, (300,), generator=torch.Generator().manual_seed(0))
+    config = training.TrainConfig(num_hiddens=8, batch_size=4, num_steps=5, max_minibatches=5,
+                                  num_epochs=None)
+    with pytest.warns(RuntimeWarning, match="nothing was stopped"):
+        history = training.train(model, text, text, config)
+    assert len(history.step_loss) == 5 and not history.interrupted and history.valid_perplexity
+
+
 def test_an_interrupt_inside_no_grad_under_interruptible_leaves_gradients_on():
     # ■ between torch.no_grad()'s start and its end leaves gradients off; interruptible puts them back
     with pytest.warns(RuntimeWarning, match="switched gradients off"), pytest.raises(KeyboardInterrupt):
