@@ -18,15 +18,11 @@ from pathlib import Path
 import torch
 
 from d2lmini.batching import validate_fits
-from d2lmini.corpus import (
-    TIMEMACHINE_URL,
-    Corpus,
-    DataUnavailableError,
-    load_corpus,
-)
+from d2lmini.corpus import Corpus, load_corpus
 from d2lmini.cost import MachineSpeed, RunCost, estimate_cost
 from d2lmini.device import try_gpu
 from d2lmini.divergence import TrainingDiverged, divergence_limit
+from d2lmini.download import TIMEMACHINE_URL, DataUnavailableError
 from d2lmini.held import interrupts_held
 from d2lmini.kernel_settings import describe, restore, snapshot
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
@@ -71,7 +67,7 @@ class LabSettings(TrainConfig):
     last are an estimate from 32 cold-started streams (`eval_batch_size`), the last, the run's
     reported number, is read as one stream as the baselines read it. `max_seconds` is only a safety
     stop. Lab only: the corpus, the prefix, temperature and length of the sample; where
-    The Time Machine is cached (`data_dir`, None: `d2lmini.corpus.default_cache_dir()`) and
+    The Time Machine is cached (`data_dir`, None: `d2lmini.download.default_cache_dir()`) and
     fetched from; the device (None: `try_gpu()`), and `num_threads`, how many CPU threads
     torch may use while the lab trains (restored afterwards; why 1: README, "Why these
     defaults"; None leaves the user's setting alone). What each field

@@ -19,6 +19,8 @@ from d2lmini.held import interrupts_held
 from d2lmini.interrupt import interruptible, remember_main_loop
 from d2lmini.lab import LabSettings, run_lab
 
+pytestmark = pytest.mark.torch_dependent
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Runs the course's first imports and long cells in a fresh interpreter, as a kernel runs cells (an

@@ -14,6 +14,8 @@ from d2lmini.lab import LabSettings
 from d2lmini.widgets.lab import PanelRun, make_lab
 from d2lmini.widgets.lab_views import overlay
 
+pytestmark = pytest.mark.torch_dependent
+
 SMALL = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=40, checkpoints=4)
 
 
@@ -30,8 +32,8 @@ def test_two_runs_with_different_settings_are_two_rows_and_two_curves(panel):
     table = panel.runs_table.value
     assert table.count("class='lab-run'") == 2
     assert f"{first.valid_perplexity:.2f}" in table and f"{second.valid_perplexity:.2f}" in table
-    assert "background:#fff3b0'>hidden 32<" in table  # what changed from the run before
-    assert "background:#fff3b0'>hidden 16<" not in table
+    assert "background:#fff3b0'>✱&nbsp;hidden 32<" in table  # what changed, marked by a symbol too
+    assert "✱&nbsp;hidden 16<" not in table
     assert [label for label, _ in overlay(panel.runs)] == ["#1: hidden 16", "#2: hidden 32"]
     assert "took" in panel.progress_text.value and "estimated" in panel.progress_text.value
 

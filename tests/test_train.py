@@ -20,6 +20,8 @@ from d2lmini.train import (
     train,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_a_uniform_model_has_perplexity_equal_to_the_vocabulary_size(bundled):
     model = RNNScratch(len(bundled.vocab), 8)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from d2lmini.corpus import corpus_from_text  # noqa: E402
 from d2lmini.exercises import capstone  # noqa: E402
-from d2lmini.exercises.capstone_loop import Budget  # noqa: E402
+from d2lmini.exercises.capstone.loop import Budget  # noqa: E402
 from d2lmini.train import TrainConfig, estimate_perplexity, evaluate_perplexity, make_model  # noqa: E402
 from d2lmini.widgets.memory import memory_view  # noqa: E402
 

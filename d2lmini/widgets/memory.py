@@ -18,10 +18,12 @@ import torch
 import torch.nn.functional as F
 
 from d2lmini.bptt import PARAM_NAMES, hidden_states
+from d2lmini.palette import HIGHLIGHT_COLOUR
 from d2lmini.plot import figure_png, show_png
 from d2lmini.settings import Setting, validate_value
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 
 def model_parameters(model) -> dict[str, torch.Tensor]:
@@ -150,19 +152,21 @@ def draw_memory(ax, view: MemoryView) -> None:
     colours = plt.get_cmap("viridis")([h / top for h in heights])
     ax.bar(xs, heights, color=colours, width=0.85)
     ax.bar([-view.peak_lag], [view.influence[view.peak_lag - 1]], width=0.85, fill=False,
-           edgecolor="C3", linewidth=2, label=f"strongest: {view.peak_lag} back")
+           edgecolor=HIGHLIGHT_COLOUR, linewidth=2, label=f"strongest: {view.peak_lag} back")
     for x, char in zip(xs, view.context, strict=True):
         ax.text(x, -0.06 * top, char.replace(" ", "␣"), ha="center", va="top", fontsize=11,
                 family="monospace")
     ax.text(0, -0.06 * top, view.target.replace(" ", "␣"), ha="center", va="top", fontsize=11,
-            family="monospace", color="C3", fontweight="bold")
+            family="monospace", color=HIGHLIGHT_COLOUR, fontweight="bold")
     ax.set_xlim(-lags - 0.6, 0.6)
     ax.set_ylim(-0.16 * top, 1.12 * top)
     ax.set_xticks(xs[::-1][::5] if lags > 10 else xs)
     ax.set_xticklabels([str(-x) for x in (xs[::-1][::5] if lags > 10 else xs)])
-    ax.set_xlabel("characters back (the red character is the one predicted)")
+    ax.set_xlabel("characters back (the bold character at 0 is the one predicted)")
     ax.set_ylabel(r"$\|\partial \log P / \partial x_{p-j}\|$")
     ax.legend(loc="upper left", fontsize=8)
+    ax.set_title(f"what sways the prediction of {view.target!r} (probability {view.probability:.2f})",
+                 fontsize=10)
 
 
 def memory_alt(view: MemoryView) -> str:
@@ -202,7 +206,7 @@ class MemoryPanel:
         self.access.announce(self.status)
         self.view: MemoryView | None = None
         self.controls = (self.source, self.position)
-        self.widget = widgets.VBox([widgets.HBox([self.source, self.position]), self.status, self.image,
+        self.widget = PanelBox([widgets.HBox([self.source, self.position]), self.status, self.image,
                                     self.access.widget])
         self.source.observe(lambda change: self.switch_source(), names="value")
         self.position.observe(lambda change: self.update(), names="value")

@@ -158,7 +158,8 @@ def _readable_name(code) -> str:
         module = Path(code.co_filename).relative_to(PACKAGE.parent).with_suffix("")
     except ValueError:  # compiled elsewhere (a copy)
         return code.co_qualname
-    return ".".join((*module.parts, code.co_qualname))
+    parts = module.parts[:-1] if module.name == "__init__" else module.parts  # a package: its own name
+    return ".".join((*parts, code.co_qualname))
 
 
 REFERENCE = "The exercise asks you to write it yourself, so that call is refused here."
