@@ -39,6 +39,7 @@ from torch.overrides import TorchFunctionMode
 
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.guard import Ban, CappedText, Outcome, is_memory_error, run_guarded
+from d2lmini.kernel_settings import describe
 
 NOT_ATTEMPTED = ("Not attempted yet: write your code in the cell above in place of "
                  "`return None`, run that cell, then run this one.")
@@ -386,12 +387,15 @@ def outcome_problem(outcome: Outcome, label: str) -> str | None:
         return (f"Your function replaced {', '.join(outcome.replaced)} (now put back). Compute with "
                 "torch's functions; do not assign to them.")
     if outcome.changed:
-        return (f"Your function changed {' and '.join(outcome.changed)} and left it changed (now put "
-                "back): a later cell would have run differently. Use a `with` block (e.g. "
-                "`with torch.no_grad():`) for a change that should last only inside your function.")
+        return (describe(outcome.changed) + " A later cell would have run differently. Use a `with` "
+                "block (e.g. `with torch.no_grad():`) for a change that should last only inside your "
+                "function.")
     if outcome.threads:
         return (f"Your function left {outcome.threads} thread(s) running (now stopped): a thread that "
                 "outlives the check could change the notebook later. The exercises need no threads.")
+    if outcome.processes:
+        return (f"Your function left {', '.join(outcome.processes)} running (now ended): a process "
+                "that outlives the check could change the notebook later. The exercises need none.")
     if outcome.out_of_memory or is_memory_error(outcome.error):
         return (f"For {label} your function used more memory than the check allows "
                 f"({outcome.memory / 2**30:.3g} GB more than before it ran): look for a tensor far "

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from d2lmini.exercises import Verdict, as_number, number_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, never, sampler
-from d2lmini.exercises.refusals import CROSS_ENTROPY
+from d2lmini.exercises.guard.refusals import CROSS_ENTROPY
 from d2lmini.markov import make_markov_source
 from d2lmini.ngram import KneserNey
 

@@ -9,6 +9,7 @@ gradients on a model the student trained. `memory_view` computes what the panel 
 `MemoryPanel` puts it under a slider along the text.
 """
 
+import math
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -19,6 +20,7 @@ import torch.nn.functional as F
 from d2lmini.bptt import PARAM_NAMES, hidden_states
 from d2lmini.palette import HIGHLIGHT_COLOUR
 from d2lmini.plot import figure_png, show_png
+from d2lmini.settings import Setting, validate_value
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
 from d2lmini.widgets.preview import PanelBox
@@ -33,14 +35,25 @@ def model_parameters(model) -> dict[str, torch.Tensor]:
     return {name: getattr(model, name).detach() for name in PARAM_NAMES}
 
 
-def validate_positions(indices: torch.Tensor, positions: list[int], max_lag: int) -> None:
-    """Raise ValueError unless every position p has max_lag characters before it and one at it."""
+# A position in a text: the index of the character predicted (its range is checked per text).
+POSITION = Setting("position", "position", "index of the character predicted", int, low=0)
+
+
+def validate_positions(indices: torch.Tensor, positions: list[int], max_lag: int) -> list[int]:
+    """Return `positions` as plain ints (numpy's too, by the settings' one validation); raise ValueError
+    unless every position p has max_lag characters before it and one at it."""
     if not (isinstance(max_lag, int) and max_lag >= 1):
         raise ValueError(f"max_lag must be a whole number of characters >= 1, not {max_lag!r}")
+    plain = []
     for p in positions:
-        if not (isinstance(p, int) and max_lag <= p < len(indices)):
+        try:
+            plain.append(validate_value(POSITION, p))
+        except (TypeError, ValueError):
+            plain.append(None)
+        if plain[-1] is None or not max_lag <= plain[-1] < len(indices):
             raise ValueError(f"position {p!r} must be a whole number from max_lag = {max_lag} "
                              f"to {len(indices) - 1} (the last character of the text)")
+    return plain
 
 
 def influence_by_lag(model, indices: torch.Tensor, positions: list[int], max_lag: int) -> torch.Tensor:
@@ -114,6 +127,7 @@ def next_probability(model, indices: torch.Tensor, position: int) -> float:
 def memory_view(model, text: str, vocab, position: int, max_lag: int = 20) -> MemoryView:
     """Return the `MemoryView` of `text` at `position`, the index of the character predicted (notebook 05)."""
     indices = torch.tensor(vocab.indices(text), dtype=torch.long)
+    (position,) = validate_positions(indices, [position], max_lag)
     influence = influence_by_lag(model, indices, [position], max_lag)[0]
     peak = peak_lags(influence[None])[0]
     probability = next_probability(model, indices, position)
@@ -121,6 +135,9 @@ def memory_view(model, text: str, vocab, position: int, max_lag: int = 20) -> Me
     summary = (f"Predicting {text[position]!r} at position {position} (P = {probability:.2f}): the "
                f"character that sways it most is {shown!r}, {peak} back; lag 1 has "
                f"{float(influence[0]):.2g}, lag {max_lag} {float(influence[-1]):.2g}.")
+    if not (math.isfinite(probability) and bool(torch.isfinite(influence).all())):
+        summary = ("The model's weights hold NaN or infinity (its training diverged), so it predicts "
+                   "nothing here: train it again with a smaller learning rate, or with clipping.")
     return MemoryView(position, list(text[position - max_lag : position]), text[position], probability,
                       [float(v) for v in influence], peak, summary)
 

@@ -48,6 +48,7 @@ from d2lmini.exercises.coding import NOT_ATTEMPTED
 from d2lmini.exercises.guard import CappedText
 from d2lmini.metrics import perplexity_from_bits
 from d2lmini.ngram import kneser_ney_bits
+from d2lmini.settings import TRAIN_SETTINGS, validate_value
 
 __all__ = ["Budget", "check_backward", "check_capstone", "check_clip", "check_forward",
            "check_loss_and_grad", "check_minibatches", "check_perplexity", "check_sgd", "check_train",
@@ -102,6 +103,29 @@ def trigram_perplexity() -> float:
     return perplexity_from_bits(kneser_ney_bits(train_text, valid_text, 3))
 
 
+# A budget's fields, as the settings' one schema declares them ("epochs" is TrainConfig's num_epochs).
+BUDGET_FIELDS = {"num_hiddens": "num_hiddens", "batch_size": "batch_size", "num_steps": "num_steps",
+                 "epochs": "num_epochs", "lr": "lr", "theta": "theta", "seed": "seed"}
+
+
+def validate_budget(budget: Budget | None) -> None:
+    """Raise TypeError/ValueError, naming the field, for a `check_capstone` budget that cannot run."""
+    if budget is None:
+        return
+    blame = "check_capstone's budget (set by whoever calls the check, not by the student's code)"
+    if not isinstance(budget, Budget):
+        raise TypeError(f"{blame} must be a d2lmini.exercises.capstone.loop.Budget or None, "
+                        f"not {type(budget).__name__}.")
+    for field, setting in BUDGET_FIELDS.items():
+        value = getattr(budget, field)
+        try:
+            if value is None:
+                raise ValueError(f"The {field} must be given, not None.")
+            validate_value(TRAIN_SETTINGS[setting], value)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{blame}: budget.{field} = {value!r} cannot run. {error}") from None
+
+
 def run_minibatches(budget: Budget | None = None) -> int:
     """How many minibatches the run on the course corpus trains for with `budget` (default `Budget()`)."""
     budget = budget or Budget()
@@ -138,7 +162,10 @@ def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=
     first piece (or the loop) that is not right, named; a run on the course corpus that
     fails, naming the piece; or the run's result, correct when the validation perplexity
     (one stream) is below the Kneser-Ney trigram's and clipping acted at some minibatch.
+    Raises TypeError/ValueError naming the field for a `budget` that cannot run: the caller's
+    mistake, not the student's.
     """
+    validate_budget(budget)
     pieces = {"minibatches": minibatches, "forward": forward, "loss_and_grad": loss_and_grad,
               "backward": backward, "clip": clip, "sgd": sgd, "perplexity": perplexity, "train": train}
     problem, unattempted, printed = first_failing_piece(pieces)

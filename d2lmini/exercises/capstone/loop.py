@@ -36,7 +36,7 @@ from d2lmini.exercises.coding import (
     seal,
 )
 from d2lmini.exercises.guard import CappedText, run_guarded
-from d2lmini.exercises.refusals import CROSS_ENTROPY, RNN
+from d2lmini.exercises.guard.refusals import CROSS_ENTROPY, RNN
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from d2lmini.exercises.coding import (
     sampler,
     take_pairs,
 )
-from d2lmini.exercises.refusals import CROSS_ENTROPY, RNN
+from d2lmini.exercises.guard.refusals import CROSS_ENTROPY, RNN
 from d2lmini.metrics import perplexity_from_logits
 from d2lmini.rnn import rnn_forward, rnn_step
 
