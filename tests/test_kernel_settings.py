@@ -16,6 +16,8 @@ from d2lmini.exercises import capstone, hidden_state
 from d2lmini.exercises.guard import children, run_guarded
 from d2lmini.kernel_settings import restore, snapshot
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def rnn_step(X, H, W_xh, W_hh, b_h):
     return torch.tanh(X @ W_xh + H @ W_hh + b_h)

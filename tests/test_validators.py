@@ -17,6 +17,8 @@ from d2lmini.exercises.capstone.loop import Budget  # noqa: E402
 from d2lmini.train import TrainConfig, estimate_perplexity, evaluate_perplexity, make_model  # noqa: E402
 from d2lmini.widgets.memory import memory_view  # noqa: E402
 
+pytestmark = pytest.mark.torch_dependent
+
 VOCAB = 12
 MODEL = make_model("scratch", VOCAB, TrainConfig(num_hiddens=8))
 TEXT = torch.randint(0, VOCAB, (200,), generator=torch.Generator().manual_seed(0))
