@@ -59,6 +59,23 @@ def test_same_gradients_as_torch(cell):
         torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-6)
 
 
+def test_hand_written_lstm_bptt_equals_autograd():
+    g = torch.Generator().manual_seed(9)
+    fast = LSTMScratch(11, 6, generator=torch.Generator().manual_seed(3)).double()
+    plain = LSTMScratch(11, 6, generator=torch.Generator().manual_seed(3), hand_written_bptt=False).double()
+    X = torch.randint(11, (4, 8), generator=g)
+    Y = torch.randint(11, (32,), generator=g)
+    state = torch.randn(4, 12, dtype=torch.double, generator=g)
+    results = []
+    for model in (fast, plain):
+        start = state.clone().requires_grad_()
+        out, final = model(X, start)
+        (torch.nn.functional.cross_entropy(out, Y) + final.square().sum()).backward()
+        results.append([out, final, start.grad] + [p.grad for p in model.parameters()])
+    for mine, reference in zip(*results, strict=True):
+        torch.testing.assert_close(mine, reference)
+
+
 def test_gru_and_lstm_steps_pass_gradcheck():
     g = torch.Generator().manual_seed(7)
     H = torch.randn(2, 3, dtype=torch.double, generator=g).requires_grad_()
