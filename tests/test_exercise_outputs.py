@@ -20,7 +20,7 @@ from d2lmini.exercises.coding import NOT_ATTEMPTED
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = {"01": "01_hidden_state", "02": "02_concat_matmul", "03": "03_one_hot", "04": "04_rnn_scratch",
           "05": "05_bptt", "06": "06_gradient_clipping", "07": "07_perplexity",
-          "08": "08_perplexity_lab"}
+          "08": "08_perplexity_lab", "09": "09_gates"}
 
 
 def cells(name):

@@ -10,7 +10,7 @@ from solution_files import load_answers
 from d2lmini.exercises import NOT_ANSWERED, clipping, number_verdict, perplexity, rnn_scratch, rounds_to
 
 MODULES = {"01": "hidden_state", "02": "concat_matmul", "03": "one_hot", "04": "rnn_scratch",
-           "05": "bptt", "06": "clipping", "07": "perplexity"}
+           "05": "bptt", "06": "clipping", "07": "perplexity", "09": "gates"}
 
 
 ALL_ANSWERS = [(nb, name, answer) for nb in MODULES for name, answer in load_answers(nb).items()]

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from d2lmini.exercises import Verdict
 
-MODULES = ("hidden_state", "concat_matmul", "one_hot", "rnn_scratch", "bptt", "clipping", "perplexity")
+MODULES = ("hidden_state", "concat_matmul", "one_hot", "rnn_scratch", "bptt", "clipping", "perplexity",
+           "gates")
 
 
 class Hostile:

@@ -21,8 +21,8 @@ def last_cell(name: str) -> dict:
     return json.loads((NOTEBOOKS / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"][-1]
 
 
-def test_the_course_is_nine_notebooks_in_order():
-    assert ORDER[0] == MAP and ORDER[-1] == "08_perplexity_lab" and len(ORDER) == 9
+def test_the_course_is_ten_notebooks_in_order():
+    assert ORDER[0] == MAP and ORDER[-1] == "09_gates" and len(ORDER) == 10
 
 
 @pytest.mark.parametrize("name, following", list(zip(ORDER, ORDER[1:], strict=False)))

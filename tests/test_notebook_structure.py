@@ -8,7 +8,7 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 COURSE = ["01_hidden_state", "02_concat_matmul", "03_one_hot", "04_rnn_scratch", "05_bptt",
-          "06_gradient_clipping", "07_perplexity", "08_perplexity_lab"]
+          "06_gradient_clipping", "07_perplexity", "08_perplexity_lab", "09_gates"]
 CHECK_TAG = "nbval-check-output"
 
 
