@@ -93,3 +93,26 @@ def test_the_saturation_answer_in_its_forms(answer):
 @pytest.mark.parametrize("answer", [0.9526, 0.25, 0.0474])  # σ(3), σ'(0), 1 - σ(3)
 def test_near_misses_on_saturation_are_wrong(answer):
     assert not check_saturated_gate_slope(answer)
+
+
+def gru_with_functional_sigmoid(X, H, d):
+    """Fair: torch.nn.functional's sigmoid, the biases added by addmm, the mix by lerp."""
+    R = torch.nn.functional.sigmoid(torch.addmm(d["b_r"], X, d["W_xr"]) + H @ d["W_hr"])
+    Z = torch.nn.functional.sigmoid(torch.addmm(d["b_z"], X, d["W_xz"]) + H @ d["W_hz"])
+    N = torch.tanh(torch.addmm(d["b_n"], X, d["W_xn"]) + R * torch.addmm(d["b_hn"], H, d["W_hn"]))
+    return torch.lerp(N, H, Z)  # N + Z (H - N) = Z H + (1 - Z) N
+
+
+def lstm_with_a_module_sigmoid(X, H, C, p):
+    sigmoid = torch.nn.Sigmoid()
+    gates = [X @ p[f"W_x{g}"] + H @ p[f"W_h{g}"] + p[f"b_{g}"] for g in "ifgo"]
+    I, F, O = sigmoid(gates[0]), sigmoid(gates[1]), sigmoid(gates[3])
+    C = torch.addcmul(F * C, I, torch.tanh(gates[2]))
+    return O * torch.tanh(C), C
+
+
+def test_other_correct_ways_of_writing_the_steps_pass():
+    for check, fn in ((check_gru_cell, gru_with_functional_sigmoid),
+                      (check_lstm_cell, lstm_with_a_module_sigmoid)):
+        result = check(fn)
+        assert result, result.message
