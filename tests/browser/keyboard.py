@@ -51,6 +51,7 @@ PANELS: dict[str, list[tuple]] = {
     "08": [("combobox", "optimizer: how gradients become updates", ["ArrowUp"], False),
            ("slider", "minibatches: minibatches to train", ["ArrowLeft"], False),
            ("button", "Train a new model", ["Enter"])],
+    "09": [("slider", "position: the character whose prediction every", ["ArrowLeft"])],
 }
 
 KERNEL_IDLE = """() => [...document.querySelectorAll('.jp-StatusBar-TextItem, .jp-StatusBar-Item')]
