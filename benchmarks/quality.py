@@ -4,8 +4,10 @@
     python benchmarks/quality.py --corpus bundled --seconds 30
     python benchmarks/quality.py --hiddens 512 --lr 0.005 --plot benchmarks/quality_curve.png
     python benchmarks/quality.py --minibatches 1000 --dynamic   # static, mixture and dynamic rows
+    python benchmarks/quality.py --cell lstm --hiddens 256      # a gated cell instead (notebook 09)
 
-Trains the vanilla (tanh) `RNNScratch` on the first 90% of a corpus for a fixed
+Trains the vanilla (tanh) `RNNScratch` (or, with `--cell gru` / `--cell lstm`, the scratch
+`GRUScratch` / `LSTMScratch` of `d2lmini.gates`) on the first 90% of a corpus for a fixed
 wall-clock budget (evaluations are not counted), then reports its perplexity on the last
 10%, read as a single stream (batch 1) after the end of the training text, with the hidden
 state carried through (`d2lmini.train.evaluate_perplexity`), so every character is predicted
@@ -36,6 +38,7 @@ from d2lmini.corpus import load_corpus
 from d2lmini.device import seed_everything, try_gpu
 from d2lmini.download import timemachine_is_cached
 from d2lmini.dynamic import DynamicSettings, dynamic_log_probs, training_gradient_rms
+from d2lmini.gates import GRUScratch, LSTMScratch
 from d2lmini.metrics import Ladder, ladder_bits, perplexity_from_bits
 from d2lmini.mixture import (
     fit_mixture_weight,
@@ -61,14 +64,28 @@ def load_named_corpus(name: str):
         return load_corpus(name, Path(data_dir))  # load_corpus checks the sha1
 
 
-def train_rnn(corpus, fit_length: int, config: TrainConfig, device):
-    """Train the scratch RNN on corpus.indices[:fit_length] through `d2lmini.train.train`.
+GATED_CELLS = {"gru": GRUScratch, "lstm": LSTMScratch}
+CELL_NAMES = {"rnn": "RNN", "gru": "GRU", "lstm": "LSTM"}
+
+
+def make_cell(cell: str, vocab_size: int, config: TrainConfig, device):
+    """Return the seeded scratch model of `cell` ("rnn", "gru" or "lstm") on `device`."""
+    if cell == "rnn":
+        return make_model("scratch", vocab_size, config, device)
+    if cell not in GATED_CELLS:
+        raise ValueError(f"cell must be one of {', '.join(CELL_NAMES)}, not {cell!r}")
+    generator = torch.Generator().manual_seed(config.seed)
+    return GATED_CELLS[cell](vocab_size, config.num_hiddens, generator=generator).to(device)
+
+
+def train_rnn(corpus, fit_length: int, config: TrainConfig, device, cell: str = "rnn"):
+    """Train the scratch model of `cell` on corpus.indices[:fit_length] through `d2lmini.train.train`.
 
     Returns (model, history); the checkpoints are measured on the mixture slice that
     follows the training part (never on the held-out text).
     """
     seed_everything(config.seed)
-    model = make_model("scratch", len(corpus.vocab), config, device)
+    model = make_cell(cell, len(corpus.vocab), config, device)
     train_indices = corpus.indices[:fit_length]
     slice_indices = corpus.indices[fit_length : int(len(corpus.indices) * 0.9)]
     history = train(model, train_indices, slice_indices, config)
@@ -136,6 +153,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="timemachine", choices=list(CORPORA))
+    parser.add_argument("--cell", default="rnn", choices=list(CELL_NAMES),
+                        help="the recurrent cell: the tanh RNN, or the GRU or LSTM of notebook 09")
     parser.add_argument("--seconds", type=float, default=None, help="training budget (wall clock)")
     parser.add_argument("--minibatches", type=int, default=None,
                         help="training budget in minibatches (comparable under load)")
@@ -150,6 +169,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.seconds is None and args.minibatches is None:
         args.seconds = 60.0
+    if args.dynamic and args.cell != "rnn":
+        parser.error("--dynamic evaluates the tanh RNN only (d2lmini.dynamic); leave it out with --cell "
+                     f"{args.cell}")
+    label = CELL_NAMES[args.cell]
 
     config = TrainConfig(num_hiddens=args.hiddens, lr=args.lr, optimizer=args.optimizer,
                          batch_size=args.batch, num_steps=args.steps, theta=args.theta or None,
@@ -165,10 +188,10 @@ def main(argv=None):
           f"(end of the training text) to fit the mixture weight, {len(valid_text):,} held out; "
           f"vocabulary {len(corpus.vocab)}; device {device}, {torch.get_num_threads()} threads")
     budget = f"{args.minibatches} minibatches" if args.minibatches else f"{args.seconds:g} s"
-    print(f"RNN: {config.num_hiddens} hidden, {config.optimizer} lr {config.lr:g} {args.schedule}, "
+    print(f"{label}: {config.num_hiddens} hidden, {config.optimizer} lr {config.lr:g} {args.schedule}, "
           f"batch {config.batch_size}x{config.num_steps}, init {config.init}, seed {config.seed}, {budget}")
 
-    model, history = train_rnn(corpus, fit_length, config, device)
+    model, history = train_rnn(corpus, fit_length, config, device, args.cell)
     trained = history.seconds[-1] if history.seconds else float("nan")
     rate = history.tokens_per_second[-1] if history.tokens_per_second else float("nan")
     print(f"trained {trained:.1f} s; last checkpoint's rate {rate:,.0f} tokens/s", end="")
@@ -190,8 +213,8 @@ def main(argv=None):
     valid_rnn = rnn_log_probs(model, corpus.indices[len(train_text):],
                               history=corpus.indices[:len(train_text)])
     ln2 = math.log(2)
-    rows["scratch RNN (static)"] = -valid_rnn.mean() / ln2
-    rows[f"RNN + KN mixture (lam={lam:.2f})"] = -mixture_log_probs(valid_rnn, valid_kn, lam).mean() / ln2
+    rows[f"scratch {label} (static)"] = -valid_rnn.mean() / ln2
+    rows[f"{label} + KN mixture (lam={lam:.2f})"] = -mixture_log_probs(valid_rnn, valid_kn, lam).mean() / ln2
     if args.dynamic:
         settings = choose_dynamic_settings(model, corpus.indices, fit_length, len(train_text))
         rms = training_gradient_rms(model, corpus.indices[:fit_length], settings.segment)
@@ -203,11 +226,11 @@ def main(argv=None):
     print("|---|---|---|")
     for name, value in rows.items():
         print(f"| {name} | {value:.3f} | {perplexity_from_bits(value):.2f} |")
-    print(f"\nRNN on held-out: perplexity {perplexity_of(valid_rnn):.2f}, "
+    print(f"\n{label} on held-out: perplexity {perplexity_of(valid_rnn):.2f}, "
           f"1/mean(p) {harmonic_mean_of_probs(valid_rnn):.2f}")
     if args.plot:
-        rows["RNN + KN mixture"] = rows[f"RNN + KN mixture (lam={lam:.2f})"]
-        save_plot(history, rows, args.plot, f"{corpus.name}: scratch RNN, {budget}")
+        rows["RNN + KN mixture"] = rows[f"{label} + KN mixture (lam={lam:.2f})"]
+        save_plot(history, rows, args.plot, f"{corpus.name}: scratch {label}, {budget}")
         print(f"plot saved to {args.plot}")
 
 

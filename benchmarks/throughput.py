@@ -2,6 +2,7 @@
 
     python benchmarks/throughput.py                     # hidden 32, 128, 256, 512 (about a minute)
     python benchmarks/throughput.py --hiddens 128 --repeats 9 --seconds 0.5
+    python benchmarks/throughput.py --gated --hiddens 128 256 --threads 1 2   # GRU and LSTM
 
 Tokens per second of a full training step (forward, cross-entropy, backward, global-norm
 clipping, SGD update) for
@@ -33,6 +34,7 @@ import torch
 import torch.nn.functional as F
 
 from d2lmini.device import try_gpu
+from d2lmini.gates import GRUScratch, LSTMScratch, TorchGated
 from d2lmini.rnn import RNNScratch, TorchRNN
 from d2lmini.train import History, train_epoch
 
@@ -122,9 +124,7 @@ def synchronize(device):
 def measure(num_hiddens, args, device):
     """Return {name: [tokens/s per round]} for one hidden size."""
     V, B, T = args.vocab, args.batch, args.steps
-    generator = torch.Generator().manual_seed(0)
-    pool = [(torch.randint(V, (B, T), generator=generator).to(device),
-             torch.randint(V, (B, T), generator=generator).to(device)) for _ in range(16)]
+    pool = random_pool(args, device)
 
     default = RNNScratch(1, 1).hand_written_bptt
 
@@ -141,6 +141,12 @@ def measure(num_hiddens, args, device):
         "other": scratch(not default),
         "bound": matmul_block_fn(num_hiddens, B, T, V, device),
     }
+    return interleave(runs, pool, args, device)
+
+
+def interleave(runs, pool, args, device):
+    """Time each run in blocks of ~args.seconds, taking turns; return {name: [tokens/s per round]}."""
+    B, T = pool[0][0].shape
 
     def timed(run, count):
         batches = [pool[i % len(pool)] for i in range(count)]
@@ -163,6 +169,41 @@ def measure(num_hiddens, args, device):
             count = per_block[name]
             results[name].append(count * B * T / timed(runs[name], count))
     return results
+
+
+def random_pool(args, device):
+    """Sixteen minibatches of random tokens (X, Y), each (batch, steps), on `device`."""
+    generator = torch.Generator().manual_seed(0)
+    return [(torch.randint(args.vocab, (args.batch, args.steps), generator=generator).to(device),
+             torch.randint(args.vocab, (args.batch, args.steps), generator=generator).to(device))
+            for _ in range(16)]
+
+
+def measure_gated(num_hiddens, args, device):
+    """Return {name: [tokens/s per round]} for the scratch GRU and LSTM and torch's, one hidden size."""
+    V = args.vocab
+    torch.manual_seed(0)
+    runs = {}
+    for cell, scratch_class in (("gru", GRUScratch), ("lstm", LSTMScratch)):
+        scratch = scratch_class(V, num_hiddens, generator=torch.Generator().manual_seed(0)).to(device)
+        runs[f"{cell} scratch"] = course_block_fn(scratch)
+        runs[f"{cell} torch"] = course_block_fn(TorchGated(cell, V, num_hiddens).to(device))
+    return interleave(runs, random_pool(args, device), args, device)
+
+
+def print_gated_table(args, device):
+    """Print tokens/s of the scratch GRU and LSTM beside torch.nn.GRU / torch.nn.LSTM."""
+    print("| threads | hidden | cell | scratch tok/s | torch tok/s | scratch/torch |")
+    print("|---|---|---|---|---|---|")
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        for num_hiddens in args.hiddens:
+            results = measure_gated(num_hiddens, args, device)
+            for cell in ("gru", "lstm"):
+                mine, theirs = results[f"{cell} scratch"], results[f"{cell} torch"]
+                ratio = statistics.median(x / y for x, y in zip(mine, theirs, strict=True))
+                print(f"| {threads} | {num_hiddens} | {cell} | {statistics.median(mine):,.0f} | "
+                      f"{statistics.median(theirs):,.0f} | {ratio:.2f} |", flush=True)
 
 
 def median_ratio(results, top, bottom):
@@ -197,9 +238,17 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=11, help="rounds per hidden size (median over them)")
     parser.add_argument("--seconds", type=float, default=0.15, help="length of one block of minibatches")
     parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: d2lmini.device.try_gpu())")
+    parser.add_argument("--gated", action="store_true",
+                        help="the scratch GRU and LSTM against torch.nn.GRU / LSTM instead of the RNNs")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="thread counts for --gated")
     args = parser.parse_args(argv)
     device = torch.device(args.device) if args.device else try_gpu()
     print(f"machine: {machine_description(device)}")
+    if args.gated:
+        print(f"batch {args.batch}, {args.steps} steps, vocabulary {args.vocab}, full training steps "
+              f"(forward, cross-entropy, backward, clipping, SGD), median of {args.repeats} rounds\n")
+        print_gated_table(args, device)
+        return
     print(f"batch {args.batch}, {args.steps} steps, vocabulary {args.vocab}, "
           f"median of {args.repeats} interleaved rounds of ~{args.seconds:g} s blocks\n")
     modes = {True: "hand-written BPTT", False: "autograd"}

@@ -90,6 +90,10 @@ COURSE: tuple[Notebook, ...] = (
         ("slider", "minibatches: minibatches to train", ["ArrowLeft"], False),
         ("button", "Train a new model", ["Enter"]),
     )),
+    # 09 is optional in the course map (00, tools/study_time.py) but a full chapter: exercises, panel.
+    Notebook("09_gates", "gates", keyboard=(
+        ("slider", "position: the character whose prediction every", ["ArrowLeft"]),
+    )),
 )
 
 MAP = COURSE[0]  # 00_start_here: the course map every notebook links back to

@@ -17,23 +17,13 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
-from d2lmini.bptt import PARAM_NAMES, hidden_states
+from d2lmini.one_hot_steps import one_hot_cell, states_along
 from d2lmini.palette import HIGHLIGHT_COLOUR
 from d2lmini.plot import figure_png, show_png
 from d2lmini.settings import Setting, validate_value
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
 from d2lmini.widgets.preview import PanelBox
-
-
-def model_parameters(model) -> dict[str, torch.Tensor]:
-    """Return the five parameters of a scratch RNN (`RNNScratch`), detached, by name."""
-    missing = [name for name in PARAM_NAMES if not isinstance(getattr(model, name, None), torch.Tensor)]
-    if missing:
-        raise TypeError(f"the memory scrubber needs a scratch RNN (d2lmini.rnn.RNNScratch) with the "
-                        f"parameters {', '.join(PARAM_NAMES)}; {type(model).__name__} has no {missing[0]}")
-    return {name: getattr(model, name).detach() for name in PARAM_NAMES}
-
 
 # A position in a text: the index of the character predicted (its range is checked per text).
 POSITION = Setting("position", "position", "index of the character predicted", int, low=0)
@@ -65,24 +55,22 @@ def influence_by_lag(model, indices: torch.Tensor, positions: list[int], max_lag
     column j - 1 for lag j (notebook 05).
     """
     validate_positions(indices, positions, max_lag)
-    params = model_parameters(model)
-    W_xh, W_hh, b_h, W_hq, b_q = (params[n] for n in PARAM_NAMES)
-    device, dtype = W_hh.device, W_hh.dtype
-    text = indices.to(device)
-    zero = torch.zeros(1, W_hh.shape[0], dtype=dtype, device=device)
+    cell = one_hot_cell(model)
+    text = indices.to(cell.device)
     # The state after each character before the last window, without gradients; row i is
     # the state after reading character i.
-    before = hidden_states(text[None, : max(positions) - max_lag], zero, W_xh, W_hh, b_h)[:, 0]
-    states = torch.stack([before[p - max_lag - 1] if p > max_lag else zero[0] for p in positions])
+    before = states_along(cell, text[: max(positions) - max_lag])
+    zero = cell.zero_state()[0]
+    states = torch.stack([before[p - max_lag - 1] if p > max_lag else zero for p in positions])
     windows = torch.stack([text[p - max_lag : p] for p in positions])  # (positions, max_lag)
-    one_hot = F.one_hot(windows, W_xh.shape[0]).to(dtype).requires_grad_(True)
+    one_hot = F.one_hot(windows, cell.vocab_size).to(cell.dtype).requires_grad_(True)
     with torch.enable_grad():
         H = states
         for t in range(max_lag):
-            H = torch.tanh(one_hot[:, t] @ W_xh + H @ W_hh + b_h)
-        log_probs = torch.log_softmax(H @ W_hq + b_q, dim=1)
-        targets = text[torch.tensor(positions, device=device)]
-        chosen = log_probs[torch.arange(len(positions), device=device), targets]
+            H = cell.step(one_hot[:, t], H)
+        log_probs = torch.log_softmax(cell.readout(H), dim=1)
+        targets = text[torch.tensor(positions, device=cell.device)]
+        chosen = log_probs[torch.arange(len(positions), device=cell.device), targets]
         (grad,) = torch.autograd.grad(chosen.sum(), one_hot)
     return torch.linalg.vector_norm(grad, dim=2).flip(1).cpu()
 
@@ -115,13 +103,10 @@ class MemoryView:
 
 def next_probability(model, indices: torch.Tensor, position: int) -> float:
     """Return the model's P(x_position | x_<position), reading the text from its start with a zero state."""
-    params = model_parameters(model)
-    W_hh = params["W_hh"]
-    zero = torch.zeros(1, W_hh.shape[0], dtype=W_hh.dtype, device=W_hh.device)
-    text = indices.to(W_hh.device)
-    hiddens = hidden_states(text[None, :position], zero, params["W_xh"], W_hh, params["b_h"])
-    logits = hiddens[-1] @ params["W_hq"] + params["b_q"]
-    return float(torch.softmax(logits, dim=1)[0, text[position]])
+    cell = one_hot_cell(model)
+    text = indices.to(cell.device)
+    state = states_along(cell, text[:position])[-1:] if position > 0 else cell.zero_state()
+    return float(torch.softmax(cell.readout(state), dim=1)[0, text[position]])
 
 
 def memory_view(model, text: str, vocab, position: int, max_lag: int = 20) -> MemoryView:

@@ -63,6 +63,8 @@ RNN = Ban("torch's built-in RNN (torch.nn.RNN, torch.rnn_tanh and their relative
           files=frozenset({torch.nn.modules.rnn.__file__}),
           builtins=_builtins(("rnn_tanh", "rnn_tanh_cell", "rnn_relu", "rnn_relu_cell", "lstm", "lstm_cell",
                               "gru", "gru_cell"), torch, torch._C._VariableFunctions))
+GATED = Ban("torch's built-in GRU and LSTM (torch.nn.GRU, torch.nn.LSTM, torch.gru, torch.lstm and their "
+            "cells)", files=RNN.files, builtins=RNN.builtins)
 CROSS_ENTROPY = Ban("torch's cross-entropy (F.cross_entropy, F.nll_loss and the functions behind them)",
                     codes=frozenset({F.cross_entropy.__code__, F.nll_loss.__code__}),
                     builtins=_builtins(("cross_entropy_loss", "nll_loss", "nll_loss_nd", "nll_loss2d"),

@@ -1,0 +1,85 @@
+"""The memory scrubber side by side: one slider along one text, the RNN, GRU and LSTM at once (notebook 09).
+
+`side_by_side_views` computes what the panel shows (one `MemoryView` per model, from
+`d2lmini.widgets.memory`), `side_by_side_summary` and `side_by_side_alt` put it in words, and
+`SideBySidePanel` draws the models' bars one above the other under a position slider.
+"""
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+
+from d2lmini.plot import figure_png, show_png
+from d2lmini.widgets import controls_disabled
+from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.memory import MemoryView, draw_memory, memory_view
+
+
+def side_by_side_views(models: dict, text: str, vocab, position: int,
+                       max_lag: int = 20) -> dict[str, MemoryView]:
+    """Return each model's `MemoryView` of `text` at `position`, by name (models: name -> trained model)."""
+    if not models:
+        raise ValueError("models must name at least one trained model")
+    return {name: memory_view(model, text, vocab, position, max_lag) for name, model in models.items()}
+
+
+def side_by_side_summary(views: dict[str, MemoryView]) -> str:
+    """Return one sentence per model: the influence at the longest lag shown, as a share of lag 1's."""
+    lines = []
+    for name, view in views.items():
+        lag = len(view.influence)
+        lines.append(f"{name}: P = {view.probability:.2f}; {lag} back sways it "
+                     f"{view.influence[-1] / view.influence[0]:.1e} times as much as 1 back")
+    return "<br>".join(lines)
+
+
+def side_by_side_alt(views: dict[str, MemoryView]) -> str:
+    """Return the text alternative of the stacked bar charts of `views`."""
+    first = next(iter(views.values()))
+    parts = [f"{name}: strongest {view.peak_lag} back, lag 1 {view.influence[0]:.2g}, "
+             f"lag {len(view.influence)} {view.influence[-1]:.2g}" for name, view in views.items()]
+    return (f"Bar charts, one per model, of how strongly each of the {len(first.influence)} characters "
+            f"before position {first.position} sways the prediction of {first.target!r}: "
+            + "; ".join(parts) + ".")
+
+
+class SideBySidePanel:
+    """A position slider over the influence bars of several models trained on the same text.
+
+    `panel.widget` is what the notebook displays; `panel.position` is the control; `panel.views`
+    holds the latest views by model name (tests set the slider and read them).
+    """
+
+    def __init__(self, models: dict, text: str, vocab, position: int | None = None, max_lag: int = 20):
+        if len(text) <= max_lag:
+            raise ValueError(f"text needs more than max_lag = {max_lag} characters")
+        self.models, self.text, self.vocab, self.max_lag = models, text, vocab, max_lag
+        self.position = widgets.IntSlider(value=max_lag if position is None else position, min=max_lag,
+                                          max=len(text) - 1, description="position", continuous_update=False)
+        self.status, self.image, self.access = widgets.HTML(), widgets.Image(format="png"), Access()
+        self.access.name(self.position, "position: the character whose prediction every model explains")
+        self.access.announce(self.status)
+        self.views: dict[str, MemoryView] = {}
+        self.widget = widgets.VBox([self.position, self.status, self.image, self.access.widget])
+        self.position.observe(lambda change: self.update(), names="value")
+        self.update()
+
+    def update(self) -> dict[str, MemoryView]:
+        """Recompute every model's view at the slider's position, redraw, return the views."""
+        with controls_disabled((self.position,)):
+            self.views = side_by_side_views(self.models, self.text, self.vocab, self.position.value,
+                                            self.max_lag)
+            self.status.value = side_by_side_summary(self.views)
+            figure, axes = plt.subplots(len(self.views), 1, figsize=(9, 2.4 * len(self.views)), squeeze=False)
+            for ax, (name, view) in zip(axes[:, 0], self.views.items(), strict=True):
+                draw_memory(ax, view)
+                ax.set_title(name, loc="left", fontsize=10)
+            figure.tight_layout()
+            show_png(self.image, figure_png(figure))
+            self.access.describe(self.image, side_by_side_alt(self.views))
+        return self.views
+
+
+def make_side_by_side_panel(models: dict, text: str, vocab, position: int | None = None,
+                            max_lag: int = 20) -> SideBySidePanel:
+    """Return notebook 09's side-by-side memory scrubber over `models` (name -> trained model), drawn."""
+    return SideBySidePanel(models, text, vocab, position, max_lag)

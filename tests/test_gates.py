@@ -1,0 +1,130 @@
+"""The scratch GRU and LSTM against torch.nn.GRU / torch.nn.LSTM, autograd and training."""
+
+import pytest
+import torch
+
+from d2lmini.gates import (
+    GRUScratch,
+    LSTMScratch,
+    TorchGated,
+    copy_gated_to_torch,
+    gru_step,
+    lstm_step,
+)
+from d2lmini.rnn import predict
+from d2lmini.text import Vocab, tokenize
+from d2lmini.train import TrainConfig, evaluate_perplexity, train
+
+pytestmark = pytest.mark.torch_dependent
+
+CELLS = {"gru": GRUScratch, "lstm": LSTMScratch}
+
+
+def scratch_and_twin(cell: str, vocab_size=11, hiddens=7, seed=0):
+    scratch = CELLS[cell](vocab_size, hiddens, generator=torch.Generator().manual_seed(seed))
+    with torch.no_grad():  # non-zero biases, so a bias in the wrong place shows
+        for p in scratch.parameters():
+            if p.dim() == 1:
+                p.add_(torch.randn(p.shape, generator=torch.Generator().manual_seed(seed + 1)) * 0.3)
+    twin = TorchGated(cell, vocab_size, hiddens)
+    copy_gated_to_torch(scratch, twin)
+    return scratch, twin
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_same_outputs_and_state_as_torch(cell):
+    scratch, twin = scratch_and_twin(cell)
+    X = torch.randint(11, (3, 9), generator=torch.Generator().manual_seed(2))
+    state = torch.randn(3, scratch.begin_state(3).shape[1], generator=torch.Generator().manual_seed(3))
+    out, new_state = scratch(X, state)
+    twin_out, twin_state = twin(X, state)
+    assert out.shape == (27, 11) and new_state.shape == state.shape
+    torch.testing.assert_close(out, twin_out, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(new_state, twin_state, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_same_gradients_as_torch(cell):
+    scratch, twin = scratch_and_twin(cell, seed=4)
+    X = torch.randint(11, (2, 6), generator=torch.Generator().manual_seed(5))
+    Y = torch.randint(11, (12,), generator=torch.Generator().manual_seed(6))
+    for model in (scratch, twin):
+        out, _ = model(X, model.begin_state(2))
+        torch.nn.functional.cross_entropy(out, Y).backward()
+    pairs = [(scratch.W_x.grad.T, twin.rnn.weight_ih_l0.grad),
+             (scratch.W_h.grad.T, twin.rnn.weight_hh_l0.grad),
+             (scratch.b.grad, twin.rnn.bias_ih_l0.grad),
+             (scratch.W_hq.grad.T, twin.output.weight.grad)]
+    if cell == "gru":  # the candidate's inner bias is the last third of torch's bias_hh
+        pairs.append((scratch.b_hn.grad, twin.rnn.bias_hh_l0.grad[14:]))
+    for mine, theirs in pairs:
+        torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-6)
+
+
+def test_hand_written_lstm_bptt_equals_autograd():
+    g = torch.Generator().manual_seed(9)
+    fast = LSTMScratch(11, 6, generator=torch.Generator().manual_seed(3)).double()
+    plain = LSTMScratch(11, 6, generator=torch.Generator().manual_seed(3), hand_written_bptt=False).double()
+    X = torch.randint(11, (4, 8), generator=g)
+    Y = torch.randint(11, (32,), generator=g)
+    state = torch.randn(4, 12, dtype=torch.double, generator=g)
+    results = []
+    for model in (fast, plain):
+        start = state.clone().requires_grad_()
+        out, final = model(X, start)
+        (torch.nn.functional.cross_entropy(out, Y) + final.square().sum()).backward()
+        results.append([out, final, start.grad] + [p.grad for p in model.parameters()])
+    for mine, reference in zip(*results, strict=True):
+        torch.testing.assert_close(mine, reference)
+
+
+def test_gru_and_lstm_steps_pass_gradcheck():
+    g = torch.Generator().manual_seed(7)
+    H = torch.randn(2, 3, dtype=torch.double, generator=g).requires_grad_()
+    C = torch.randn(2, 3, dtype=torch.double, generator=g).requires_grad_()
+    W3 = torch.randn(3, 9, dtype=torch.double, generator=g).requires_grad_()
+    W4 = torch.randn(3, 12, dtype=torch.double, generator=g).requires_grad_()
+    x3 = torch.randn(2, 9, dtype=torch.double, generator=g).requires_grad_()
+    x4 = torch.randn(2, 12, dtype=torch.double, generator=g).requires_grad_()
+    b_hn = torch.randn(3, dtype=torch.double, generator=g).requires_grad_()
+    assert torch.autograd.gradcheck(gru_step, (x3, H, W3, b_hn))
+    assert torch.autograd.gradcheck(lambda x, h, c, w: lstm_step(x, h, c, w), (x4, H, C, W4))
+
+
+def test_lstm_cell_state_jacobian_is_the_forget_gate():
+    """dC_t/dC_{t-1} is diag(F): the additive path the notebook measures."""
+    g = torch.Generator().manual_seed(8)
+    x, H, W = torch.randn(1, 8, generator=g), torch.randn(1, 2, generator=g), torch.randn(2, 8, generator=g)
+    C = torch.randn(1, 2, generator=g)
+    jacobian = torch.autograd.functional.jacobian(lambda c: lstm_step(x, H, c, W)[1], C).reshape(2, 2)
+    forget = torch.sigmoid((x + H @ W)[:, 2:4]).reshape(2)
+    torch.testing.assert_close(jacobian, torch.diag(forget))
+
+
+def test_lstm_starts_with_a_forget_bias_of_one():
+    model = LSTMScratch(5, 4, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(model.b[4:8], torch.ones(4)) and torch.equal(model.b[:4], torch.zeros(4))
+    assert model.begin_state(3).shape == (3, 8)
+
+
+def test_unknown_torch_cell_is_refused():
+    with pytest.raises(ValueError, match="'gru' or 'lstm'"):
+        TorchGated("rnn", 5, 4)
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_trains_evaluates_and_predicts_like_the_rnn(cell):
+    text = "the cat sat on the mat and the dog sat on the log " * 30
+    vocab = Vocab(tokenize(text))
+    indices = torch.tensor(vocab.indices(tokenize(text)))
+    torch.manual_seed(0)
+    model = CELLS[cell](len(vocab), 16, generator=torch.Generator().manual_seed(0))
+    train_part, valid_part = indices[:-200], indices[-200:]
+    untrained = evaluate_perplexity(model, valid_part, train_part)
+    history = train(model, train_part, valid_part,
+                    TrainConfig(num_hiddens=16, batch_size=8, num_steps=10, num_epochs=3, lr=0.02))
+    after = evaluate_perplexity(model, valid_part, train_part)
+    assert after < untrained / 2, (untrained, after)
+    assert history.valid_perplexity[-1] == pytest.approx(after, rel=1e-4)
+    sample = predict(model, vocab, "the ", 20)
+    assert sample.startswith("the ") and len(sample) == 24
