@@ -159,10 +159,11 @@ def start_a_process():
 
 @pytest.mark.skipif(children.descendants() is None, reason="this platform cannot list child processes")
 def test_a_process_the_function_starts_is_ended_and_named():
+    before = children.descendants()  # processes earlier tests left running are not the check's to end
     outcome = run_guarded(start_a_process, ())
     (name,) = outcome.processes
     assert "time.sleep(60)" in name and not outcome.processes_unknown
-    assert children.descendants() == set()
+    assert children.descendants() <= before
     verdict = hidden_state.check_rnn_step(changing(start_a_process))
     message = verdict.message
     assert not verdict and "now ended" in message and "time.sleep(60)" in message, message
