@@ -61,3 +61,14 @@ def test_the_stored_kernel_name_is_the_one_jupyterlab_sees(path):
     """An older display name makes JupyterLab rewrite the metadata, marking the notebook modified on open."""
     expected = KernelSpecManager().get_kernel_spec("python3").display_name
     assert load(path)["metadata"]["kernelspec"]["display_name"] == expected
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_panel_output_stores_its_static_preview(path):
+    """A reader without a kernel (GitHub, nbviewer, the course site) sees each panel's preview."""
+    for cell in load(path)["cells"]:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "".join(data.get("text/plain", "")) == "Run this cell to show the interactive panel.":
+                assert 'class="d2l-panel-preview"' in "".join(data.get("text/html", "")), \
+                    "re-execute: python tools/run_notebooks.py"
