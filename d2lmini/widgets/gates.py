@@ -12,6 +12,7 @@ from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
 from d2lmini.widgets.memory import MemoryView, draw_memory, memory_view
+from d2lmini.widgets.preview import PanelBox
 
 
 def side_by_side_views(models: dict, text: str, vocab, position: int,
@@ -59,7 +60,7 @@ class SideBySidePanel:
         self.access.name(self.position, "position: the character whose prediction every model explains")
         self.access.announce(self.status)
         self.views: dict[str, MemoryView] = {}
-        self.widget = widgets.VBox([self.position, self.status, self.image, self.access.widget])
+        self.widget = PanelBox([self.position, self.status, self.image, self.access.widget])
         self.position.observe(lambda change: self.update(), names="value")
         self.update()
 
