@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from d2lmini.grading import sandbox
 from d2lmini.grading.config import Config
 from d2lmini.grading.judge import Mark, Submission, grade_notebook, matching_notebook, read_submission
 from d2lmini.grading.manifest import Exercise
@@ -124,6 +125,8 @@ def grade_class(submissions: Path, out: Path, exercises: list[Exercise], config:
                 progress: Callable[[str], None] = print) -> list[StudentResult]:
     """Grade every student in `submissions`; write out/gradebook.csv, out/feedback/*.md, out/results.json."""
     out = Path(out)
+    isolation = sandbox.probe()  # said before any submission runs
+    progress(("" if isolation.isolated else "WARNING: ") + "submissions run " + isolation.describe())
     (out / "feedback").mkdir(parents=True, exist_ok=True)
     work = out / "work"
     roster = students(submissions)

@@ -24,7 +24,7 @@ from d2lmini.grading.gradebook import feedback_text, grade_student
 
 PACKAGE = Path(__file__).parents[1]
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
-GRADER_PACKAGES = ("ipykernel>=6.29", "jupyter_client>=8", "nbformat>=5.10")
+GRADER_PACKAGES = ("ipykernel>=6.29", "jupyter_client>=8", "nbformat>=5.10", "cloudpickle>=3")
 KERNEL_MEMORY_MB = 512  # Gradescope's container has 768 MB: the kernel gets this much of it
 
 SETUP = """#!/usr/bin/env bash
