@@ -1,6 +1,6 @@
 """Call a student's saved function for the judge, in a fresh process inside the sandbox.
 
-    python -m d2lmini.grading.caller FUNCTION.pkl
+    python -m d2lmini.grading.caller FUNCTION.pkl KNOWN.json
 
 The grader starts this for each coding exercise it judges (`d2lmini.grading.remote.Caller`),
 in a bubblewrap sandbox whose copy of d2lmini holds only the exercise machinery (this module,
@@ -26,6 +26,7 @@ import torch
 from d2lmini.exercises import refusals
 from d2lmini.exercises.coding import CallRecorder
 from d2lmini.exercises.guard import CappedText, run_guarded
+from d2lmini.grading.copies import copied_from
 from d2lmini.grading.remote import CALL_SECONDS, GENERATOR_LIMIT, decode, encode, local_device
 
 BANS = {name: value for name, value in vars(refusals).items() if isinstance(value, refusals.Ban)}
@@ -109,19 +110,30 @@ def _unchanged(old, new) -> bool:
     return True
 
 
-def _load(path: Path):
-    """The student's function, unpickled here, inside the sandbox (never in the grader's process)."""
+def _load(path: Path, known: dict[str, str]):
+    """The student's function, unpickled here, inside the sandbox (never in the grader's process).
+
+    Refused if it is a copy of one of the package's functions (`known`, their fingerprints).
+    """
     try:
-        return pickle.loads(path.read_bytes()), None
+        function = pickle.loads(path.read_bytes())
+        copy_of = copied_from(function, known)
     except BaseException as error:  # noqa: BLE001  a missing module (the package's code) and worse
         return None, {"type": type(error).__name__, "message": str(error)[:300]}
+    if copy_of is not None:
+        return None, {"type": "RefusedCall", "message": f"it is a copy of the package's {copy_of}, which is refused"}
+    return function, None
 
 
-def main(path: str) -> None:
-    """Load the function at `path`, then answer one reply line per request line on stdin."""
+def main(path: str, known: str) -> None:
+    """Load the function at `path`, then answer one reply line per request line on stdin.
+
+    `known`: a JSON file of the package's function fingerprints (`d2lmini.grading.copies`).
+    """
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the student's printing never mixes with replies
-    function, error = _load(Path(path))
+    fingerprints = json.loads(Path(known).read_text("utf-8"))  # read before any of the student's code runs
+    function, error = _load(Path(path), fingerprints)
     replies.write(json.dumps({"ready": error is None, "error": error}) + "\n")
     replies.flush()
     if error is not None:
@@ -132,4 +144,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

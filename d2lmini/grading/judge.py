@@ -25,7 +25,7 @@ from pathlib import Path
 
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import shifted_seeds
-from d2lmini.grading import evidence, sandbox
+from d2lmini.grading import copies, evidence, sandbox
 from d2lmini.grading.kernel import CALL_MARGIN, OUTPUT_LIMIT, Kernel, Limits, NotebookRun, rewrite
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import CALL_SECONDS, RemoteFunction, decode, local_device, read_line
@@ -59,6 +59,9 @@ def read_submission(path: Path) -> Submission:
     """Read a submitted file as a notebook; one that is not readable says why, in words for the student."""
     import nbformat
 
+    if path.is_symlink() or path.parent.is_symlink():  # a link to a classmate's file is not an upload
+        return Submission(path, None, f"{path.name} is a link to another file, not an uploaded notebook, so it "
+                                      "was not graded: upload the .ipynb file itself.")
     try:
         notebook = nbformat.read(path, as_version=4)
         cells = [c.source for c in notebook.cells if c.cell_type == "code"]
@@ -174,6 +177,12 @@ def caller_files(with_models: bool) -> tuple[Path, ...]:
     return tuple(Path(f) for f in json.loads(found.stdout.splitlines()[-1]))
 
 
+@functools.cache
+def package_fingerprints() -> dict[str, str]:
+    """The fingerprints of the package's functions (`d2lmini.grading.copies`), computed here."""
+    return copies.known_fingerprints([sandbox.PACKAGE])
+
+
 class Caller:
     """A fresh process, sandboxed, that calls one student's saved function for one check."""
 
@@ -181,10 +190,11 @@ class Caller:
         shutil.rmtree(folder, ignore_errors=True)
         self.scratch, self.status = folder / "scratch", folder / "status"
         self.scratch.mkdir(parents=True)
-        saved = self.scratch / "function.pkl"
+        saved, known = self.scratch / "function.pkl", self.scratch / "known.json"
         shutil.copyfile(function, saved)
+        known.write_text(json.dumps(package_fingerprints()), "utf-8")
         program = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb), "--",
-                   sys.executable, "-m", "d2lmini.grading.caller", str(saved)]
+                   sys.executable, "-m", "d2lmini.grading.caller", str(saved), str(known)]
         env = sandbox.clean_env(self.scratch)
         if sandbox.probe().isolated:
             argv = sandbox.command(program, self.scratch, env, caller_files(with_models), status=self.status)
@@ -259,9 +269,10 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
             callers.append(caller)
             problem = caller.ready()
             if problem is not None:
-                return Verdict(False, f"Not graded: your function {name} could not be loaded in a clean process "
-                                      f"({problem}). It must not use the package's own implementation or the "
-                                      "solutions, which are not there.")
+                return Verdict(False, f"Your function {name} was refused: it could not be loaded in the grader's "
+                                      f"clean process ({problem}). The exercise asks you to write it yourself: the "
+                                      "package's own implementation (d2lmini's modules) and the solutions are not "
+                                      "there, and a copy of them is refused.")
             arguments[slot] = RemoteFunction(caller.process, CALL_SECONDS + CALL_MARGIN, name)
             functions.append(arguments[slot])
         with shifted_seeds(seed), contextlib.redirect_stdout(io.StringIO()):  # the verdict goes to feedback

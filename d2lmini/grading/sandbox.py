@@ -128,7 +128,7 @@ def command(program: list[str], scratch: Path, env: dict[str, str], package_file
         path = Path(path).resolve()
         if path.is_dir() and _covered(path, bound) and not _covered(PACKAGE, [path]):
             argv += ["--tmpfs", str(path)]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(scratch), str(scratch),
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/tmp/home", "--bind", str(scratch), str(scratch),
              "--chdir", str(scratch), "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
@@ -172,9 +172,14 @@ def wait_gone(status: Path, seconds: float = 30.0) -> bool:
 
 
 def clean_env(scratch: Path) -> dict[str, str]:
-    """The environment a sandboxed program gets: paths into its scratch folder, no proxies, no secrets."""
-    home = scratch / "home"
-    home.mkdir(parents=True, exist_ok=True)
+    """The environment a program of a submission gets: no proxies, no secrets, HOME in a fresh place.
+
+    In a sandbox HOME, TMPDIR and IPython's folder are in its own fresh /tmp, so nothing written
+    there (an IPython startup file) outlives the sandbox; unsandboxed they are in `scratch`.
+    """
+    home = Path("/tmp/home") if probe().isolated else scratch / "home"
+    if not probe().isolated:
+        home.mkdir(parents=True, exist_ok=True)
     return {"HOME": str(home), "TMPDIR": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin",
             "LANG": "C.UTF-8", "MPLCONFIGDIR": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
             "D2LMINI_CACHE": str(home / ".cache" / "d2lmini"), "IPYTHONDIR": str(home / ".ipython"),
