@@ -130,10 +130,11 @@ class Kernel:
         specs = KernelSpecManager(kernel_dirs=[str(_kernel_spec_dir(scratch, self.private, limits))])
         isolated = sandbox.probe().isolated
         # Unix sockets in the scratch folder cross the sandbox's network namespace; TCP would not.
-        ports = {"transport": "ipc", "ip": str(scratch / ".kernel" / "ipc")} if isolated else {}
+        name = f"{os.getpid()}-{id(self)}"  # a restarted kernel's files never meet its predecessor's clean-up
+        ports = {"transport": "ipc", "ip": str(scratch / ".kernel" / f"ipc-{name}")} if isolated else {}
         (scratch / ".kernel").mkdir(parents=True, exist_ok=True)
         self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, **ports)
-        self.manager.connection_file = str(scratch / ".kernel" / "connection.json")  # the kernel reads it
+        self.manager.connection_file = str(scratch / ".kernel" / f"connection-{name}.json")  # the kernel reads it
         # The kernel's own stderr (ipykernel's warnings, a student's os.write(2, ...)) is not the grader's.
         self.manager.start_kernel(env={} if isolated else _kernel_env(scratch), cwd=str(scratch),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
