@@ -53,11 +53,13 @@ def _stub_names(exercise) -> dict[str, str]:
     for cell in notebook.cells:
         if cell.cell_type == "code" and exercise.check in cell.source:
             for node in ast.walk(ast.parse(manifest.python_of(cell.source))):
-                if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == \
-                        exercise.check:
+                func = node.func if isinstance(node, ast.Call) else None
+                called = getattr(func, "attr", getattr(func, "id", ""))
+                if called == exercise.check:
                     given = dict(zip(exercise.parameters, node.args, strict=False))
                     given |= {k.arg: k.value for k in node.keywords if k.arg}
-                    return {slot: given[slot].id for slot in exercise.slots if isinstance(given.get(slot), ast.Name)}
+                    return {slot: given[slot].id for slot in exercise.slots
+                            if isinstance(given.get(slot), ast.Name)}
     raise AssertionError(f"no check call of {exercise.id} in its notebook")
 
 

@@ -103,7 +103,8 @@ def test_a_detached_process_is_gone_when_the_sandbox_ends(tmp_path):
     assert inner is not None and Path(f"/proc/{inner}").exists()
     process.wait(timeout=60)
     assert sandbox.wait_gone(status)
-    sleepers = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).endswith("time.sleep(600)")]
+    sleepers = [p for p in Path("/proc").iterdir()
+                if p.name.isdigit() and _cmdline(p).endswith("time.sleep(600)")]
     assert sleepers == []
 
 
@@ -192,7 +193,7 @@ def test_tuple_subclasses_cross_the_wire_as_tuples():
 
 
 def test_without_a_sandbox_the_grader_says_so_before_it_starts(tmp_path, monkeypatch):
-    monkeypatch.setenv("D2LMINI_BWRAP", "")
+    monkeypatch.setenv("D2LMINI_SANDBOX", "none")
     sandbox.probe.cache_clear()
     try:
         assert not sandbox.probe().isolated and "NOT isolated" in sandbox.probe().describe()
@@ -205,14 +206,14 @@ def test_without_a_sandbox_the_grader_says_so_before_it_starts(tmp_path, monkeyp
         assert said[0].startswith("WARNING: submissions run NOT isolated"), said
         assert said.index(said[0]) < next(i for i, line in enumerate(said) if line.startswith("bob"))
     finally:
-        monkeypatch.delenv("D2LMINI_BWRAP")
+        monkeypatch.delenv("D2LMINI_SANDBOX")
         sandbox.probe.cache_clear()
 
 
 @pytest.mark.slow
 @pytest.mark.classes
 def test_an_unisolated_grading_is_recorded_in_the_results(tmp_path, monkeypatch):
-    monkeypatch.setenv("D2LMINI_BWRAP", "")
+    monkeypatch.setenv("D2LMINI_SANDBOX", "none")
     sandbox.probe.cache_clear()
     try:
         notebook = grading_samples.untouched("02")
@@ -224,7 +225,7 @@ def test_an_unisolated_grading_is_recorded_in_the_results(tmp_path, monkeypatch)
         assert all(m.points == 0 for m in marks)
         assert stats["isolation"].startswith("NOT isolated")
     finally:
-        monkeypatch.delenv("D2LMINI_BWRAP")
+        monkeypatch.delenv("D2LMINI_SANDBOX")
         sandbox.probe.cache_clear()
 
 
@@ -249,7 +250,8 @@ def test_cheating_submissions_score_nothing_and_touch_nobody(tmp_path):
         f'"{e.id}" = 1' for e in EXERCISES if e.notebook.startswith("02")), "utf-8")
     package_before, submissions_before = _tree_hash(places.package), _tree_hash(submissions)
 
-    results = grade_class(submissions, out, EXERCISES, load_config(config, EXERCISES), 2, progress=lambda _: None)
+    results = grade_class(submissions, out, EXERCISES, load_config(config, EXERCISES), 2,
+                          progress=lambda _: None)
     written = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     time.sleep(5)  # the cheaters' detached writers, were any left, try every quarter second
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-
 from grading_samples import released
 
 STUB = r"(?s)^def fused_step\(.*return None"
@@ -32,7 +31,8 @@ class Places:
 
 
 def _index(notebook, pattern: str) -> int:
-    return next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code" and re.search(pattern, c.source))
+    return next(i for i, c in enumerate(notebook.cells)
+                if c.cell_type == "code" and re.search(pattern, c.source))
 
 
 def _replacing_stub(source: str) -> nbformat.NotebookNode:
@@ -52,7 +52,9 @@ def _writer(places: Places, seconds: int) -> str:
     out = json.dumps(str(places.out))
     return (f"import glob, os, time\nOUT = {out}\n"
             f"for _ in range({seconds * 4}):\n"
-            "    for target in [OUT + '/gradebook.csv', OUT + '/results.json', *glob.glob(OUT + '/feedback/*.md')]:\n"
+            "    targets = [OUT + '/gradebook.csv', OUT + '/results.json']\n"
+            "    targets += glob.glob(OUT + '/feedback/*.md')\n"
+            "    for target in targets:\n"
             "        try:\n            open(target, 'w').write('student,total\\ncheater,100\\n')\n"
             "        except OSError:\n            pass\n"
             "    time.sleep(0.25)\n")
@@ -110,7 +112,8 @@ def cheating_class(places: Places) -> dict[str, nbformat.NotebookNode]:
     samples["plants_files_for_others"] = _before_stub(
         "import os, pathlib\n"
         f"out, submissions = pathlib.Path({str(places.out)!r}), pathlib.Path({str(places.submissions)!r})\n"
-        "names = [p.stem if p.is_file() else p.name for p in submissions.iterdir()] if submissions.exists() else []\n"
+        "try:\n    names = [p.stem if p.is_file() else p.name for p in submissions.iterdir()]\n"
+        "except OSError:\n    names = []\n"
         "for name in names:\n"
         "    folder = out / 'work' / name / '02_concat_matmul' / 'd2lmini' / 'grading'\n"
         "    try:\n        folder.mkdir(parents=True, exist_ok=True)\n"

@@ -121,7 +121,8 @@ def _load(path: Path, known: dict[str, str]):
     except BaseException as error:  # noqa: BLE001  a missing module (the package's code) and worse
         return None, {"type": type(error).__name__, "message": str(error)[:300]}
     if copy_of is not None:
-        return None, {"type": "RefusedCall", "message": f"it is a copy of the package's {copy_of}, which is refused"}
+        return None, {"type": "RefusedCall",
+                      "message": f"it is a copy of the package's {copy_of}, which is refused"}
     return function, None
 
 

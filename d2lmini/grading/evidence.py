@@ -14,7 +14,6 @@ Two kinds, per student and coding exercise, written to results.json (`stats["evi
 import ast
 import difflib
 import functools
-from pathlib import Path
 
 from d2lmini.grading.sandbox import PACKAGE
 
@@ -74,7 +73,8 @@ def similar(text: str, others: dict[str, str]) -> list[tuple[str, float]]:
 
 def flagged_calls(calls: dict[str, int]) -> dict[str, int]:
     """The calls among `calls` (torch function name -> count) into an RNN, cross-entropy or clipping."""
-    return {name: count for name, count in calls.items() if any(word in name.lower() for word in FLAGGED_CALLS)}
+    return {name: count for name, count in calls.items()
+            if any(word in name.lower() for word in FLAGGED_CALLS)}
 
 
 def report(exercise: str, cells: list[str], name: str, calls: dict[str, int]) -> dict | None:

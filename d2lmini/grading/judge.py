@@ -60,8 +60,8 @@ def read_submission(path: Path) -> Submission:
     import nbformat
 
     if path.is_symlink() or path.parent.is_symlink():  # a link to a classmate's file is not an upload
-        return Submission(path, None, f"{path.name} is a link to another file, not an uploaded notebook, so it "
-                                      "was not graded: upload the .ipynb file itself.")
+        return Submission(path, None, f"{path.name} is a link to another file, not an uploaded notebook, "
+                                      "so it was not graded: upload the .ipynb file itself.")
     try:
         notebook = nbformat.read(path, as_version=4)
         cells = [c.source for c in notebook.cells if c.cell_type == "code"]
@@ -171,9 +171,11 @@ def caller_files(with_models: bool) -> tuple[Path, ...]:
     """The package files a caller process needs (the exercise machinery; with the model classes if asked)."""
     modules = "d2lmini.grading.limits, d2lmini.grading.caller" + (", d2lmini.rnn" if with_models else "")
     listing = (f"import sys, json, {modules}; print(json.dumps(sorted({{m.__file__ for n, m in "
-               "list(sys.modules.items()) if n.split('.')[0] == 'd2lmini' and getattr(m, '__file__', None)})))")
+               "list(sys.modules.items()) if n.split('.')[0] == 'd2lmini' "
+               "and getattr(m, '__file__', None)})))")
     env = dict(os.environ, PYTHONPATH=str(sandbox.PACKAGE.parent))
-    found = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, env=env, check=True)
+    found = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, env=env,
+                           check=True)
     return tuple(Path(f) for f in json.loads(found.stdout.splitlines()[-1]))
 
 
@@ -193,12 +195,14 @@ class Caller:
         saved, known = self.scratch / "function.pkl", self.scratch / "known.json"
         shutil.copyfile(function, saved)
         known.write_text(json.dumps(package_fingerprints()), "utf-8")
-        program = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb), "--",
-                   sys.executable, "-m", "d2lmini.grading.caller", str(saved), str(known)]
+        program = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb),
+                   "--", sys.executable, "-m", "d2lmini.grading.caller", str(saved), str(known)]
         env = sandbox.clean_env(self.scratch)
-        if sandbox.probe().isolated:
+        if sandbox.probe().namespaces:
             argv = sandbox.command(program, self.scratch, env, caller_files(with_models), status=self.status)
             env = {}
+        elif sandbox.probe().isolated:  # another user, with the grader's Python path
+            argv = sandbox.command(program, self.scratch, env)
         else:
             argv, env = program, dict(os.environ, **env, PYTHONPATH=os.environ.get("PYTHONPATH", ""))
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -263,16 +267,18 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
                                       f"({str(data['error'])[:200]}).")
             saved = _saved_function(data, scratch)
             if saved is None:
-                return Verdict(False, f"Not graded: your function {name} was not found after your notebook ran.")
+                return Verdict(False, f"Not graded: your function {name} was not found after your notebook "
+                                      "ran.")
             with_models = hasattr(importlib.import_module(exercise.module), "RNNScratch")
-            caller = Caller(saved, scratch.parent / f".{scratch.name}-call-{len(callers)}", limits, with_models)
+            folder = scratch.parent / f".{scratch.name}-call-{len(callers)}"
+            caller = Caller(saved, folder, limits, with_models)
             callers.append(caller)
             problem = caller.ready()
             if problem is not None:
-                return Verdict(False, f"Your function {name} was refused: it could not be loaded in the grader's "
-                                      f"clean process ({problem}). The exercise asks you to write it yourself: the "
-                                      "package's own implementation (d2lmini's modules) and the solutions are not "
-                                      "there, and a copy of them is refused.")
+                return Verdict(False, f"Your function {name} was refused: it could not be loaded in the "
+                                      f"grader's clean process ({problem}). The exercise asks you to write "
+                                      "it yourself: the package's own implementation (d2lmini's modules) and "
+                                      "the solutions are not there, and a copy of them is refused.")
             arguments[slot] = RemoteFunction(caller.process, CALL_SECONDS + CALL_MARGIN, name)
             functions.append(arguments[slot])
         with shifted_seeds(seed), contextlib.redirect_stdout(io.StringIO()):  # the verdict goes to feedback

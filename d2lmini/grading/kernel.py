@@ -98,13 +98,16 @@ def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits) -> Path:
     """A kernel spec (outside the scratch folder, which the student's code may write) for the kernel."""
     folder = private / KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
-    program = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb), "--",
-               sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    program = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb),
+               "--", sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     spec = {"display_name": "d2lmini grading", "language": "python"}
-    if sandbox.probe().isolated:
+    if sandbox.probe().namespaces:
         # Interrupted by a message: a signal would reach bwrap, not the kernel inside it.
-        spec |= {"argv": sandbox.command(program, scratch, sandbox.clean_env(scratch), status=private / "status"),
-                 "interrupt_mode": "message"}
+        argv = sandbox.command(program, scratch, sandbox.clean_env(scratch), status=private / "status")
+        spec |= {"argv": argv, "interrupt_mode": "message"}
+    elif sandbox.probe().isolated:  # setpriv execs the kernel: a signal reaches it
+        spec["argv"] = [sys.executable, "-m", "d2lmini.grading.handover", "{connection_file}", "--",
+                        *sandbox.command(program, scratch, sandbox.clean_env(scratch))]
     else:
         spec["argv"] = program
     (folder / "kernel.json").write_text(json.dumps(spec), "utf-8")
@@ -114,7 +117,8 @@ def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits) -> Path:
 def _kernel_env(scratch: Path) -> dict:
     """The unsandboxed kernel's environment: the grader's, with paths into the scratch folder, no network."""
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-    env.update(sandbox.clean_env(scratch) | {"PATH": env.get("PATH", ""), "PYTHONPATH": env.get("PYTHONPATH", "")})
+    env.update(sandbox.clean_env(scratch) | {"PATH": env.get("PATH", ""),
+                                             "PYTHONPATH": env.get("PYTHONPATH", "")})
     env.update(http_proxy=BLOCKED_NETWORK, https_proxy=BLOCKED_NETWORK, HTTP_PROXY=BLOCKED_NETWORK,
                HTTPS_PROXY=BLOCKED_NETWORK, PIP_FIND_LINKS="", PIP_CONFIG_FILE=os.devnull)
     return env
@@ -127,17 +131,21 @@ class Kernel:
         self.scratch, self.limits = scratch, limits
         self.private = scratch.parent / f".{scratch.name}-grader"  # beside the scratch, outside the sandbox
         shutil.rmtree(self.private, ignore_errors=True)
+        # Made before the sandbox's user is given the folder (user isolation).
+        (scratch / ".kernel").mkdir(parents=True, exist_ok=True)
         specs = KernelSpecManager(kernel_dirs=[str(_kernel_spec_dir(scratch, self.private, limits))])
-        isolated = sandbox.probe().isolated
+        isolation = sandbox.probe()
         # Unix sockets in the scratch folder cross the sandbox's network namespace; TCP would not.
         name = f"{os.getpid()}-{id(self)}"  # a restarted kernel's files never meet its predecessor's clean-up
-        ports = {"transport": "ipc", "ip": str(scratch / ".kernel" / f"ipc-{name}")} if isolated else {}
-        (scratch / ".kernel").mkdir(parents=True, exist_ok=True)
+        ipc = {"transport": "ipc", "ip": str(scratch / ".kernel" / f"ipc-{name}")}
+        ports = ipc if isolation.namespaces else {}
         self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, **ports)
-        self.manager.connection_file = str(scratch / ".kernel" / f"connection-{name}.json")  # the kernel reads it
+        self.manager.connection_file = str(scratch / ".kernel" / f"connection-{name}.json")
+        env = sandbox.clean_env(scratch) if isolation.isolated else _kernel_env(scratch)
+        env = {} if isolation.namespaces else env  # bwrap sets the kernel's environment itself
         # The kernel's own stderr (ipykernel's warnings, a student's os.write(2, ...)) is not the grader's.
-        self.manager.start_kernel(env={} if isolated else _kernel_env(scratch), cwd=str(scratch),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.manager.start_kernel(env=env, cwd=str(scratch), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
         self.client = self.manager.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=120)
@@ -188,7 +196,7 @@ class Kernel:
         return True
 
     def peak_mb(self) -> float:
-        """The peak resident memory of the kernel's processes so far, in MB (Linux; 0 where /proc cannot tell)."""
+        """The peak resident memory of the kernel's processes so far, in MB (Linux; else 0)."""
         pid = getattr(self.manager.provisioner, "pid", None)
         inner = sandbox.sandbox_pid(self.private / "status")
         return max((_peak_of_tree(p) for p in (pid, inner) if p), default=0.0)

@@ -102,8 +102,9 @@ def _encode(value, depth: int):
         return _encode_tensor(value)
     if isinstance(value, np.ndarray | np.generic):
         return {"t": "ndarray", "npy": _npy(np.asarray(value)), "scalar": isinstance(value, np.generic)}
-    if isinstance(value, list | tuple) and depth < 8 and len(value) <= 100_000:  # torch.Size, namedtuples: tuples
-        return {"t": "tuple" if isinstance(value, tuple) else "list", "v": [_encode(v, depth + 1) for v in value]}
+    if isinstance(value, list | tuple) and depth < 8 and len(value) <= 100_000:  # torch.Size: a tuple
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {"t": kind, "v": [_encode(v, depth + 1) for v in value]}
     if type(value) is dict and depth < 8 and all(isinstance(k, str) for k in value):
         return {"t": "dict", "v": {k: _encode(v, depth + 1) for k, v in value.items()}}
     if dataclasses.is_dataclass(value) and not isinstance(value, type) and depth < 8:  # settings (a Budget)
@@ -228,7 +229,8 @@ def _active_rules() -> tuple[list[str], list[str]]:
     if unknown:
         raise RuntimeError(f"the grader cannot name the ban {unknown[0]!r} for the caller process")
     package = str(refusals.PACKAGE) + os.sep
-    allowed = sorted(f.removeprefix(package) for f in hook.allowed - refusals.MACHINERY if f.startswith(package))
+    allowed = sorted(f.removeprefix(package) for f in hook.allowed - refusals.MACHINERY
+                     if f.startswith(package))
     return [names[id(ban)] for ban in hook.bans], allowed
 
 
@@ -267,7 +269,8 @@ class RemoteFunction:
 
     def __call__(self, *args):
         if self.broken:
-            raise named_error("KernelStopped")("the process running your function stopped during an earlier call")
+            raise named_error("KernelStopped")(
+                "the process running your function stopped during an earlier call")
         bans, allowed = _active_rules()
         payload = json.dumps({"args": [_encode(a, 0) for a in args], "bans": bans, "allowed": allowed})
         try:
