@@ -115,7 +115,8 @@ def main(root: Path) -> int:
     import resource  # Unix only: Gradescope's autograder runs on Linux; importing this module need not
 
     grader_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak memory: grader {grader_mb:.0f} MB, kernel {result.stats.get('kernel_mb', 0):.0f} MB; "
+    print(f"peak memory: grader {grader_mb:.0f} MB, kernel {result.stats.get('kernel_mb', 0):.0f} MB, "
+          f"function caller {result.stats.get('caller_mb', 0):.0f} MB; "
           f"graded in {result.stats.get('seconds', 0):.1f} s")
     return 0
 

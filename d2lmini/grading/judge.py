@@ -26,7 +26,15 @@ from pathlib import Path
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import shifted_seeds
 from d2lmini.grading import copies, evidence, sandbox
-from d2lmini.grading.kernel import CALL_MARGIN, OUTPUT_LIMIT, Kernel, Limits, NotebookRun, rewrite
+from d2lmini.grading.kernel import (
+    CALL_MARGIN,
+    OUTPUT_LIMIT,
+    Kernel,
+    Limits,
+    NotebookRun,
+    peak_of_tree,
+    rewrite,
+)
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import CALL_SECONDS, RemoteFunction, decode, local_device, read_line
 
@@ -224,7 +232,11 @@ class Caller:
         return f"{str(error.get('type', 'Error'))[:60]}: {str(error.get('message', ''))[:300]}"
 
     def close(self) -> None:
-        """End the process and every process it started; return once they are gone."""
+        """End the process and every process it started; return once they are gone.
+
+        Keeps the peak resident memory of its processes (MB) in `peak`.
+        """
+        self.peak = peak_of_tree(self.process.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.kill()
@@ -247,7 +259,7 @@ def _saved_function(data: dict, scratch: Path) -> Path | None:
 
 
 def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed: int,
-          cells: list[str] | None = None, found: list | None = None) -> Verdict:
+          cells: list[str] | None = None, found: list | None = None, stats: dict | None = None) -> Verdict:
     """Judge one recorded exercise with its check, in this process, on the instructor's seed.
 
     A function is called in a fresh sandboxed process per exercise; `found` gets the evidence
@@ -286,6 +298,8 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
     finally:
         for caller in callers:
             caller.close()
+            if stats is not None:
+                stats["caller_mb"] = max(stats.get("caller_mb", 0.0), caller.peak)
         for function in functions if found is not None and cells is not None else ():
             report = evidence.report(exercise.id, cells, function.__name__, dict(function.calls))
             if report is not None:
@@ -296,8 +310,9 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
                    scratch: Path, limits: Limits, seed: int, stats: dict | None = None) -> list[Mark]:
     """The marks of one submitted notebook (its exercises are `exercises`, all of one notebook).
 
-    `stats`, if given, gets the grading time ("seconds"), the kernel's peak memory ("kernel_mb"), the
-    isolation ("isolation") and the evidence about graded functions ("evidence").
+    `stats`, if given, gets the grading time ("seconds"), the peak memory of the kernel ("kernel_mb")
+    and of the processes that called the functions ("caller_mb"), the isolation ("isolation") and the
+    evidence about graded functions ("evidence").
     """
     scratch.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -313,7 +328,7 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
                 continue
             try:
                 verdict = judge(exercise, run.records.get(exercise.id, {}), scratch, limits, seed,
-                                submission.cells, found)
+                                submission.cells, found, stats)
             except Exception as error:  # a grader fault must cost nobody the batch; it is reported
                 verdict = Verdict(False, "Not graded: the grader failed on this exercise "
                                          f"({type(error).__name__}: {error}); tell your instructor.")

@@ -199,7 +199,7 @@ class Kernel:
         """The peak resident memory of the kernel's processes so far, in MB (Linux; else 0)."""
         pid = getattr(self.manager.provisioner, "pid", None)
         inner = sandbox.sandbox_pid(self.private / "status")
-        return max((_peak_of_tree(p) for p in (pid, inner) if p), default=0.0)
+        return max((peak_of_tree(p) for p in (pid, inner) if p), default=0.0)
 
     def shutdown(self) -> None:
         """Stop the kernel and its channels, and wait until every process of its sandbox is gone.
@@ -216,7 +216,7 @@ class Kernel:
                 raise RuntimeError(f"the sandbox of {self.scratch} did not end")
 
 
-def _peak_of_tree(pid: int) -> float:
+def peak_of_tree(pid: int) -> float:
     """The largest peak resident memory (VmHWM, MB) among `pid` and its descendants."""
     peak, stack, seen = 0.0, [pid], set()
     while stack and len(seen) < 1000:
