@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,7 +95,7 @@ def rewrite(source: str, exercises: dict[str, Exercise]) -> tuple[str, list[str]
     return "".join(lines), found
 
 
-def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits) -> Path:
+def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path) -> Path:
     """A kernel spec (outside the scratch folder, which the student's code may write) for the kernel."""
     folder = private / KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
@@ -103,7 +104,8 @@ def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits) -> Path:
     spec = {"display_name": "d2lmini grading", "language": "python"}
     if sandbox.probe().namespaces:
         # Interrupted by a message: a signal would reach bwrap, not the kernel inside it.
-        argv = sandbox.command(program, scratch, sandbox.clean_env(scratch), status=private / "status")
+        argv = sandbox.command(program, scratch, sandbox.clean_env(scratch), status=private / "status",
+                               sockets=sockets)
         spec |= {"argv": argv, "interrupt_mode": "message"}
     elif sandbox.probe().isolated:  # setpriv execs the kernel: a signal reaches it
         spec["argv"] = [sys.executable, "-m", "d2lmini.grading.handover", "{connection_file}", "--",
@@ -133,11 +135,15 @@ class Kernel:
         shutil.rmtree(self.private, ignore_errors=True)
         # Made before the sandbox's user is given the folder (user isolation).
         (scratch / ".kernel").mkdir(parents=True, exist_ok=True)
-        specs = KernelSpecManager(kernel_dirs=[str(_kernel_spec_dir(scratch, self.private, limits))])
+        # Unix socket paths must be short (107 bytes): not in a scratch folder that may lie deep.
+        short = "/tmp" if Path("/tmp").is_dir() else None
+        self.sockets = Path(tempfile.mkdtemp(prefix="d2lmini-kernel-", dir=short))
+        spec_dir = _kernel_spec_dir(scratch, self.private, limits, self.sockets)
+        specs = KernelSpecManager(kernel_dirs=[str(spec_dir)])
         isolation = sandbox.probe()
-        # Unix sockets in the scratch folder cross the sandbox's network namespace; TCP would not.
+        # Unix sockets in a bound folder cross the sandbox's network namespace; TCP would not.
         name = f"{os.getpid()}-{id(self)}"  # a restarted kernel's files never meet its predecessor's clean-up
-        ipc = {"transport": "ipc", "ip": str(scratch / ".kernel" / f"ipc-{name}")}
+        ipc = {"transport": "ipc", "ip": str(self.sockets / "kernel")}
         ports = ipc if isolation.namespaces else {}
         self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, **ports)
         self.manager.connection_file = str(scratch / ".kernel" / f"connection-{name}.json")
@@ -212,7 +218,9 @@ class Kernel:
         finally:
             if self.manager.has_kernel:
                 self.manager.shutdown_kernel(now=True)
-            if not sandbox.wait_gone(self.private / "status"):
+            gone = sandbox.wait_gone(self.private / "status")
+            shutil.rmtree(self.sockets, ignore_errors=True)
+            if not gone:
                 raise RuntimeError(f"the sandbox of {self.scratch} did not end")
 
 

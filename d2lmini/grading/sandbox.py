@@ -139,13 +139,15 @@ def _covered(path: Path, folders: list[Path]) -> bool:
 
 
 def command(program: list[str], scratch: Path, env: dict[str, str], package_files: list[Path] | None = None,
-            hide: tuple[Path, ...] = (), status: Path | None = None) -> list[str]:
+            hide: tuple[Path, ...] = (), status: Path | None = None,
+            sockets: Path | None = None) -> list[str]:
     """The argv that runs `program` in a sandbox whose only writable folder is `scratch`.
 
     `package_files`: only these files of the d2lmini package are in the sandbox (the judge's
     caller), else the whole package folder. `hide`: more folders to cover with an empty tmpfs
     where a bound folder holds them (the output folder, the submissions). `status`: a file where
-    bwrap writes the host PID of the sandbox's first process (`wait_gone` reads it).
+    bwrap writes the host PID of the sandbox's first process (`wait_gone` reads it). `sockets`: a
+    second writable folder, with a short path, for the kernel's Unix sockets (at most 107 bytes).
     """
     isolation = probe()
     if not isolation.isolated:
@@ -171,6 +173,8 @@ def command(program: list[str], scratch: Path, env: dict[str, str], package_file
         path = Path(path).resolve()
         if path.is_dir() and _covered(path, bound) and not _covered(PACKAGE, [path]):
             argv += ["--tmpfs", str(path)]
+    if sockets is not None:
+        argv += ["--bind", str(sockets), str(sockets)]
     argv += ["--proc", "/proc", "--dev", "/dev", "--bind", str(scratch), str(scratch),
              "--chdir", str(scratch), "--clearenv"]
     for key, value in env.items():
