@@ -204,7 +204,7 @@ def _call_recorders() -> list:
     return [mode for mode in _get_current_function_mode_stack() if hasattr(mode, "calls")]
 
 
-REPLY_LIMIT = 256 * 2**20  # bytes of one reply the grader reads from a caller process
+REPLY_LIMIT = 64 * 2**20  # bytes of one reply the grader reads from a caller process
 
 
 def _ban_names() -> dict:
