@@ -14,6 +14,8 @@ this process says is trusted beyond being data: the grader judges the values its
 """
 
 import copy
+import importlib
+import importlib.util
 import itertools
 import json
 import os
@@ -134,6 +136,8 @@ def main(path: str, known: str) -> None:
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the student's printing never mixes with replies
     fingerprints = json.loads(Path(known).read_text("utf-8"))  # read before any of the student's code runs
+    if importlib.util.find_spec("d2lmini.rnn") is not None:  # bound for the checks that hand a model:
+        importlib.import_module("d2lmini.rnn")  # imported now, not within the check's time limit
     function, error = _load(Path(path), fingerprints)
     replies.write(json.dumps({"ready": error is None, "error": error}) + "\n")
     replies.flush()
