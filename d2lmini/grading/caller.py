@@ -1,11 +1,11 @@
 """Call a student's saved function for the judge, in a fresh process inside the sandbox.
 
-    python -m d2lmini.grading.caller FUNCTION.pkl KNOWN.json
+    python -m d2lmini.grading.caller KNOWN.json NAME=FUNCTION.pkl...
 
-The grader starts this for each coding exercise it judges (`d2lmini.grading.remote.Caller`),
+The grader starts this for each coding exercise it judges (`d2lmini.grading.judge.Caller`),
 in a bubblewrap sandbox whose copy of d2lmini holds only the exercise machinery (this module,
 the wire format, the guard): the package's own implementations, the checks and `solutions/`
-are not there, so a function that calls them fails by their absence. It loads the function
+are not there, so a function that calls them fails by their absence. It loads the functions
 the student's kernel saved (by value), answers "ready", then for each request line on stdin
 (the arguments as wire data, the check's bans by name) calls the function under the
 self-check's guard with those bans and writes one reply line: the result, what it printed,
@@ -128,25 +128,32 @@ def _load(path: Path, known: dict[str, str]):
     return function, None
 
 
-def main(path: str, known: str) -> None:
-    """Load the function at `path`, then answer one reply line per request line on stdin.
+def main(known: str, saved: list[str]) -> None:
+    """Load the functions, then answer one reply line per request line on stdin.
 
-    `known`: a JSON file of the package's function fingerprints (`d2lmini.grading.copies`).
+    `known`: a JSON file of the package's function fingerprints (`d2lmini.grading.copies`);
+    `saved`: "NAME=FILE" for each function, called by NAME in the requests.
     """
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the student's printing never mixes with replies
     fingerprints = json.loads(Path(known).read_text("utf-8"))  # read before any of the student's code runs
     if importlib.util.find_spec("d2lmini.rnn") is not None:  # bound for the checks that hand a model:
         importlib.import_module("d2lmini.rnn")  # imported now, not within the check's time limit
-    function, error = _load(Path(path), fingerprints)
-    replies.write(json.dumps({"ready": error is None, "error": error}) + "\n")
+    functions = {}
+    for entry in saved:
+        name, path = entry.split("=", 1)
+        functions[name], error = _load(Path(path), fingerprints)
+        if error is not None:
+            replies.write(json.dumps({"ready": False, "function": name, "error": error}) + "\n")
+            replies.flush()
+            return
+    replies.write(json.dumps({"ready": True}) + "\n")
     replies.flush()
-    if error is not None:
-        return
     for line in sys.stdin:
-        replies.write(json.dumps(call(function, json.loads(line))) + "\n")
+        request = json.loads(line)
+        replies.write(json.dumps(call(functions[request["function"]], request)) + "\n")
         replies.flush()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2:])

@@ -194,17 +194,20 @@ def package_fingerprints() -> dict[str, str]:
 
 
 class Caller:
-    """A fresh process, sandboxed, that calls one student's saved function for one check."""
+    """A fresh process, sandboxed, that calls a student's saved functions for one check."""
 
-    def __init__(self, function: Path, folder: Path, limits: Limits, with_models: bool):
+    def __init__(self, functions: dict[str, Path], folder: Path, limits: Limits, with_models: bool):
         shutil.rmtree(folder, ignore_errors=True)
         self.scratch, self.status = folder / "scratch", folder / "status"
         self.scratch.mkdir(parents=True)
-        saved, known = self.scratch / "function.pkl", self.scratch / "known.json"
-        shutil.copyfile(function, saved)
+        known, saved = self.scratch / "known.json", []
         known.write_text(json.dumps(package_fingerprints()), "utf-8")
+        for index, (slot, function) in enumerate(functions.items()):
+            copy = self.scratch / f"function-{index}.pkl"
+            shutil.copyfile(function, copy)
+            saved.append(f"{slot}={copy}")
         program = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb),
-                   "--", sys.executable, "-m", "d2lmini.grading.caller", str(saved), str(known)]
+                   "--", sys.executable, "-m", "d2lmini.grading.caller", str(known), *saved]
         env = sandbox.clean_env(self.scratch)
         if sandbox.probe().namespaces:
             argv = sandbox.command(program, self.scratch, env, caller_files(with_models), status=self.status)
@@ -229,7 +232,8 @@ class Caller:
         if answer.get("ready") is True:
             return None
         error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
-        return f"{str(error.get('type', 'Error'))[:60]}: {str(error.get('message', ''))[:300]}"
+        which = f"{str(answer.get('function', ''))[:60]}: " if answer.get("function") else ""
+        return f"{which}{str(error.get('type', 'Error'))[:60]}: {str(error.get('message', ''))[:300]}"
 
     def close(self) -> None:
         """End the process and every process it started; return once they are gone.
@@ -262,41 +266,43 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
           cells: list[str] | None = None, found: list | None = None, stats: dict | None = None) -> Verdict:
     """Judge one recorded exercise with its check, in this process, on the instructor's seed.
 
-    A function is called in a fresh sandboxed process per exercise; `found` gets the evidence
-    about it (`d2lmini.grading.evidence`).
+    The exercise's functions are called in one fresh sandboxed process; `found` gets the evidence
+    about them (`d2lmini.grading.evidence`), `stats` the peak memory of that process.
     """
     arguments = exercise.instructor_arguments()
-    callers, functions = [], []
+    saved, names, functions, caller = {}, {}, [], None
+    for slot in exercise.slots:
+        data = values.get(slot)
+        if not (isinstance(data, dict) and data.get("t") == "function"):
+            arguments[slot] = decode(data, local_device)
+            continue
+        names[slot] = name = str(data.get("name", slot))[:80]
+        if data.get("error"):
+            return Verdict(False, f"Not graded: your function {name} could not be saved for grading "
+                                  f"({str(data['error'])[:200]}).")
+        saved[slot] = _saved_function(data, scratch)
+        if saved[slot] is None:
+            return Verdict(False, f"Not graded: your function {name} was not found after your notebook "
+                                  "ran.")
     try:
-        for slot in exercise.slots:
-            data = values.get(slot)
-            if not (isinstance(data, dict) and data.get("t") == "function"):
-                arguments[slot] = decode(data, local_device)
-                continue
-            name = str(data.get("name", slot))[:80]
-            if data.get("error"):
-                return Verdict(False, f"Not graded: your function {name} could not be saved for grading "
-                                      f"({str(data['error'])[:200]}).")
-            saved = _saved_function(data, scratch)
-            if saved is None:
-                return Verdict(False, f"Not graded: your function {name} was not found after your notebook "
-                                      "ran.")
+        if saved:  # one process for all the exercise's functions (the capstone passes eight)
             with_models = hasattr(importlib.import_module(exercise.module), "RNNScratch")
-            folder = scratch.parent / f".{scratch.name}-call-{len(callers)}"
-            caller = Caller(saved, folder, limits, with_models)
-            callers.append(caller)
+            caller = Caller(saved, scratch.parent / f".{scratch.name}-call", limits, with_models)
             problem = caller.ready()
             if problem is not None:
-                return Verdict(False, f"Your function {name} was refused: it could not be loaded in the "
-                                      f"grader's clean process ({problem}). The exercise asks you to write "
-                                      "it yourself: the package's own implementation (d2lmini's modules) and "
+                return Verdict(False, f"Your function was refused: it could not be loaded in the grader's "
+                                      f"clean process ({problem}). The exercise asks you to write it "
+                                      "yourself: the package's own implementation (d2lmini's modules) and "
                                       "the solutions are not there, and a copy of them is refused.")
-            arguments[slot] = RemoteFunction(caller.process, CALL_SECONDS + CALL_MARGIN, name)
-            functions.append(arguments[slot])
+            state = {"broken": False}
+            for slot in saved:
+                arguments[slot] = RemoteFunction(caller.process, CALL_SECONDS + CALL_MARGIN, names[slot],
+                                                 slot, state)
+                functions.append(arguments[slot])
         with shifted_seeds(seed), contextlib.redirect_stdout(io.StringIO()):  # the verdict goes to feedback
             return exercise.checker()(**arguments)
     finally:
-        for caller in callers:
+        if caller is not None:
             caller.close()
             if stats is not None:
                 stats["caller_mb"] = max(stats.get("caller_mb", 0.0), caller.peak)

@@ -252,37 +252,40 @@ def read_line(stream, seconds: float, limit: int = REPLY_LIMIT) -> bytes | None:
 class RemoteFunction:
     """A student's function, called from the grading process in a fresh sandboxed process.
 
-    `process` runs `d2lmini.grading.caller` (already "ready"): calling this object sends it the
+    `process` runs `d2lmini.grading.caller` (already "ready", holding the function as `slot`;
+    `state` is shared by the functions of one process): calling this object sends it the
     arguments and the check's bans, waits up to `seconds` for its reply, and brings back the
     result, what it printed, the torch functions it called, and the inputs as the function
     left them. So the expected values stay in the grading process, and no verdict depends on
     code the student's process could replace.
     """
 
-    def __init__(self, process, seconds: float, name: str):
-        self.process, self.seconds, self.__name__ = process, seconds, name
-        self.broken = False
+    def __init__(self, process, seconds: float, name: str, slot: str = "function",
+                 state: dict | None = None):
+        self.process, self.seconds, self.__name__, self.slot = process, seconds, name, slot
+        self.state = {"broken": False} if state is None else state  # shared by the functions of one process
         self.calls: Counter = Counter()  # every torch function the caller process reported, for evidence
 
     def __repr__(self) -> str:
         return f"<your function {self.__name__}>"
 
     def __call__(self, *args):
-        if self.broken:
+        if self.state["broken"]:
             raise named_error("KernelStopped")(
                 "the process running your function stopped during an earlier call")
         bans, allowed = _active_rules()
-        payload = json.dumps({"args": [_encode(a, 0) for a in args], "bans": bans, "allowed": allowed})
+        payload = json.dumps({"function": self.slot, "args": [_encode(a, 0) for a in args], "bans": bans,
+                              "allowed": allowed})
         try:
             self.process.stdin.write((payload + "\n").encode())
             self.process.stdin.flush()
             line = read_line(self.process.stdout, self.seconds)
         except BaseException:  # the check's time limit stopped the wait: this process is spent
-            self.broken = True
+            self.state["broken"] = True
             raise
         reply = _parse(line)
         if reply is None:
-            self.broken = True
+            self.state["broken"] = True
             raise named_error("KernelStopped")(
                 "the process running your function stopped or stopped answering during this call "
                 "(os._exit, a crash, or more memory than allowed)")
