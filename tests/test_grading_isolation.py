@@ -216,13 +216,13 @@ def test_an_unisolated_grading_is_recorded_in_the_results(tmp_path, monkeypatch)
     monkeypatch.setenv("D2LMINI_SANDBOX", "none")
     sandbox.probe.cache_clear()
     try:
-        notebook = grading_samples.untouched("02")
+        notebook = grading_samples.solved("02")
         cells = [c.source for c in notebook.cells if c.cell_type == "code"]
         mine = [e for e in EXERCISES if e.notebook.startswith("02")]
         stats = {}
         marks = grade_notebook(Submission(tmp_path / "02.ipynb", cells), mine, {e.id: 1 for e in mine},
                                tmp_path / "work" / "02", Limits(), 11, stats)
-        assert all(m.points == 0 for m in marks)
+        assert [m.points for m in marks] == [1] * len(mine), marks  # graded all the same, functions too
         assert stats["isolation"].startswith("NOT isolated")
     finally:
         monkeypatch.delenv("D2LMINI_SANDBOX")

@@ -215,7 +215,7 @@ class Caller:
         elif sandbox.probe().isolated:  # another user, with the grader's Python path
             argv = sandbox.command(program, self.scratch, env)
         else:
-            argv, env = program, dict(os.environ, **env, PYTHONPATH=os.environ.get("PYTHONPATH", ""))
+            argv, env = program, dict(os.environ) | env | {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, cwd=self.scratch, env=env or None,
                                         start_new_session=True)
