@@ -6,9 +6,8 @@ no network, the system read-only, its scratch folder its only writable place, it
 namespace), talking to the grader over Unix sockets in a short temporary folder bound into it.
 Without a sandbox (no bwrap) it runs as the grader's user, with HOME, TMPDIR and caches in the
 scratch folder and a proxy that answers nothing, and the results say it was not isolated. Each
-cell runs with a
-time limit; a cell still running then is interrupted, and a cell that prints more than
-`OUTPUT_LIMIT` characters is stopped. A cell that ends the kernel (`os._exit`, a crash, too
+cell runs with a time limit; a cell still running then is interrupted, and a cell that prints
+more than `OUTPUT_LIMIT` characters is stopped. A cell that ends the kernel (`os._exit`, a crash, too
 much memory) is noted, and the notebook is run again in a fresh kernel without it, so the other
 exercises are still graded. `Kernel.shutdown` returns once every process of the sandbox is gone.
 """
