@@ -20,7 +20,7 @@ import torch
 
 from d2lmini.corpus import load_corpus
 from d2lmini.exercises import capstone
-from d2lmini.exercises.capstone_loop import initial_params
+from d2lmini.exercises.capstone.loop import initial_params
 from d2lmini.exercises.guard import run_guarded
 
 SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "capstone.py"

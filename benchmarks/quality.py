@@ -19,7 +19,7 @@ a learning rate that falls along a half cosine from `lr` to 0 over the time budg
 the same as `d2lmini.train.TrainConfig`'s defaults, which were chosen from this benchmark.
 The loop here is `d2lmini.train.train`'s, except that the time spent evaluating for the
 curve is not counted against the budget. Every hyperparameter has a flag.
-The Time Machine comes from the d2lmini cache (`d2lmini.corpus.default_cache_dir()`), else from
+The Time Machine comes from the d2lmini cache (`d2lmini.download.default_cache_dir()`), else from
 `../shared/data/timemachine.txt` (copied to a temporary directory, never into the
 repository), else it is downloaded into the cache.
 """
@@ -32,8 +32,9 @@ from pathlib import Path
 
 import torch
 
-from d2lmini.corpus import load_corpus, timemachine_is_cached
+from d2lmini.corpus import load_corpus
 from d2lmini.device import seed_everything, try_gpu
+from d2lmini.download import timemachine_is_cached
 from d2lmini.dynamic import DynamicSettings, dynamic_log_probs, training_gradient_rms
 from d2lmini.metrics import Ladder, ladder_bits, perplexity_from_bits
 from d2lmini.mixture import (

@@ -1,1 +1,15 @@
-"""d2lmini: helpers for the RNN notebooks."""
+"""d2lmini: helpers for the RNN notebooks.
+
+Importing the package imports whole, with ■ held, torch and what torch and matplotlib would
+otherwise import lazily in the middle of a student's cell (the first optimizer imports
+torch._dynamo and sympy, the first plot matplotlib.pyplot): an interrupt there would leave
+them half-imported until the kernel restarts. A ■ held here is delivered once they are
+imported. (■ during a notebook's own `import torch`, before the package, no package can help.)
+"""
+
+from d2lmini import held
+
+held.import_whole("torch", "torch._dynamo", "matplotlib.pyplot", "d2lmini.interrupt")
+
+# Bound by name, so that importing the package again after a delivered ■ binds them on it again.
+from d2lmini import interrupt, kernel_settings  # noqa: E402, F401

@@ -47,8 +47,9 @@ def random_batches(
 
     The text after a random offset is cut into non-overlapping subsequences of
     `num_steps` tokens; they are shuffled and grouped `batch_size` at a time.
-    Neighbouring rows of consecutive minibatches are unrelated, so the hidden state
-    must be reset for every minibatch. Incomplete minibatches are dropped.
+    Neighbouring rows of consecutive minibatches are unrelated pieces of text (one may
+    continue another by chance, never by design), so the hidden state must be reset for
+    every minibatch. Incomplete minibatches are dropped.
     """
     validate_fits(len(indices), batch_size, num_steps)
     offset = random_offset(num_steps, generator)

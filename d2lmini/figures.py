@@ -9,7 +9,9 @@ artists it placed, keyed by name, so tests can check what was drawn.
 import torch
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
+from d2lmini.figure_checks import DECORATION
 from d2lmini.gradcheck import gradient_norms_back_in_time
+from d2lmini.palette import REFERENCE_LINE_COLOUR, SERIES_COLOURS, TEXT_COLOUR, series_style
 from d2lmini.text import Vocab
 
 NODE_COLORS = {"x": "#cfe2f3", "h": "#fde9c4", "o": "#d9ead3"}
@@ -31,6 +33,15 @@ def _arrow(ax, start, end, label: str = "", offset=(0.0, 0.0)):
         mid = ((start[0] + end[0]) / 2 + offset[0], (start[1] + end[1]) / 2 + offset[1])
         ax.text(mid[0], mid[1], label, ha="center", va="center", fontsize=9, color="#444444")
     return arrow
+
+
+def unrolled_rnn_alt(num_steps: int = 3) -> str:
+    """Return the text alternative of `draw_unrolled_rnn(ax, num_steps)` (notebook 01)."""
+    inputs = ", ".join(f"X_{t}" for t in range(1, num_steps + 1))
+    return (f"Diagram of an RNN unrolled over {num_steps} time steps. Inputs {inputs} at the bottom each "
+            "feed the hidden state above them through W_xh; each hidden state feeds the next through "
+            "W_hh, starting from H_0 on the left; each H_t gives the output O_t above it through W_hq. "
+            "The same three weight matrices label every step.")
 
 
 def draw_unrolled_rnn(ax, num_steps: int = 3) -> dict:
@@ -77,9 +88,9 @@ def _block(ax, name: str, x: float, y_top: float, rows: int, cols: int, unit: fl
     rect.set_label(name)
     ax.add_patch(rect)
     for c in range(grid_step, cols, grid_step):
-        ax.plot([x + c * unit] * 2, [y_top - height, y_top], color="white", linewidth=0.6)
+        ax.plot([x + c * unit] * 2, [y_top - height, y_top], color="white", linewidth=0.6, gid=DECORATION)
     for r in range(grid_step, rows, grid_step):
-        ax.plot([x, x + width], [y_top - r * unit] * 2, color="white", linewidth=0.6)
+        ax.plot([x, x + width], [y_top - r * unit] * 2, color="white", linewidth=0.6, gid=DECORATION)
     text = ax.text(x + width / 2, y_top - height / 2, label, ha="center", va="center", fontsize=11)
     text.set_gid(f"label:{name}")
     return rect
@@ -225,6 +236,13 @@ def _plain_arrow(ax, start, end, color: str = "black", style: str = "-|>", lines
                                  linestyle=linestyle, shrinkA=0, shrinkB=0))
 
 
+def shift_alt(word: str = "machine") -> str:
+    """Return the text alternative of `draw_shift(ax, word)` (notebook 03)."""
+    return (f"Diagram of the shift by one: the text {word!r} on top; below it the inputs {word[:-1]!r}, one "
+            f"character per box, above the labels {word[1:]!r}; an arrow from each input to its label, the "
+            "character that follows it in the text.")
+
+
 def draw_shift(ax, word: str = "machine") -> list[tuple[str, str]]:
     """Draw how shifting `word` by one gives inputs and labels; return the (input, label) pairs (notebook 03).
 
@@ -239,7 +257,7 @@ def draw_shift(ax, word: str = "machine") -> list[tuple[str, str]]:
     for j in range(n - 1):
         _box(ax, j, 1.0, show_char(word[j]), "#c6dbef")
         _box(ax, j, -0.6, show_char(word[j + 1]), "#fdd0a2")
-        _plain_arrow(ax, (j, 1.9), (j, 1.5), "gray")
+        _plain_arrow(ax, (j, 1.9), (j, 1.5), REFERENCE_LINE_COLOUR)
         _plain_arrow(ax, (j, 0.5), (j, -0.1), "black")
         ax.plot([j + 1, j + 0.2], [1.95, -0.15], linestyle=":", color="#e6550d", linewidth=1)
     ax.text(-0.8, 2.4, "text", ha="right", va="center", fontsize=11)
@@ -286,7 +304,7 @@ def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, i
     for t in range(steps):
         for i in range(batch):
             _box(ax, x0 + i, top - t, show_char(rows[i][t]), colors[i])
-        ax.text(x0 - 0.7, top - t, f"t={t}", ha="right", va="center", fontsize=8)
+        ax.text(x0 - 0.7, top - t, f"t={t}", ha="right", va="center", fontsize=9)
     ax.text(x0 + (batch - 1) / 2, top + 1, f"X.T: ({steps}, {batch})", ha="center", fontsize=10)
     _plain_arrow(ax, (steps - 0.3, top - 0.5), (x0 - 1.3, top - 0.5))
     ax.text((steps + x0) / 2 - 0.8, top - 1.0, ".T", ha="center", fontsize=10)
@@ -297,9 +315,10 @@ def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, i
             hot = vocab[rows[i][t]]
             for j in range(v):
                 y = top - t - (i - (batch - 1) / 2) * cell * 1.1
+                # The 1 is dark (its row's course colour, 4.5:1 or more), not the row's pale tint.
                 ax.add_patch(Rectangle((x1 + j * cell, y - cell / 2), cell, cell,
-                                       facecolor=colors[i] if j == hot else "white",
-                                       edgecolor="#999999", linewidth=0.4))
+                                       facecolor=SERIES_COLOURS[i % len(SERIES_COLOURS)] if j == hot
+                                       else "white", edgecolor=REFERENCE_LINE_COLOUR, linewidth=0.4))
     ax.text(x1 + v * cell / 2, top + 1, f"one_hot(X.T): ({steps}, {batch}, {v})", ha="center", fontsize=10)
     _plain_arrow(ax, (x0 + batch - 0.3, top - 0.5), (x1 - 0.3, top - 0.5))
     ax.text(x1 + v * cell + 0.3, top - steps + 1, "one slab of (batch, vocab)\nper time step X_t",
@@ -311,13 +330,25 @@ def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, i
     return (steps, batch, v)
 
 
+def partition_alt(text: str, positions: list[torch.Tensor], title: str = "") -> str:
+    """Return the text alternative of `draw_partition(ax, text, positions, title)` (notebook 03)."""
+    used = sum(where is not None for where in position_owner(len(text), positions))
+    rows, steps = tuple(positions[0].shape) if positions else (0, 0)
+    return (f"{title + ': ' if title else ''}the {len(text)} characters of the text in a grid, coloured by "
+            f"the minibatch (of {len(positions)}, each {rows} rows of {steps} characters) each is an input "
+            f"of, with its row number; {used} of {len(text)} characters are inputs, the rest grey.")
+
+
 def draw_partition(ax, text: str, positions: list[torch.Tensor], title: str = "", width: int = 30) -> None:
     """Draw `text` as a grid of characters coloured by the minibatch each one is an input of (notebook 03).
 
-    A small number in every cell is the row of the minibatch; grey cells are not inputs.
+    A small number in every cell is the row of the minibatch; grey cells are not inputs. The
+    title ends with how many characters are inputs (`partition_alt` says it in words).
     `positions` is the result of `minibatch_positions(len(text), ...)`.
     """
     owner = position_owner(len(text), positions)
+    used = sum(where is not None for where in owner)
+    rows, steps = tuple(positions[0].shape) if positions else (0, 0)
     for p, c in enumerate(text):
         x, y = p % width, -(p // width)
         where = owner[p]
@@ -325,13 +356,16 @@ def draw_partition(ax, text: str, positions: list[torch.Tensor], title: str = ""
         ax.add_patch(Rectangle((x, y), 1, 1, facecolor=color, edgecolor="white"))
         ax.text(x + 0.5, y + 0.55, show_char(c), ha="center", va="center", fontsize=9, family="monospace")
         if where is not None:
-            ax.text(x + 0.92, y + 0.08, str(where[1]), ha="right", va="bottom", fontsize=5, color="#555555")
+            ax.text(x + 0.92, y + 0.08, str(where[1]), ha="right", va="bottom", fontsize=5,
+                    color=TEXT_COLOUR)
     lines = (len(text) + width - 1) // width
     ax.set_xlim(0, width)
     ax.set_ylim(-lines + 1, 1)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(title, fontsize=10)
+    counts = (f"{len(positions)} minibatches of {rows} × {steps}; "
+              f"{used} of {len(text)} characters are inputs")
+    ax.set_title(f"{title}: {counts}" if title else counts, fontsize=10)
 
 
 # --------------------------------------------------------------------------- notebook 05
@@ -345,10 +379,11 @@ def _center(patch) -> tuple[float, float]:
 
 def bptt_graph_alt(num_steps: int = 3) -> str:
     """Return the text alternative of `draw_bptt_graph(ax, num_steps)` (notebook 05)."""
-    return (f"Diagram of backpropagation through time over {num_steps} steps. Forward, in black: each "
-            f"input X_t feeds the hidden state H_t, which feeds the next hidden state and the output O_t, "
-            f"which gives the loss L_t. Backward, in red: from each L_t to O_t, from O_t to H_t, and from "
-            f"H_t back to H_(t-1); where two red arrows reach one H_t, their gradients are added.")
+    return (f"Diagram of backpropagation through time over {num_steps} steps. Forward, solid black "
+            f"arrows: each input X_t feeds the hidden state H_t, which feeds the next hidden state and the "
+            f"output O_t, which gives the loss L_t. Backward, dashed red arrows: from each L_t to O_t, "
+            f"from O_t to H_t, and from H_t back to H_(t-1); where two dashed arrows reach one H_t, their "
+            f"gradients are added.")
 
 
 def draw_bptt_graph(ax, num_steps: int = 3) -> dict:
@@ -384,15 +419,12 @@ def draw_bptt_graph(ax, num_steps: int = 3) -> dict:
         red_arrow((hx - 0.25, oy - 0.3), (hx - 0.25, hy + 0.3))
         px, py = _center(nodes[f"$H_{t - 1}$"])
         red_arrow((hx - 0.3, hy - 0.3), (px + 0.3, py - 0.3), bend=-0.35)
-    ax.text(num_steps * 1.8 / 2, -1.05, "gradients flow back along the red arrows; where two arrive "
+    ax.text(num_steps * 1.8 / 2, -1.05, "gradients flow back along the dashed red arrows; where two arrive "
             "at one $H_t$ they are added", ha="center", va="center", fontsize=9, color=BACKWARD_COLOR)
     ax.set_ylim(-1.3, 4.6)
-    ax.set_title(f"Backpropagation through time over {num_steps} steps: forward in black, backward in red")
+    ax.set_title(f"Backpropagation through time over {num_steps} steps: forward solid black, "
+                 "backward dashed red")
     return {"nodes": nodes, "forward": drawn["arrows"], "backward": backward}
-
-
-CURVE_MARKERS = ("o", "s", "^", "D", "v", "x")
-CURVE_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)))
 
 
 def reach_curves_alt(curves: dict[float, list[float]], input_scale: float = 1.0) -> str:
@@ -414,10 +446,9 @@ def draw_reach_curves(ax, radii, max_k: int = 50, input_scale: float = 1.0,
     for i, radius in enumerate(radii):
         curves[radius] = gradient_norms_back_in_time(radius, max_k, input_scale=input_scale, **kwargs)
         # Marker and line style tell the curves apart without colour (greyscale, colour blindness).
-        marker, style = CURVE_MARKERS[i % len(CURVE_MARKERS)], CURVE_STYLES[i % len(CURVE_STYLES)]
-        ax.semilogy(range(max_k + 1), curves[radius], linestyle=style, marker=marker, markevery=5,
-                    markersize=4, label=f"ρ = {radius:g}")
-    ax.axhline(1.0, color="gray", linewidth=0.8)
+        ax.semilogy(range(max_k + 1), curves[radius], markevery=5, markersize=4, label=f"ρ = {radius:g}",
+                    **series_style(i))
+    ax.axhline(1.0, color=REFERENCE_LINE_COLOUR, linewidth=0.8)
     ax.set_xlabel("k: steps back in time")
     ax.set_ylabel(r"$\|\partial L / \partial H_{T-k}\|$")
     ax.set_title("no inputs (H stays 0, tanh' = 1)" if input_scale == 0 else "random token inputs")

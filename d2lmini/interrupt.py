@@ -13,13 +13,21 @@ only. Two things keep that from reaching a widget's callback:
 for the duration of a `with` block. In another thread it asks the main thread's event loop
 (remembered by `remember_main_loop`, called from a notebook cell) to install a SIGINT
 handler that sets the `StopRequest` the block receives; the work checks it after every
-minibatch (`should_stop`). Either way the previous handler is put back afterwards.
+minibatch (`should_stop`). Either way the previous handler is put back afterwards, and so is
+every other process-wide setting (`d2lmini.kernel_settings`): ■ landing inside a
+`torch.no_grad()` function would otherwise leave gradients off for the rest of the kernel.
+
+`interrupts_held()` (`d2lmini.held`) holds ■ over work it must not cut in half.
 """
 
 import asyncio
 import contextlib
 import signal
 import threading
+import warnings
+
+from d2lmini.held import handler_or_default, interrupts_held
+from d2lmini.kernel_settings import describe, restore, snapshot
 
 _main_loop: asyncio.AbstractEventLoop | None = None
 # How long work in another thread waits for the main loop to install its SIGINT handler.
@@ -58,11 +66,6 @@ def remember_main_loop(loop: asyncio.AbstractEventLoop | None = None) -> None:
     _main_loop = loop
 
 
-def _handler_or_default(handler):
-    """Return `handler`, or Python's own SIGINT handler when it was not set from Python (None)."""
-    return signal.default_int_handler if handler is None else handler
-
-
 class _MainThreadHandler:
     """A SIGINT handler installed from another thread through the main loop, and taken away the same way.
 
@@ -81,7 +84,7 @@ class _MainThreadHandler:
 
     def _remove(self) -> None:
         if self.installed.is_set() and signal.getsignal(signal.SIGINT) is self.handler:
-            signal.signal(signal.SIGINT, _handler_or_default(self.previous))
+            signal.signal(signal.SIGINT, handler_or_default(self.previous))
 
     def install_and_wait(self) -> bool:
         """Ask the main loop to install the handler; return True if it did within `INSTALL_WAIT_SECONDS`."""
@@ -101,7 +104,25 @@ def interruptible():
     In the main thread SIGINT raises `KeyboardInterrupt` at once (and also sets the request);
     in another thread it sets the request, which the work checks (`should_stop=request.is_set`).
     """
-    request = StopRequest()
+    request, settings = StopRequest(), snapshot()
+    try:
+        with _stop_on_sigint(request):
+            yield request
+    finally:
+        with interrupts_held():  # a second ■ must not cut the putting back in half
+            _put_back(settings)
+
+
+def _put_back(settings) -> None:
+    """Put back the settings the block changed (the SIGINT handler is `_stop_on_sigint`'s) and say so."""
+    message = describe(restore(settings, ignore=("sigint",)), "The work that ■ could stop")
+    if message:
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+@contextlib.contextmanager
+def _stop_on_sigint(request: StopRequest):
+    """Make SIGINT set `request` inside the block (and raise KeyboardInterrupt in the main thread)."""
     if threading.current_thread() is threading.main_thread():
         remember_main_loop()
 
@@ -111,39 +132,18 @@ def interruptible():
 
         before = signal.signal(signal.SIGINT, stop_now)
         try:
-            yield request
+            yield
         finally:
-            signal.signal(signal.SIGINT, _handler_or_default(before))
+            signal.signal(signal.SIGINT, handler_or_default(before))
         return
     loop = _main_loop
     if loop is None or loop.is_closed():
-        yield request
+        yield
         return
     handler = _MainThreadHandler(loop, request.set)
     handler.install_and_wait()
     try:
-        yield request
+        yield
     finally:
         handler.remove()
 
-
-@contextlib.contextmanager
-def interrupts_held():
-    """Hold ■ (SIGINT, Ctrl-C) until the block ends, then deliver it as if it arrived then.
-
-    For work an interrupt must not cut in half: Python imports modules lazily, and a
-    `KeyboardInterrupt` in the middle of an import (the first optimizer of a process imports
-    `torch._dynamo` and sympy) leaves packages half-imported for the rest of the process.
-    Outside the main thread it does nothing: no signal reaches another thread.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    arrived = []
-    before = signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, _handler_or_default(before))
-        if arrived:
-            signal.raise_signal(signal.SIGINT)

@@ -18,23 +18,20 @@ from pathlib import Path
 import torch
 
 from d2lmini.batching import validate_fits
-from d2lmini.corpus import (
-    TIMEMACHINE_URL,
-    Corpus,
-    DataUnavailableError,
-    load_corpus,
-)
+from d2lmini.corpus import Corpus, load_corpus
 from d2lmini.cost import MachineSpeed, RunCost, estimate_cost
 from d2lmini.device import try_gpu
+from d2lmini.divergence import TrainingDiverged, divergence_limit
+from d2lmini.download import TIMEMACHINE_URL, DataUnavailableError
+from d2lmini.held import interrupts_held
+from d2lmini.kernel_settings import describe, restore, snapshot
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
 from d2lmini.rnn import predict, validate_prefix
 from d2lmini.settings import CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
 from d2lmini.train import (
     History,
     TrainConfig,
-    TrainingDiverged,
     TrainingRun,
-    divergence_limit,
     make_model,
     run_training,
 )
@@ -70,7 +67,7 @@ class LabSettings(TrainConfig):
     last are an estimate from 32 cold-started streams (`eval_batch_size`), the last, the run's
     reported number, is read as one stream as the baselines read it. `max_seconds` is only a safety
     stop. Lab only: the corpus, the prefix, temperature and length of the sample; where
-    The Time Machine is cached (`data_dir`, None: `d2lmini.corpus.default_cache_dir()`) and
+    The Time Machine is cached (`data_dir`, None: `d2lmini.download.default_cache_dir()`) and
     fetched from; the device (None: `try_gpu()`), and `num_threads`, how many CPU threads
     torch may use while the lab trains (restored afterwards; why 1: README, "Why these
     defaults"; None leaves the user's setting alone). What each field
@@ -381,6 +378,20 @@ def run_lab(settings: "LabSettings | LabPlan", on_checkpoint=None, should_stop=N
     only a finished run's numbers are measurements. An interrupt during the sample keeps the
     finished training's perplexities (`interrupted` is True, `sample` None).
     """
+    kernel = snapshot()
+    try:
+        return _run_lab(settings, on_checkpoint, should_stop)
+    finally:
+        # ■ must neither cut the putting back in half nor, the run being over, lose its result
+        with interrupts_held(deliver=False) as arrived:
+            changes = restore(kernel, ignore=("sigint",))
+        message = describe(changes, "The lab run (or an interrupt in it)") + (
+            " ■ arrived as the run ended: nothing was stopped." if arrived else "")
+        if message:
+            warnings.warn(message.strip(), RuntimeWarning, stacklevel=3)
+
+
+def _run_lab(settings: "LabSettings | LabPlan", on_checkpoint, should_stop) -> LabResult:
     start = time.perf_counter()
     result = LabResult(settings.settings if isinstance(settings, LabPlan) else settings)
     try:

@@ -19,7 +19,13 @@ from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import Bbox, IdentityTransform
 
+from d2lmini.figure_checks import figure_problems
+from d2lmini.palette import MUTED_TEXT_COLOUR, REFERENCE_LINE_COLOUR, series_style
 from d2lmini.train import History
+
+# Diverging scale for signed values whose lightness rises from -1 (dark) to +1 (light), so the
+# sign survives greyscale and every colour-vision deficiency.
+SIGNED_CMAP = "cividis"
 
 
 def spread_apart(positions: list[float], gap: float) -> list[float]:
@@ -52,7 +58,7 @@ class LineLabels(Artist):
     runs through them. A line outside the y-limits gets no label. `get_children()` are the texts.
     """
 
-    def __init__(self, ax, labels: dict[str, float], fontsize: float = 8, color: str = "gray"):
+    def __init__(self, ax, labels: dict[str, float], fontsize: float = 9, color: str = MUTED_TEXT_COLOUR):
         super().__init__()
         self.values = list(labels.values())
         self.texts = [Text(0, 0, name, fontsize=fontsize, color=color, ha="left", va="center",
@@ -98,10 +104,10 @@ def plot_perplexity(ax, history: History, baselines: dict[str, float] | None = N
     other or of a curve (notebooks 04, 07).
     """
     ax.clear()
-    ax.plot(history.epoch, history.train_perplexity, "o-", label="train")
-    ax.plot(history.epoch, history.valid_perplexity, "s-", label="validation")
+    ax.plot(history.epoch, history.train_perplexity, label="train", **series_style(0))
+    ax.plot(history.epoch, history.valid_perplexity, label="validation", **series_style(1))
     for value, style in zip((baselines or {}).values(), ["--", ":", "-.", "--"], strict=False):
-        ax.axhline(value, linestyle=style, color="gray", linewidth=1)
+        ax.axhline(value, linestyle=style, color=REFERENCE_LINE_COLOUR, linewidth=1)
     LineLabels(ax, {f"{name} {value:.2f}": value for name, value in (baselines or {}).items()})
     ax.margins(y=0.12)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -139,10 +145,14 @@ class LivePlot:
 
 def perplexity_alt(history: History, baselines: dict[str, float] | None = None,
                    title: str = "Perplexity during training") -> str:
-    """Return the text alternative of `plot_perplexity`'s figure: the curves' first and last values."""
+    """Return the text alternative of `plot_perplexity`'s figure: the curves' first and last values.
+
+    The epochs are the x-axis's span (a checkpoint may fall inside an epoch), not a count of points.
+    """
     if not history.epoch:
         return f"{title}: no epoch finished yet."
-    parts = [f"{title}: after {len(history.epoch)} epoch{'s' if len(history.epoch) != 1 else ''}"]
+    first, last = history.epoch[0], history.epoch[-1]
+    parts = [f"{title}: epochs {first:.3g} to {last:.3g}"]
     for name, values in (("train", history.train_perplexity), ("validation", history.valid_perplexity)):
         if values:
             parts.append(f"{name} perplexity from {values[0]:.3g} to {values[-1]:.3g}")
@@ -152,9 +162,13 @@ def perplexity_alt(history: History, baselines: dict[str, float] | None = None,
     return text + "."
 
 
-def heatmap(ax, matrix, row_labels=None, col_labels=None, title: str = "", cmap: str = "RdBu_r",
+def heatmap(ax, matrix, row_labels=None, col_labels=None, title: str = "", cmap: str = SIGNED_CMAP,
             vmin: float | None = -1.0, vmax: float | None = 1.0):
-    """Draw `matrix` (2-D array or tensor) as a heatmap on `ax`; return the image for a colorbar."""
+    """Draw `matrix` (2-D array or tensor) as a heatmap on `ax`; return the image for a colorbar.
+
+    The default colours go from dark blue (-1) to light yellow (+1), so a greyscale print keeps
+    the sign: dark is negative, light positive.
+    """
     values = matrix.detach().cpu().numpy() if hasattr(matrix, "detach") else matrix
     image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     if row_labels is not None:
@@ -200,7 +214,13 @@ def show_figure(figure, alt: str, dpi: int = 100) -> None:
     """Display `figure` as an `<img>` with the text alternative `alt`, then close it (every notebook).
 
     Use it instead of `plt.show()`: JupyterLab drops the alt of a PNG output, not of HTML.
+    Refuses (ValueError) a figure that `d2lmini.figure_checks.figure_problems` finds fault with: an
+    alt that is generic, holds HTML or states a number the figure does not draw; text or lines
+    too faint; series told apart by colour only.
     """
+    problems = figure_problems(figure, alt)
+    if problems:
+        raise ValueError("this figure cannot be shown as it is: " + "; ".join(problems))
     display(HTML(figure_html(figure_png(figure, dpi=dpi), alt)))
 
 

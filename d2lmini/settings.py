@@ -258,7 +258,8 @@ PREDICT_SETTINGS = _declare(
             low_open=True, optional=True, none_means="greedy"),
 )
 
-# Loading a corpus (`d2lmini.corpus.load_corpus`, `download_timemachine`), shared by the lab.
+# Loading a corpus (`d2lmini.corpus.load_corpus`, `d2lmini.download.download_timemachine`), shared by
+# the lab.
 CORPUS_SETTINGS = _declare(
     Setting("corpus", "corpus", "the text to learn", str, choices=CORPORA),
     Setting("data_dir", "data folder", "where The Time Machine is cached", "path", optional=True,

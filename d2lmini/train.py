@@ -16,7 +16,16 @@ from torch import nn
 
 from d2lmini.batching import make_batches, steps_per_epoch, validate_fits
 from d2lmini.clipping import Clipped, clipping_rule
-from d2lmini.interrupt import interrupts_held
+from d2lmini.divergence import (
+    StepDiverged,
+    TrainingDiverged,
+    diverged,
+    divergence_limit,
+    safe_exp,
+    validate_final_model,
+)
+from d2lmini.held import interrupts_held
+from d2lmini.kernel_settings import describe, restore, snapshot
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
 from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, validate_settings, validate_value
 
@@ -115,56 +124,6 @@ class History:
             self.step_clip_cosine.append(step.clipped.cosine)
 
 
-# A loss above this many nats per token means a perplexity beyond e**700, which a float
-# cannot hold: the run has diverged even if the loss itself is still a finite number.
-MAX_LOSS = 700.0
-# A loss above BLOW_UP times that of a uniform guess (ln |V| nats per token) means the run has
-# blown up: the model is far worse than guessing and will not come back. Judging by this
-# limit, not by overflow to inf, makes the verdict the same whichever CPU kernels (AVX2,
-# AVX-512, ARM) or device computed it: one path may overflow where another stays finite.
-BLOW_UP = 10.0
-
-
-class TrainingDiverged(RuntimeError):
-    """The run blew up (see `blown_up`); `step` and `epoch` say where, `reason` says how.
-
-    `history` holds what was measured up to that minibatch, so a plot can still show it.
-    """
-
-    def __init__(self, step: int, epoch: int, loss: float, lr: float, grad_norm: float = 0.0,
-                 history: "History | None" = None, reason: str | None = None, clipping: bool = False):
-        self.step, self.epoch, self.loss, self.lr = step, epoch, loss, lr
-        self.grad_norm, self.history = grad_norm, history
-        if reason is None:
-            reason = (f"the loss became {loss:.4g} nats per token" if math.isfinite(grad_norm)
-                      else f"the gradient norm became {grad_norm:.4g}")
-        self.reason = reason
-        advice = "Try a learning rate ten times smaller" + (
-            "." if clipping else ", or turn on gradient clipping (a threshold such as 1).")
-        super().__init__(f"Training diverged: {reason} at minibatch {step} of the run (epoch {epoch}) "
-                         f"(learning rate {lr:g}). {advice}")
-
-
-def divergence_limit(vocab_size: int) -> float:
-    """Return the loss (nats per token) above which a run over `vocab_size` tokens has blown up."""
-    return min(MAX_LOSS, BLOW_UP * math.log(max(vocab_size, 2)))
-
-
-def blown_up(loss: float, vocab_size: int) -> bool:
-    """Return True when `loss` (nats per token) is not finite or above `divergence_limit`."""
-    return not loss < divergence_limit(vocab_size)
-
-
-def parameters_finite(model: nn.Module) -> bool:
-    """Return True when every parameter of `model` is finite (no inf, no nan)."""
-    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
-
-
-def safe_exp(x: float) -> float:
-    """Return exp(x), or infinity where exp overflows (a perplexity past any float)."""
-    return math.exp(x) if x < MAX_LOSS else math.inf
-
-
 def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.device | str = "cpu",
                *, hand_written_bptt: bool = True):
     """Return a seeded "scratch" (RNNScratch) or "torch" (TorchRNN) model on `device`.
@@ -228,11 +187,12 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, before: torch.T
     end, `num_steps` tokens per call, the hidden state carried throughout, so every
     prediction sees the text before it. Every predicted token weighs the same: all of
     `indices` with `before`, all but the first without. Raises ValueError when there is
-    nothing to predict.
+    nothing to predict, or `num_steps` is not a whole number ≥ 1 (None: `EVAL_CHUNK`).
     """
-    validate_indices(indices, "validation text", model.vocab_size)
+    validate_indices(indices, "validation text (indices)", model.vocab_size)
     if before is not None:
-        validate_indices(before, "text before the validation text", model.vocab_size)
+        validate_indices(before, "text before the validation text (before)", model.vocab_size)
+    num_steps = validate_value(TRAIN_SETTINGS["eval_num_steps"], num_steps) or EVAL_CHUNK
     context = indices[:0] if before is None else before[-CONTEXT_TOKENS:]
     device = model_device(model)
     stream = torch.cat([context.to(device), indices.to(device)])
@@ -249,19 +209,25 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, before: torch.T
     return safe_exp(float(total) / (len(stream) - first))
 
 
+ESTIMATE_BATCH_SIZE, ESTIMATE_NUM_STEPS = 32, 35  # `estimate_perplexity`'s streams and steps per call
+
+
 @torch.no_grad()
-def estimate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int = 32,
-                        num_steps: int = 35) -> float:
+def estimate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int | None = 32,
+                        num_steps: int | None = 35) -> float:
     """Return a quick estimate of `model`'s perplexity on `indices`: `batch_size` cold-started streams.
 
     The text is cut into `batch_size` streams, each read from a zero state, so the first
     predictions of every stream have no context: an estimate, higher than
     `evaluate_perplexity`'s one-stream number after stateful training (notebook 04 measures
-    the gap). Raises ValueError when `indices` holds fewer than two tokens.
+    the gap). None for `batch_size` or `num_steps` (as `TrainConfig` allows, meaning the
+    training run's own) means this function's defaults, 32 streams and 35 steps. Raises
+    ValueError when `indices` holds fewer than two tokens.
     """
     batch_size = validate_value(TRAIN_SETTINGS["eval_batch_size"], batch_size)
     num_steps = validate_value(TRAIN_SETTINGS["eval_num_steps"], num_steps)
-    validate_indices(indices, "validation text", model.vocab_size)
+    batch_size, num_steps = batch_size or ESTIMATE_BATCH_SIZE, num_steps or ESTIMATE_NUM_STEPS
+    validate_indices(indices, "validation text (indices)", model.vocab_size)
     batch_size = max(1, min(batch_size, len(indices) - 1))
     length = (len(indices) - 1) // batch_size
     used = length * batch_size
@@ -275,14 +241,6 @@ def estimate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int
         outputs, state = model(X, state)
         total += F.cross_entropy(outputs.float(), Y.T.reshape(-1), reduction="sum")
     return safe_exp(float(total) / used)
-
-
-class StepDiverged(ArithmeticError):
-    """`train_step` refused to update: the loss or the gradient says the run has blown up."""
-
-    def __init__(self, loss: float, norm: float, reason: str | None = None):
-        super().__init__(reason or f"loss {loss:.4g}, gradient norm {norm:.4g}")
-        self.loss, self.norm, self.reason = loss, norm, reason
 
 
 @dataclass
@@ -316,12 +274,6 @@ def train_step(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, state: torch.
     except RuntimeError as error:  # e.g. "value cannot be converted to type float without overflow"
         raise StepDiverged(value, clipped.norm, "the optimizer's state overflowed") from error
     return Step(state, value, clipped)
-
-
-def diverged(error: StepDiverged, step: int, epoch: int, lr: float, history: History,
-             clipping: bool) -> TrainingDiverged:
-    """Return the `TrainingDiverged` for `error` at minibatch `step` of the run, with the history so far."""
-    return TrainingDiverged(step, epoch, error.loss, lr, error.norm, history, error.reason, clipping)
 
 
 def train_epoch(model, batches, optimizer, theta: float | None, carry_state: bool, history: History,
@@ -417,15 +369,20 @@ def checkpoint_interval(config: TrainConfig, steps_per_epoch: int) -> tuple[int 
 
 
 def validate_indices(indices, what: str, vocab_size: int | None = None) -> None:
-    """Raise TypeError/ValueError unless `indices` is a 1-D integer tensor of at least 2 token indices.
+    """Raise TypeError/ValueError unless `indices` is a 1-D int64 tensor of at least 2 token indices.
 
-    `what` names the text in the message; with `vocab_size` every index must be below it.
+    `what` names the text (and its argument) in the message; with `vocab_size` every index
+    must be below it. Other integer dtypes are refused, not converted: cross-entropy takes
+    int64 labels only, and a uint8 tensor used as an index reads as a mask.
     """
-    if not isinstance(indices, torch.Tensor) or indices.dim() != 1 or indices.dtype not in (
-            torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+    if not isinstance(indices, torch.Tensor) or indices.dim() != 1 or indices.is_floating_point() or \
+            indices.is_complex() or indices.dtype == torch.bool:
         raise TypeError(f"The {what} must be a 1-D tensor of token indices, not {type(indices).__name__}"
                         + (f" of shape {tuple(indices.shape)} and dtype {indices.dtype}"
                            if isinstance(indices, torch.Tensor) else "") + ".")
+    if indices.dtype != torch.int64:
+        raise TypeError(f"The {what} must hold its token indices as int64 (torch.long), not {indices.dtype}: "
+                        "convert it with `.long()`.")
     if len(indices) < 2:
         raise ValueError(f"The {what} holds {len(indices)} token{'s' if len(indices) != 1 else ''}: at "
                          "least 2 are needed to measure anything (one to read, one to predict).")
@@ -493,7 +450,7 @@ class TrainingRun:
         self.steps, self.last_steps, self.last_train_seconds = 0, 0, 0.0
         _, self.share = LR_SCHEDULES[config.lr_schedule]      # the schedule, resolved once
         self.clip = clipping_rule(config.theta, config.clip_mode)
-        self.optimizer = make_optimizer(config.optimizer, model.parameters(), self.lr_at(0))
+        self.optimizer: torch.optim.Optimizer | None = None  # made by `run`, where ■ is caught
 
     def lr_at(self, steps: int) -> float:
         """The learning rate after `steps` minibatches: the schedule at the budget's progress."""
@@ -505,6 +462,8 @@ class TrainingRun:
         Raises KeyboardInterrupt when `should_stop()` says so: a stop request is an interrupt.
         """
         config, model, generator = self.config, self.model, torch.Generator().manual_seed(self.config.seed)
+        if self.optimizer is None:
+            self.optimizer = make_optimizer(config.optimizer, model.parameters(), self.lr_at(0))
         carry = config.sampling == "sequential"
         epoch = 0
         while not self.budget.spent(self.steps, epoch):
@@ -632,8 +591,24 @@ def train(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Te
 def run_training(run: TrainingRun) -> History:
     """Run `run` (settings already validated, as `train` and the lab's plan do) and return its history.
 
-    What `train` says about stopping early, diverging and an empty budget holds here.
+    What `train` says about stopping early, diverging and an empty budget holds here. The
+    process-wide settings (`d2lmini.kernel_settings`) are put back on every exit, with a
+    warning naming any that the run (a callback, or ■ inside `torch.no_grad()`) changed.
     """
+    settings = snapshot()
+    try:
+        return _run_and_judge(run)
+    finally:
+        # ■ must neither cut the putting back in half nor, the run being over, lose its history
+        with interrupts_held(deliver=False) as arrived:
+            changes = restore(settings, ignore=("sigint",))
+        message = describe(changes, "Training (its callback, or an interrupt)") + (
+            " ■ arrived as the run ended, after its last minibatch: nothing was stopped." if arrived else "")
+        if message:
+            warnings.warn(message.strip(), RuntimeWarning, stacklevel=3)
+
+
+def _run_and_judge(run: TrainingRun) -> History:
     try:
         run.run()
     except TrainingDiverged:
@@ -659,21 +634,3 @@ def measure_at_stop(run: TrainingRun) -> None:
         run.checkpoint(final=True)
     except (Exception, KeyboardInterrupt):
         pass
-
-
-def validate_final_model(model: nn.Module, history: History, lr: float) -> None:
-    """Raise `TrainingDiverged` if the trained model blew up with its last update.
-
-    Every minibatch's loss is checked before its update, so only the last update is judged
-    here: by the parameters (finite?) and the last validation perplexity (see `blown_up`).
-    """
-    epoch = history.epoch[-1] if history.epoch else 0
-    valid = history.valid_perplexity[-1] if history.valid_perplexity else 1.0
-    nats = math.log(valid) if valid > 0 else math.inf
-    if not parameters_finite(model):
-        reason = "the parameters stopped being finite after the last update"
-    elif blown_up(nats, model.vocab_size):
-        reason = f"the validation loss reached {nats:.4g} nats per token after the last update"
-    else:
-        return
-    raise TrainingDiverged(len(history.step_loss), int(epoch), nats, lr, 0.0, history, reason)

@@ -3,7 +3,7 @@
 Each function is written from the formulas, as a student would, with the signature the
 notebook's stub gives; none calls d2lmini. `params` is always the list
 [W_xh, W_hh, b_h, W_hq, b_q]. The checks refuse this file's own code when a student passes it
-(`d2lmini.exercises.refusals`); `tests/test_capstone.py` compiles it without docstrings, as a
+(`d2lmini.exercises.guard.refusals`); `tests/test_capstone.py` compiles it without docstrings, as a
 student who wrote the same functions in a cell would have them.
 """
 

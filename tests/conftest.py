@@ -4,7 +4,22 @@ import matplotlib.pyplot as plt
 import pytest
 import torch
 
+from d2lmini import kernel_settings
 from d2lmini.corpus import load_corpus
+
+
+@pytest.fixture(autouse=True)
+def leaves_the_kernel_settings_as_found():
+    """Fail the test that changes a process-wide setting (grad mode, default device, ...) and puts it back.
+
+    One test that leaves gradients off would otherwise fail every later training test.
+    """
+    before = kernel_settings.snapshot()
+    yield
+    changes = kernel_settings.restore(before)
+    if changes:
+        pytest.fail("The test left process-wide settings changed: "
+                    + kernel_settings.describe(changes, "it"), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -105,8 +105,50 @@ def load_allowed() -> dict[str, dict[str, str]]:
     return allowed
 
 
+def load_shown_elsewhere() -> dict[str, dict[str, str]]:
+    """Return {notebook: {number: other notebook}}: numbers the prose quotes from another notebook.
+
+    Each is checked against the stored outputs of the notebook it names (a cross-reference that
+    goes stale when that notebook's run changes fails, as a number of the notebook's own would).
+    """
+    with open(ALLOWED_FILE, "rb") as handle:
+        entries = tomllib.load(handle).get("shown_elsewhere", [])
+    quoted: dict[str, dict[str, str]] = {}
+    for entry in entries:
+        for number in entry["numbers"]:
+            quoted.setdefault(entry["notebook"], {})[number] = entry["shown_in"]
+    return quoted
+
+
+def load_computed_by() -> dict[str, str]:
+    """Return {notebook: tool}: notebooks whose prose quotes what a script under tools/ prints."""
+    with open(ALLOWED_FILE, "rb") as handle:
+        entries = tomllib.load(handle).get("computed_by", [])
+    return {entry["notebook"]: entry["tool"] for entry in entries}
+
+
+def tool_numbers(tool: str) -> set[float]:
+    """Every number that tools/<tool>.py prints in its table (its `main` with no arguments)."""
+    import contextlib
+    import importlib.util
+    import io
+
+    path = Path(__file__).resolve().parents[1] / "tools" / f"{tool}.py"
+    spec = importlib.util.spec_from_file_location(f"tool_{tool}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        module.main([])
+    return {float(m.group(0).replace(",", "")) for m in OUTPUT_NUMBER.finditer(printed.getvalue())}
+
+
 def unshown_numbers(path: Path) -> list[str]:
-    """Return the numbers in `path`'s prose that no stored output of it shows, in order."""
+    """Return the numbers in `path`'s prose that no stored output of it shows (nor the tool that
+    computes its numbers, where one is named in the allow-list's `computed_by`), in order."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
     shown = output_numbers(notebook)
+    tool = load_computed_by().get(path.stem)
+    if tool:
+        shown |= tool_numbers(tool)
     return [n for text in claim_cells(notebook) for n in prose_numbers(text) if not is_shown(n, shown)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from d2lmini.exercises import refusals
+from d2lmini.exercises.guard import refusals
 
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
 

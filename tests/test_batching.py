@@ -5,6 +5,8 @@ import torch
 
 from d2lmini.batching import make_batches, random_batches, sequential_batches
 
+pytestmark = pytest.mark.torch_dependent
+
 TEXT = torch.arange(1000)
 
 

@@ -33,6 +33,8 @@ from d2lmini.gradcheck import (
 )
 from d2lmini.rnn import init_rnn_params, rnn_forward, rnn_forward_one_hot
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def make_problem(batch, steps, vocab, hiddens, dtype=torch.float64, seed=0, device="cpu"):
     """Random parameters (with non-zero biases), a non-zero state, inputs and labels."""

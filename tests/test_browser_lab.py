@@ -27,6 +27,9 @@ from pathlib import Path
 
 import pytest
 from browser.jupyterlab import CHROMIUM_ENV, notebook_page, require_browser, run_all_cells, strip_outputs
+from matplotlib.colors import to_rgb
+
+from d2lmini.palette import SERIES_COLOURS
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "08_perplexity_lab.ipynb"
@@ -119,7 +122,8 @@ def test_lab_retrains_in_jupyterlab():
 
 
 VIEWPORT = {"width": 1366, "height": 768}  # a common laptop screen
-ORANGE, BLUE = (255, 127, 14), (31, 119, 180)  # matplotlib's C1 and C0: the second and first run's curves
+# The course palette's first two colours: the first and second run's curves.
+BLUE, ORANGE = (tuple(round(255 * c) for c in to_rgb(colour)) for colour in SERIES_COLOURS[:2])
 
 
 def lab_only_notebook(target: Path) -> None:

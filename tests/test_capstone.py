@@ -21,11 +21,15 @@ from IPython.lib.pretty import pretty
 from solution_files import SOLUTIONS, needs_solutions_beside_the_package
 
 import d2lmini.rnn
-from d2lmini.exercises import Verdict, capstone, capstone_loop, capstone_pieces
-from d2lmini.exercises.capstone_loop import LOOP_BUDGET, initial_params, loop_text, reference_train
-from d2lmini.exercises.capstone_pieces import PIECE_CHECKS, _clip_cases
-from d2lmini.exercises.capstone_run import SAMPLE_CHARS, SAMPLE_PREFIX, TRIGRAM, show_run
+from d2lmini.exercises import Verdict, capstone
+from d2lmini.exercises.capstone import loop as capstone_loop
+from d2lmini.exercises.capstone import pieces as capstone_pieces
+from d2lmini.exercises.capstone.loop import LOOP_BUDGET, initial_params, loop_text, reference_train
+from d2lmini.exercises.capstone.pieces import PIECE_CHECKS, _clip_cases
+from d2lmini.exercises.capstone.run import SAMPLE_CHARS, SAMPLE_PREFIX, TRIGRAM, show_run
 from d2lmini.exercises.coding import NOT_ATTEMPTED
+
+pytestmark = pytest.mark.torch_dependent
 
 NAMES = (*PIECE_CHECKS, "train")
 SOLUTION_FILE = SOLUTIONS / "capstone.py"
@@ -480,11 +484,11 @@ def train_by_a_copy(indices, params, budget):
 
 
 @pytest.mark.parametrize("name, wrong, words", [
-    ("forward", forward_by_a_copy, "a copy of d2lmini.exercises.capstone_pieces.reference_forward"),
+    ("forward", forward_by_a_copy, "a copy of d2lmini.exercises.capstone.pieces.reference_forward"),
     ("forward", forward_by_the_package, "d2lmini.rnn.rnn_forward, the package's own code"),
-    ("loss_and_grad", loss_by_the_reference, "d2lmini.exercises.capstone_pieces.reference_loss_and_grad"),
-    ("train", train_by_the_reference, "d2lmini.exercises.capstone_loop.reference_train"),
-    ("train", train_by_a_copy, "a copy of d2lmini.exercises.capstone_loop.reference_train"),
+    ("loss_and_grad", loss_by_the_reference, "d2lmini.exercises.capstone.pieces.reference_loss_and_grad"),
+    ("train", train_by_the_reference, "d2lmini.exercises.capstone.loop.reference_train"),
+    ("train", train_by_a_copy, "a copy of d2lmini.exercises.capstone.loop.reference_train"),
 ], ids=lambda v: getattr(v, "__name__", None))
 def test_the_package_is_refused_under_any_name(pieces, name, wrong, words):
     verdict = getattr(capstone, f"check_{name}")(wrong)
@@ -652,3 +656,101 @@ def test_correct_pieces_written_otherwise_pass():
                      ("clip", clip_with_linalg), ("train", train_written_otherwise)]:
         verdict = getattr(capstone, f"check_{name}")(fn)
         assert verdict, f"{name}: {verdict.message}"
+
+
+# --- diagnosis: each typical mistake's message names its cause (issue #36) -------------------
+
+def solution_with(old: str, new: str):
+    """solutions/capstone.py with one planted mistake (`old` replaced by `new`), as a cell would have it."""
+    text = SOLUTION_FILE.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    module = types.ModuleType("planted_capstone")
+    exec(compile(text.replace(old, new), "<cell planted>", "exec", dont_inherit=True, optimize=2),  # noqa: S102
+         module.__dict__)
+    return module
+
+
+# (piece, line of the solution, the planted mistake, words the message must contain)
+PLANTED = [
+    ("backward", "H_prev = state if t == 0 else hiddens[t - 1]", "H_prev = hiddens[t]",
+     ["Only dW_hh is wrong", "before", "Right: dW_xh, db_h, dW_hq, db_q, d_state"]),
+    ("backward", "d_W_xh = d_W_xh.index_add(0, X[:, t], dA)", "d_W_xh = d_W_xh + dA.sum(0)",
+     ["Wrong: dW_xh"]),
+    ("backward", "d_W_xh = d_W_xh.index_add(0, X[:, t], dA)", "d_W_xh[X[:, t]] = d_W_xh[X[:, t]] + dA",
+     ["Only dW_xh is wrong", "repeated tokens added up"]),
+    ("backward", "d_b_h = d_b_h + dA.sum(0)", "d_b_h = dA.sum(0)", ["Only db_h is wrong", "every step"]),
+    ("backward", "d_b_q = d_outputs.sum(0)", "d_b_q = d_outputs.mean(0)", ["Only db_q is wrong"]),
+    ("backward", "d_W_hq = hiddens.reshape(-1, num_hiddens).T @ d_outputs",
+     "d_W_hq = hiddens.transpose(0, 1).reshape(-1, num_hiddens).T @ d_outputs", ["Only dW_hq is wrong"]),
+    ("backward", "dA = (d_from_outputs[t] + d_H) * (1 - hiddens[t] ** 2)", "dA = d_from_outputs[t] + d_H",
+     ["4 of 6 outputs are wrong", "Right: dW_hq, db_q", "(1 - H_t^2)"]),
+    ("backward", "d_H = d_final\n", "d_H = torch.zeros_like(d_final)\n",
+     ["Right: dW_hq, db_q", "d_final at the last step"]),
+    ("backward", "d_H = dA @ W_hh.T  # the gradient reaching H_{t-1}",
+     "d_H = dA @ W_hh.T\n        if t == 0: d_H = dA",
+     ["Every weight gradient is right and d_state is not"]),
+    ("backward", "return [d_W_xh, d_W_hh, d_b_h, d_W_hq, d_b_q], d_H",
+     "[d_W_xh, d_W_hh, d_b_h, d_W_hq, d_b_q], d_H",
+     ["returned None", "return"]),
+    ("forward", "return hiddens.reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens",
+     "return hiddens.reshape(-1, W_hh.shape[0]) @ W_hq, hiddens",
+     ["Wrong: outputs", "Right: hiddens", "output layer is what is wrong"]),
+    ("forward", "return hiddens.reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens",
+     "return hiddens.transpose(0, 1).reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens",
+     ["Right: hiddens", "step-major"]),
+    ("forward", "H = torch.tanh(W_xh[X[:, t]] + H @ W_hh + b_h)", "H = torch.tanh(W_xh[X[:, t]] + H @ W_hh)",
+     ["Wrong: hiddens", "H_t = tanh"]),
+    ("loss_and_grad", "return loss, d_outputs / len(targets)", "return loss, d_outputs",
+     ["Wrong: d_outputs", "Right: loss", "divided by the number of rows"]),
+    ("loss_and_grad", "targets = Y.T.reshape(-1)", "targets = Y.reshape(-1)", ["Y.T.reshape(-1)"]),
+    ("loss_and_grad", "loss = -log_probs[rows, targets].mean()",
+     "loss = -log_probs[rows, targets].mean() / math.log(2)",
+     ["Wrong: loss", "Right: d_outputs", "natural log"]),
+    ("clip", "norm = math.sqrt(sum(float((g * g).sum()) for g in grads))",
+     "norm = max(float(g.norm()) for g in grads)", ["The norm is wrong", "every gradient together"]),
+    ("clip", "scale = min(1.0, theta / (norm + 1e-12))", "scale = theta / (norm + 1e-12)",
+     ["Right: the norm", "only when the norm is above theta"]),
+    ("perplexity", "return math.exp(float(nats))", "return 2 ** float(nats)", ["not the right value"]),
+    ("perplexity", "return math.exp(float(nats))", "math.exp(float(nats))", ["returned None"]),
+    ("sgd", "return [p - lr * g for p, g in zip(params, grads, strict=True)]",
+     "[p - lr * g for p, g in zip(params, grads, strict=True)]", ["returned None"]),
+    ("train", "    return params, losses, norms", "    params, losses, norms", ["returned None"]),
+]
+
+
+@pytest.mark.parametrize("piece, old, new, words", PLANTED, ids=[f"{p}:{n[:30]}" for p, _, n, _ in PLANTED])
+def test_a_planted_mistake_is_told_by_its_cause(piece, old, new, words):
+    verdict = getattr(capstone, f"check_{piece}")(getattr(solution_with(old, new), piece))
+    assert not verdict
+    for word in words:
+        assert word in verdict.message, (word, verdict.message)
+
+
+def test_a_written_body_that_returns_none_is_not_called_unattempted():
+    def forward(X, state, params):
+        outputs = X * 2  # noqa: F841 - the planted mistake: no return
+    assert NOT_ATTEMPTED not in capstone.check_forward(forward).message
+    assert capstone.check_forward(stub).message == NOT_ATTEMPTED
+
+
+def test_a_correct_float32_perplexity_with_torch_exp_passes():
+    def perplexity(logits, targets):
+        top = logits.max(dim=1, keepdim=True).values
+        log_z = top.squeeze(1) + torch.log(torch.exp(logits - top).sum(dim=1))
+        return torch.exp((log_z - logits[torch.arange(len(targets)), targets]).mean())  # float32
+    assert capstone.check_perplexity(perplexity), capstone.check_perplexity(perplexity).message
+
+
+def test_every_perplexity_case_fits_in_float32():
+    for case in capstone_pieces._perplexity_cases(torch.device("cpu")):
+        assert case.reference(*case.args) < torch.finfo(torch.float32).max, case.label
+
+
+def test_a_wrong_verdict_carries_its_problem_and_the_capstone_names_it_without_parsing(pieces):
+    clip_always = solution_with("scale = min(1.0, theta / (norm + 1e-12))",
+                                "scale = theta / (norm + 1e-12)").clip
+    wrong = capstone.check_clip(clip_always)
+    assert wrong.problem and wrong.message == "Not yet. " + wrong.problem
+    problem, unattempted, _ = capstone_pieces.first_failing_piece({**pieces, "clip": clip_always})
+    assert not unattempted
+    assert problem == f"The first piece that is not right yet is clip, clip(grads, theta): {wrong.problem}"

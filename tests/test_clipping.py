@@ -7,6 +7,8 @@ import torch
 
 from d2lmini.clipping import clip_gradient_values, clip_gradients, clipping_rule
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def params_with_grads(*grads):
     params = [torch.zeros_like(g, requires_grad=True) for g in grads]

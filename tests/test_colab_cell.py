@@ -1,6 +1,8 @@
-"""The Colab install cell that opens every notebook, run as it runs there: with d2lmini present,
-with an install that fails (no network, a wrong address), and with one that succeeds."""
+"""The install cell that opens every notebook, run as it runs on Colab or Kaggle: with d2lmini
+present, with d2lmini and some of its dependencies missing, with an install that fails (no
+network, a wrong address), and with a real pip in a fresh venv."""
 
+import importlib.metadata
 import importlib.util
 import subprocess
 import sys
@@ -15,59 +17,153 @@ colab_cell = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(colab_cell)
 
 UNREACHABLE = "https://127.0.0.1:9/nobody/nothing"  # the discard port: refused at once, no network needed
+D2LMINI_REQUIRES = ["torch>=2.3,<3", "numpy>=2.0,<3", "matplotlib>=3.8,<4", "ipywidgets>=7.7.1,<9",
+                    "anywidget>=0.9,<1", "pyppmd>=1.1,<2", 'jupyterlab>=4.2; extra == "dev"',
+                    'nbformat>=5.10; extra == "grading"']
+COLAB = {"torch": "2.3.1", "numpy": "2.0.2", "matplotlib": "3.8.4", "ipywidgets": "7.7.1", "packaging": "24"}
+
+
+def cell_namespace(url: str = "https://github.com/d2lmini/d2lmini") -> dict:
+    """Execute the cell where d2lmini is importable (it installs nothing) and return its names."""
+    namespace = {}
+    exec(compile(colab_cell.install_cell_source(url), "install-cell", "exec"), namespace)
+    return namespace
+
+
+def test_on_colab_only_what_it_lacks_is_installed():
+    missing = cell_namespace()["missing_requirements"](D2LMINI_REQUIRES, COLAB)
+    assert missing == ["anywidget<1,>=0.9", "pyppmd<2,>=1.1"]
+
+
+def test_names_are_compared_as_pip_compares_them_and_extras_are_left_out():
+    missing_requirements = cell_namespace()["missing_requirements"]
+    installed = {"Torch": "2.13.0", "NumPy": "2.4.6", "matplotlib": "3.11.2", "IPyWidgets": "8.1.9",
+                 "AnyWidget": "0.11.0", "PyPPMd": "1.3.1"}
+    assert missing_requirements(D2LMINI_REQUIRES, installed) == []
+    assert missing_requirements(["typing_extensions>=4", "a.b-c"], {"typing-extensions": "4.12"}) == ["a.b-c"]
+
+
+def test_a_requirement_for_another_python_is_not_missing():
+    missing_requirements = cell_namespace()["missing_requirements"]
+    assert missing_requirements(['tomli; python_version < "3.0"', "psygnal"], {}) == ["psygnal"]
+
+
+def test_installed_versions_are_this_environments_and_hold_every_package():
+    versions = cell_namespace()["installed_versions"]()
+    assert versions["torch"] == str(importlib.metadata.version("torch")).replace("-", ".")
+    assert versions["anywidget"] == importlib.metadata.version("anywidget")
+    assert len(versions) > 50
+
+
+class FakeDistribution:
+    def __init__(self, name, version):
+        self.metadata, self.version = {"Name": name}, version
+
+
+def test_the_version_held_is_the_one_imported_and_unreadable_installs_are_left_out(monkeypatch):
+    installed = [FakeDistribution("Torch", "2.5.1+cu121"), FakeDistribution("torch", "2.0.0"),
+                 FakeDistribution(None, "1.0"), FakeDistribution("oddball", "not a version")]
+    monkeypatch.setattr(importlib.metadata, "distributions", lambda: iter(installed))
+    assert cell_namespace()["installed_versions"]() == {"torch": "2.5.1+cu121"}
 
 
 class PipRecorder:
-    """Stands in for subprocess.run: records the command and answers with `returncode`."""
+    """Stands in for subprocess.run: records each pip command and its constraints, and answers with
+    the return codes given, in turn (stderr: a pip-like error line)."""
 
-    def __init__(self, returncode: int):
-        self.returncode, self.commands = returncode, []
+    def __init__(self, *returncodes: int):
+        self.returncodes, self.commands, self.constraints = list(returncodes), [], []
 
     def __call__(self, command, **kwargs):
         self.commands.append(command)
-        return subprocess.CompletedProcess(command, self.returncode)
+        if "-c" in command:
+            self.constraints.append(Path(command[command.index("-c") + 1]).read_text())
+        code = self.returncodes.pop(0) if self.returncodes else 0
+        return subprocess.CompletedProcess(command, code, "", "ERROR: No matching distribution found\n")
 
 
-def run_cell(url: str, monkeypatch, present: bool, returncode: int = 0) -> PipRecorder:
-    recorder = PipRecorder(returncode)
+def run_cell_without_d2lmini(url, monkeypatch, recorder, requires=D2LMINI_REQUIRES, environ=None):
+    """Execute the cell as if d2lmini were missing, with pip replaced by `recorder`."""
     monkeypatch.setattr(subprocess, "run", recorder)
-    if not present:
-        real_find_spec = importlib.util.find_spec
-        monkeypatch.setattr(importlib.util, "find_spec",
-                            lambda name, *a: None if name == "d2lmini" else real_find_spec(name, *a))
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "d2lmini" else real_find_spec(name, *a))
+    monkeypatch.setattr(importlib.metadata, "requires", lambda name: requires if name == "d2lmini" else None)
+    monkeypatch.delenv("D2LMINI_WHEEL", raising=False)
+    for key, value in (environ or {}).items():
+        monkeypatch.setenv(key, value)
     exec(compile(colab_cell.install_cell_source(url), "install-cell", "exec"), {})
-    return recorder
 
 
 def test_with_d2lmini_present_the_cell_does_nothing(monkeypatch, capsys):
-    recorder = run_cell(colab_cell.repository_url(), monkeypatch, present=True)
+    recorder = PipRecorder()
+    monkeypatch.setattr(subprocess, "run", recorder)
+    cell_namespace(colab_cell.repository_url())
     assert recorder.commands == []
     assert capsys.readouterr() == ("", "")
 
 
-def test_with_d2lmini_missing_the_cell_installs_it_without_touching_torch(monkeypatch, capsys):
+def test_d2lmini_comes_without_dependencies_then_only_what_is_missing_with_everything_held(
+        monkeypatch, capsys):
     url = colab_cell.repository_url()
-    recorder = run_cell(url, monkeypatch, present=False)
-    (command,) = recorder.commands
-    assert command[:4] == [sys.executable, "-m", "pip", "install"]
-    assert "--no-deps" in command and "pyppmd" in command and f"d2lmini @ git+{url}" in command
+    recorder = PipRecorder()
+    requires = ["torch>=2.3", "anywidget>=0.9,<1", "surely-not-installed-here>=1"]
+    run_cell_without_d2lmini(url, monkeypatch, recorder, requires)
+    first, second = recorder.commands
+    assert first[:4] == [sys.executable, "-m", "pip", "install"]
+    assert first[-2:] == ["--no-deps", f"d2lmini @ git+{url}"]
+    assert second[-1:] == ["surely-not-installed-here>=1"], "torch and anywidget are installed here"
+    held = recorder.constraints[1].splitlines()
+    assert f"torch=={importlib.metadata.version('torch')}" in held
+    assert f"numpy=={importlib.metadata.version('numpy')}" in held
     assert capsys.readouterr() == ("", ""), "a successful install prints nothing"
 
 
-def test_a_failed_install_is_reported_in_one_line_that_says_what_to_do(monkeypatch, capsys):
-    run_cell(UNREACHABLE, monkeypatch, present=False, returncode=1)
+def test_d2lmini_wheel_replaces_the_repository_address(monkeypatch, tmp_path):
+    recorder = PipRecorder()
+    wheel = str(tmp_path / "d2lmini-0.1.0-py3-none-any.whl")
+    run_cell_without_d2lmini(UNREACHABLE, monkeypatch, recorder, ["torch"], {"D2LMINI_WHEEL": wheel})
+    (command,) = recorder.commands
+    assert command[-2:] == ["--no-deps", wheel]
+
+
+def test_a_failed_install_says_why_and_what_to_do(monkeypatch, capsys):
+    run_cell_without_d2lmini(UNREACHABLE, monkeypatch, PipRecorder(1))
     out, err = capsys.readouterr()
     assert out == ""
-    (line,) = err.splitlines()
-    assert line.startswith(f"Could not install d2lmini @ git+{UNREACHABLE}")
-    assert "internet" in line and "run this cell again" in line
+    first, second = err.splitlines()
+    assert first == f"Could not install d2lmini @ git+{UNREACHABLE}: ERROR: No matching distribution found"
+    assert "Kaggle" in second and "Internet" in second and "phone" in second
+    assert second.endswith("run this cell again.")
+
+
+def test_a_failed_dependency_install_removes_d2lmini_so_that_running_again_retries(monkeypatch, capsys):
+    recorder = PipRecorder(0, 1)
+    run_cell_without_d2lmini(UNREACHABLE, monkeypatch, recorder, ["surely-not-installed-here"])
+    assert recorder.commands[2][3:] == ["uninstall", "--yes", "--quiet", "d2lmini"]
+    assert "run this cell again" in capsys.readouterr().err
+
+
+def test_on_kaggle_a_new_anywidget_asks_for_a_restart(monkeypatch, capsys):
+    requires = ["anywidget-that-is-not-installed>=0.9"]
+    run_cell_without_d2lmini(UNREACHABLE, monkeypatch, PipRecorder(), requires,
+                             {"KAGGLE_KERNEL_RUN_TYPE": "Interactive"})
+    out, err = capsys.readouterr()
+    assert err == "" and "Restart" in out and "from the top" in out
+
+
+def test_elsewhere_a_new_anywidget_needs_no_restart(monkeypatch, capsys):
+    monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
+    run_cell_without_d2lmini(UNREACHABLE, monkeypatch, PipRecorder(), ["anywidget-that-is-not-installed"])
+    assert capsys.readouterr() == ("", "")
 
 
 @pytest.mark.slow
-def test_a_real_pip_that_cannot_reach_the_address_gives_the_one_line(tmp_path):
+def test_a_real_pip_that_cannot_reach_the_address_says_why(tmp_path):
     """No mock: a fresh venv without d2lmini, real pip and git, an address that refuses at once."""
     venv.create(tmp_path / "venv", with_pip=True)
     python = tmp_path / "venv" / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "packaging"], check=True, timeout=300)
     cell = tmp_path / "cell.py"
     cell.write_text(colab_cell.install_cell_source(UNREACHABLE))
     env = {"PATH": str(python.parent) + ":/usr/bin:/bin", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "",
@@ -76,5 +172,6 @@ def test_a_real_pip_that_cannot_reach_the_address_gives_the_one_line(tmp_path):
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
-    (line,) = done.stderr.splitlines()
-    assert line.startswith("Could not install d2lmini @ git+") and "run this cell again" in line
+    first, second = done.stderr.splitlines()
+    assert first.startswith(f"Could not install d2lmini @ git+{UNREACHABLE}: ") and "git" in first.lower()
+    assert "run this cell again" in second

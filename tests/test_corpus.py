@@ -22,18 +22,17 @@ from pathlib import Path
 import pytest
 
 import d2lmini
-import d2lmini.corpus as corpus_module
-from d2lmini.corpus import (
+import d2lmini.download as download_module
+from d2lmini.corpus import bundled_text, load_corpus
+from d2lmini.download import (
     CACHE_ENV,
     MAX_DOWNLOAD_BYTES,
     TIMEMACHINE_BYTES,
     ChecksumError,
     DataUnavailableError,
     UnsupportedURLError,
-    bundled_text,
     default_cache_dir,
     download_timemachine,
-    load_corpus,
     timemachine_is_cached,
 )
 from d2lmini.text import preprocess
@@ -312,7 +311,7 @@ def test_an_unwritable_cache_folder_gives_the_clear_error(tmp_path, serve, monke
     if where == "creating the folder":
         monkeypatch.setattr(Path, "mkdir", refuse)
     else:
-        monkeypatch.setattr(corpus_module.tempfile, "NamedTemporaryFile", refuse)
+        monkeypatch.setattr(download_module.tempfile, "NamedTemporaryFile", refuse)
     with pytest.raises(DataUnavailableError, match="Permission denied") as caught:
         download_timemachine(tmp_path, server.url, sha1=PAYLOAD_SHA1)
     assert server.url in str(caught.value) and str(tmp_path / "timemachine.txt") in str(caught.value)
@@ -365,7 +364,7 @@ def test_two_downloads_at_once_do_not_clobber_each_other(tmp_path, serve):
 
 def test_a_temporary_file_that_vanishes_while_cleaning_up_is_not_an_error(tmp_path):
     # Another kernel renamed its finished download between our listing and our check.
-    corpus_module._remove_if_stale(tmp_path / "timemachine.txt.abc.part")
+    download_module._remove_if_stale(tmp_path / "timemachine.txt.abc.part")
 
 
 @pytest.mark.parametrize("platform, env, expected", [
@@ -656,7 +655,7 @@ def test_a_good_copy_stored_by_another_process_meanwhile_is_not_moved_aside(tmp_
     # We read a damaged copy; before we moved it, another process replaced it with a good one.
     path = tmp_path / "timemachine.txt"
     path.write_bytes(PAYLOAD)
-    corpus_module._move_aside(path, hashlib.sha1(b"damaged").hexdigest(), PAYLOAD_SHA1)
+    download_module._move_aside(path, hashlib.sha1(b"damaged").hexdigest(), PAYLOAD_SHA1)
     assert [p.name for p in tmp_path.iterdir()] == ["timemachine.txt"] and path.read_bytes() == PAYLOAD
     assert not [w for w in recwarn if "moved to" in str(w.message)]
 

@@ -2,9 +2,12 @@
 
 import random
 
+import pytest
 import torch
 
 from d2lmini.device import describe_device, seed_everything, try_gpu
+
+pytestmark = pytest.mark.torch_dependent
 
 
 def test_try_gpu_prefers_cuda_then_mps_then_cpu():

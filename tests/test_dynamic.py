@@ -8,6 +8,8 @@ from d2lmini.dynamic import DynamicSettings, dynamic_log_probs, training_gradien
 from d2lmini.mixture import perplexity_of, rnn_log_probs
 from d2lmini.rnn import RNNScratch
 
+pytestmark = pytest.mark.torch_dependent
+
 
 @pytest.fixture
 def setup():

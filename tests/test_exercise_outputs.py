@@ -12,15 +12,14 @@ import re
 from pathlib import Path
 
 import pytest
+from course import CHAPTERS
 from solution_files import load_answers
 
 from d2lmini.exercises import NOT_ANSWERED
 from d2lmini.exercises.coding import NOT_ATTEMPTED
 
 ROOT = Path(__file__).resolve().parents[1]
-COURSE = {"01": "01_hidden_state", "02": "02_concat_matmul", "03": "03_one_hot", "04": "04_rnn_scratch",
-          "05": "05_bptt", "06": "06_gradient_clipping", "07": "07_perplexity",
-          "08": "08_perplexity_lab"}
+COURSE = {notebook.number: notebook.stem for notebook in CHAPTERS}
 
 
 def cells(name):

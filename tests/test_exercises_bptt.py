@@ -11,6 +11,8 @@ from d2lmini.exercises import bptt as ex
 from d2lmini.exercises.coding import NOT_ATTEMPTED
 from d2lmini.rnn import init_rnn_params, rnn_forward
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_tanh_backward():
     assert ex.check_tanh_backward(2.0 * (1 - 0.36))

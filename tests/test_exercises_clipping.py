@@ -14,6 +14,8 @@ from d2lmini.exercises.clipping import (
     check_value_clip_bound,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_number_checks_accept_the_right_answers():
     assert check_clipped_entry(6)  # norm 13, scale 6.5 / 13

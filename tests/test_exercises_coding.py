@@ -17,6 +17,8 @@ from solution_files import load_solution
 from d2lmini.exercises import bptt, clipping, concat_matmul, hidden_state, one_hot, perplexity, rnn_scratch
 from d2lmini.exercises.coding import NOT_ATTEMPTED, CallRecorder, Case, check_function, count_matmuls
 
+pytestmark = pytest.mark.torch_dependent
+
 # --- wrong solutions, each a mistake a student makes ------------------------------------------
 
 def step_without_tanh(X, H, W_xh, W_hh, b_h):

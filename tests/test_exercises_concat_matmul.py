@@ -1,5 +1,6 @@
 """Tests for the self-checks of notebook 02."""
 
+import pytest
 import torch
 
 from d2lmini.exercises.concat_matmul import (
@@ -8,6 +9,8 @@ from d2lmini.exercises.concat_matmul import (
     check_multiplication_count,
     check_stacked_weight_shape,
 )
+
+pytestmark = pytest.mark.torch_dependent
 
 
 def test_stacked_weight_shape():

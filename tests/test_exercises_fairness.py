@@ -17,6 +17,8 @@ from solution_files import load_solution
 from d2lmini.exercises import bptt, clipping, hidden_state, one_hot, perplexity, read_number, rnn_scratch
 from d2lmini.exercises.coding import first_difference
 
+pytestmark = pytest.mark.torch_dependent
+
 # Each correct answer issue #28 lists as rejected, with the question it answers.
 LISTED = [
     (rnn_scratch.check_temperature_probability, torch.tensor(0.86681).round(decimals=3)),  # tensor(0.8670)

@@ -36,6 +36,8 @@ from d2lmini.exercises import (
 from d2lmini.exercises.coding import NOT_ATTEMPTED
 from d2lmini.exercises.guard import CappedText, run_guarded
 
+pytestmark = pytest.mark.torch_dependent
+
 # --- calling the package's reference is refused ------------------------------------------------
 
 

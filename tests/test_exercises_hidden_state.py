@@ -1,5 +1,6 @@
 """Tests for the self-checks of notebook 01."""
 
+import pytest
 from IPython.lib.pretty import pretty
 
 from d2lmini.exercises.hidden_state import (
@@ -11,6 +12,8 @@ from d2lmini.exercises.hidden_state import (
     same_bag_of_characters,
 )
 from d2lmini.rnn import RNNScratch
+
+pytestmark = pytest.mark.torch_dependent
 
 
 def test_ngram_order_is_the_first_table_above_the_limit():

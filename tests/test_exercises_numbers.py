@@ -19,6 +19,8 @@ from d2lmini.exercises import (
     whole_number,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 
 @pytest.mark.parametrize("check, answer", [
     (bptt.check_vanishing_steps, 43.7), (bptt.check_vanishing_steps, 44.3),

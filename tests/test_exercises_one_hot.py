@@ -9,6 +9,8 @@ from torch.utils.flop_counter import FlopCounterMode
 from d2lmini.batching import sequential_batches
 from d2lmini.exercises import one_hot as ex
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_one_hot_bytes_matches_a_real_tensor(capsys):
     X = torch.zeros(ex.BATCH, ex.STEPS, dtype=torch.long)

@@ -12,6 +12,8 @@ from d2lmini.corpus import load_corpus
 from d2lmini.exercises import NOT_ANSWERED
 from d2lmini.exercises import perplexity as ex
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_sequence_perplexity_is_exp_of_the_cross_entropy(capsys):
     probs = torch.tensor(ex.SEQUENCE_PROBS)
@@ -62,6 +64,16 @@ def test_bits_above_floor_uses_the_loaded_corpus_floor():
                   ex.LAB_PERPLEXITY - 2 ** corpus.entropy_rate_bits, math.log2(ex.LAB_PERPLEXITY)):
         assert not ex.check_bits_above_floor(wrong)
 
+
+def test_bits_above_floor_accepts_the_floor_as_printed():
+    # Section 7 prints the floor as "H = 1.9766 bits/char (perplexity floor 3.936)": an answer worked
+    # from either printed value is right (issue #36: 0.05902 from the printed rate was rejected).
+    from_rate = math.log2(ex.LAB_PERPLEXITY) - 1.9766
+    from_floor = math.log2(ex.LAB_PERPLEXITY / 3.936)
+    for answer in (from_rate, round(from_rate, 5), 0.05902, from_floor, round(from_floor, 4)):
+        assert ex.check_bits_above_floor(answer), answer
+    for wrong in (0.0595, 0.0585, 0.06):  # more than the printed digits can explain
+        assert not ex.check_bits_above_floor(wrong), wrong
 
 @pytest.mark.parametrize("check", [ex.check_sequence_perplexity, ex.check_bits_to_perplexity,
                                    ex.check_zero_probability, ex.check_compressed_bytes,

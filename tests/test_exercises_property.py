@@ -11,12 +11,15 @@ import inspect
 import numpy as np
 import pytest
 import torch
+from course import WITH_EXERCISES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from d2lmini.exercises import Verdict
 
-MODULES = ("hidden_state", "concat_matmul", "one_hot", "rnn_scratch", "bptt", "clipping", "perplexity")
+pytestmark = pytest.mark.torch_dependent
+
+MODULES = tuple(notebook.exercises for notebook in WITH_EXERCISES)
 
 
 class Hostile:

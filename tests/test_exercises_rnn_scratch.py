@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 from IPython.lib.pretty import pretty
 
@@ -14,6 +15,8 @@ from d2lmini.exercises.rnn_scratch import (
     temperature_probability,
 )
 from d2lmini.rnn import RNNScratch
+
+pytestmark = pytest.mark.torch_dependent
 
 
 def test_output_row_matches_the_model():

@@ -36,6 +36,8 @@ from d2lmini.exercises import (
 )
 from d2lmini.exercises.coding import Case
 
+pytestmark = pytest.mark.torch_dependent
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -161,7 +161,7 @@ def uses_rnn(X, H, W_xh, W_hh, b_h):
 
 def test_a_caller_process_answers_with_plain_values_and_the_checks_bans(tmp_path):
     from d2lmini.exercises.guard import run_guarded
-    from d2lmini.exercises.refusals import RNN
+    from d2lmini.exercises.guard.refusals import RNN
 
     student = {"__name__": "student_notebook"}  # as a notebook's functions are: saved by value
     exec(STUDENT, student)

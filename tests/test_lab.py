@@ -16,6 +16,8 @@ from d2lmini.train import evaluate_perplexity
 from d2lmini.widgets.lab import LabPanel, PanelRun, make_lab
 from d2lmini.widgets.lab_views import curves_png, numbers_html, verdict_html
 
+pytestmark = pytest.mark.torch_dependent
+
 # Fewer minibatches than the default run, to keep the tests quick.
 FIXED = LabSettings(max_minibatches=120)
 # The smallest run that shows a control or a message at work.

@@ -14,6 +14,8 @@ from d2lmini.lab import LabSettings
 from d2lmini.widgets.lab import PanelRun, make_lab
 from d2lmini.widgets.lab_views import overlay
 
+pytestmark = pytest.mark.torch_dependent
+
 SMALL = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=40, checkpoints=4)
 
 
@@ -30,8 +32,8 @@ def test_two_runs_with_different_settings_are_two_rows_and_two_curves(panel):
     table = panel.runs_table.value
     assert table.count("class='lab-run'") == 2
     assert f"{first.valid_perplexity:.2f}" in table and f"{second.valid_perplexity:.2f}" in table
-    assert "background:#fff3b0'>hidden 32<" in table  # what changed from the run before
-    assert "background:#fff3b0'>hidden 16<" not in table
+    assert "background:#fff3b0'>✱&nbsp;hidden 32<" in table  # what changed, marked by a symbol too
+    assert "✱&nbsp;hidden 16<" not in table
     assert [label for label, _ in overlay(panel.runs)] == ["#1: hidden 16", "#2: hidden 32"]
     assert "took" in panel.progress_text.value and "estimated" in panel.progress_text.value
 
@@ -117,40 +119,47 @@ def test_the_sweep_suggestions_follow_the_setting(panel):
     assert panel.sweep_values.value == "0.001, 0.01, 0.1"
 
 
-def press_stop_during(click, after_seconds: float = 0.5):
-    """Call `click()` with SIGINT ignored (as the idle kernel has it) and sent after `after_seconds`.
+def press_stop_during(click, monkeypatch):
+    """Call `click()` with SIGINT ignored (as the idle kernel has it) and sent from the run's first
+    checkpoint (never after a fixed delay, which a loaded machine may reach before the run starts).
 
     Returns what `click()` returned; checks that the ignoring handler is put back.
     """
+    checkpoint, sent = PanelRun.checkpoint, []
+
+    def press_stop_at_the_first(run, history):
+        if not sent:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+        checkpoint(run, history)
+
+    monkeypatch.setattr(PanelRun, "checkpoint", press_stop_at_the_first)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    timer = threading.Timer(after_seconds, os.kill, (os.getpid(), signal.SIGINT))
     try:
-        timer.start()
         returned = click()
     finally:
-        timer.cancel()
         restored = signal.getsignal(signal.SIGINT)
         signal.signal(signal.SIGINT, previous)
-    assert restored is signal.SIG_IGN
+    assert sent and restored is signal.SIG_IGN
     return returned
 
 
-def test_the_interrupt_button_stops_a_panel_run_even_while_the_kernel_ignores_sigint(panel):
+def test_the_interrupt_button_stops_a_panel_run_even_while_the_kernel_ignores_sigint(panel, monkeypatch):
     # Between messages the Jupyter kernel ignores SIGINT, and ipykernel 7 hands a widget message on
     # concurrently without changing that: the panel must turn SIGINT into KeyboardInterrupt itself.
     panel.budget.value = 3000
     panel.hidden_size.value = 16
-    result = press_stop_during(panel.update)
+    result = press_stop_during(panel.update, monkeypatch)
     assert result.interrupted and 0 < result.minibatches < 3000 and result.history.minibatches
     assert "stopped by an interrupt" in panel.message.value and "(stopped)" in panel.valid_ppl.value
     assert len(panel.runs) == 1 and "(stopped)" in panel.runs_table.value
     assert not panel.train_button.disabled and not panel.hidden_size.disabled
 
 
-def test_the_interrupt_button_stops_a_sweep_keeping_the_runs_so_far(panel):
+def test_the_interrupt_button_stops_a_sweep_keeping_the_runs_so_far(panel, monkeypatch):
     panel.sweep_values.value = "8, 16, 24"
     panel.budget.value = 3000
-    sweep = press_stop_during(panel.sweep)
+    sweep = press_stop_during(panel.sweep, monkeypatch)
     assert sweep.stopped and len(sweep.results) == 1 and sweep.results[0].interrupted
     assert "Stopped by an interrupt after 1 of 3 runs" in panel.message.value and len(panel.runs) == 1
     assert not panel.sweep_button.disabled
@@ -161,19 +170,26 @@ def test_the_panel_starts_with_an_empty_chart_and_no_runs():
     assert bytes(panel.plot.value).startswith(b"\x89PNG") and "No runs yet" in panel.runs_table.value
 
 
-def test_the_interrupt_button_stops_a_run_started_in_a_kernel_subshell_thread(panel):
+def test_the_interrupt_button_stops_a_run_started_in_a_kernel_subshell_thread(panel, monkeypatch):
     # JupyterLab 4.6 sends widget messages to a kernel subshell: the callback runs in another
     # thread while the main thread idles in its event loop, ignoring SIGINT.
     loop = asyncio.new_event_loop()
     remember_main_loop(loop)
     panel.budget.value = 3000
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    results = []
+    results, checkpoint, trained = [], PanelRun.checkpoint, threading.Event()
+
+    def note_the_checkpoint(run, history):
+        trained.set()
+        checkpoint(run, history)
+
+    monkeypatch.setattr(PanelRun, "checkpoint", note_the_checkpoint)
     worker = threading.Thread(target=lambda: results.append(panel.update()))
 
     async def press_stop_while_it_trains():
         worker.start()
-        await asyncio.sleep(1.0)  # the run has started and asked the loop for a handler
+        while not trained.is_set() and worker.is_alive():  # the run has asked the loop for a handler
+            await asyncio.sleep(0.05)
         os.kill(os.getpid(), signal.SIGINT)
         while worker.is_alive():
             await asyncio.sleep(0.05)

@@ -10,6 +10,8 @@ from d2lmini import metrics
 from d2lmini.corpus import corpus_from_text
 from d2lmini.text import preprocess
 
+pytestmark = pytest.mark.torch_dependent
+
 SHARED_TIMEMACHINE = Path(__file__).resolve().parents[2] / "shared" / "data" / "timemachine.txt"
 
 

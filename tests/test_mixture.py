@@ -14,6 +14,8 @@ from d2lmini.mixture import (
 )
 from d2lmini.train import TrainConfig, evaluate_perplexity, make_model
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_rnn_log_probs_agree_with_evaluate_perplexity_and_carry_the_history(bundled):
     model = make_model("scratch", len(bundled.vocab), TrainConfig(num_hiddens=16))

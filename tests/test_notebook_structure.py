@@ -5,10 +5,11 @@ import re
 from pathlib import Path
 
 import pytest
+from course import CHAPTERS, MAP, OPTIONAL
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-COURSE = ["01_hidden_state", "02_concat_matmul", "03_one_hot", "04_rnn_scratch", "05_bptt",
-          "06_gradient_clipping", "07_perplexity", "08_perplexity_lab"]
+COURSE = [notebook.stem for notebook in CHAPTERS]
+OPTIONAL_STEMS = [notebook.stem for notebook in OPTIONAL]
 CHECK_TAG = "nbval-check-output"
 
 
@@ -28,7 +29,7 @@ def output_text(cell):
     return "".join(parts)
 
 
-@pytest.mark.parametrize("name", ["00_start_here", *COURSE])
+@pytest.mark.parametrize("name", [MAP.stem, *COURSE, *OPTIONAL_STEMS])
 def test_executed_top_to_bottom_without_errors(name):
     notebook = load(name)
     code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
@@ -39,7 +40,7 @@ def test_executed_top_to_bottom_without_errors(name):
     assert notebook["metadata"]["kernelspec"]["name"] == "python3"
 
 
-@pytest.mark.parametrize("name", ["00_start_here", *COURSE])
+@pytest.mark.parametrize("name", [MAP.stem, *COURSE, *OPTIONAL_STEMS])
 def test_checked_cells_print_no_raw_tensors_or_devices(name):
     checked = [c for c in load(name)["cells"] if CHECK_TAG in c.get("metadata", {}).get("tags", [])]
     assert checked, f"tag the cells whose output is the same everywhere with {CHECK_TAG}"
@@ -67,7 +68,7 @@ def test_course_notebook_has_every_required_part(name):
 
 def test_start_here_links_every_notebook_and_reads_no_sibling_files():
     """Notebook 00 must work opened alone (Colab): the course map is links, not a folder listing."""
-    notebook = load("00_start_here")
+    notebook = load(MAP.stem)
     markdown = "\n".join(sources(notebook, "markdown"))
     for name in COURSE:
         assert f"]({name}.ipynb)" in markdown, f"00 should link {name}"

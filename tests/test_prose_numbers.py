@@ -13,6 +13,7 @@ from prose_numbers import (
     claim_cells,
     is_shown,
     load_allowed,
+    load_shown_elsewhere,
     output_numbers,
     prose_numbers,
     unshown_numbers,
@@ -24,7 +25,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_prose_number_is_shown_or_reviewed(path):
-    allowed = load_allowed().get(path.stem, {})
+    allowed = load_allowed().get(path.stem, {}) | load_shown_elsewhere().get(path.stem, {})
     unexplained = [n for n in unshown_numbers(path) if n not in allowed]
     assert not unexplained, (
         f"{path.name}: the prose states {unexplained}, which no stored output shows: print and "
@@ -40,6 +41,27 @@ def test_no_stale_exceptions(path):
     for number in load_allowed().get(path.stem, {}):
         assert number in in_prose, f"{path.name}: {number} is allowed but no longer in the prose"
         assert number in unshown, f"{path.name}: {number} is allowed but an output shows it now"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_numbers_quoted_from_another_notebook_are_shown_there(path):
+    quoted = load_shown_elsewhere().get(path.stem, {})
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    in_prose = {n for text in claim_cells(notebook) for n in prose_numbers(text)}
+    for number, other in quoted.items():
+        assert number in in_prose, f"{path.name}: {number} is listed as quoted but is not in the prose"
+        source = json.loads((ROOT / "notebooks" / f"{other}.ipynb").read_text(encoding="utf-8"))
+        assert is_shown(number, output_numbers(source)), (
+            f"{path.name} quotes {number} from {other}, whose stored outputs no longer show it")
+
+
+def test_a_cross_reference_is_checked_in_the_notebook_it_names():
+    def shown_by(stem):
+        return output_numbers(json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8")))
+    # 06 quotes 04's clipped share: 04's outputs show it; a share 04's run did not print is refused
+    quoted = load_shown_elsewhere()["06_gradient_clipping"]
+    assert quoted == {"24%": "04_rnn_scratch"}
+    assert is_shown("24%", shown_by("04_rnn_scratch")) and not is_shown("93%", shown_by("04_rnn_scratch"))
 
 
 def test_every_allowed_entry_names_a_notebook_and_a_reason():

@@ -16,6 +16,8 @@ from d2lmini.rnn import (
 )
 from d2lmini.text import Vocab, tokenize
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_one_hot_times_matrix_is_a_row_lookup(generator):
     W = torch.randn(28, 7, generator=generator)

@@ -7,6 +7,8 @@ import torch.nn.functional as F
 from d2lmini.bptt import rnn_forward_bptt
 from d2lmini.rnn import RNNScratch, init_rnn_params, rnn_forward
 
+pytestmark = pytest.mark.torch_dependent
+
 NAMES = ("W_xh", "W_hh", "b_h", "W_hq", "b_q")
 
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import d2lmini.lab as lab
-from d2lmini.corpus import DataUnavailableError, download_timemachine
+from d2lmini.download import DataUnavailableError, download_timemachine
 from d2lmini.lab import LabResult, LabSettings, run_lab
 from d2lmini.rnn import RNNScratch, predict
 from d2lmini.runs import RunLog
@@ -33,6 +33,8 @@ from d2lmini.sweep import SweepResult, parse_values, run_sweep, sweep_settings
 from d2lmini.train import TrainConfig, TrainingDiverged, make_model, train
 from d2lmini.widgets.generate import generate_text, generation_html
 from d2lmini.widgets.lab import make_lab
+
+pytestmark = pytest.mark.torch_dependent
 
 NUMPY_TYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64, np.float16, np.float32, np.float64)
 

@@ -23,6 +23,8 @@ from d2lmini.rnn import RNNScratch, predict
 from d2lmini.settings import LAB_SETTINGS, TRAIN_SETTINGS
 from d2lmini.train import TrainConfig, TrainingDiverged, make_model, train
 
+pytestmark = pytest.mark.torch_dependent
+
 CHOICE_WORDS = sorted({str(c) for s in LAB_SETTINGS.values() for c in s.choices} | {"cpu", "cuda", "mps", ""})
 ANY_VALUE = st.one_of(
     st.none(), st.booleans(), st.integers(), st.just(10**400), st.integers(-3, 40),

@@ -14,6 +14,8 @@ from d2lmini.sweep import (
     validate_sweep_time,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 SMALL = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=20, checkpoints=2)
 
 

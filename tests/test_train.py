@@ -7,20 +7,20 @@ import time
 import pytest
 import torch
 
+from d2lmini.divergence import BLOW_UP, MAX_LOSS, blown_up
 from d2lmini.metrics import perplexity_from_bits, unigram_bits
 from d2lmini.rnn import RNNScratch
 from d2lmini.train import (
-    BLOW_UP,
-    MAX_LOSS,
     TrainConfig,
     TrainingDiverged,
-    blown_up,
     divergence_limit,
     estimate_perplexity,
     evaluate_perplexity,
     make_model,
     train,
 )
+
+pytestmark = pytest.mark.torch_dependent
 
 
 def test_a_uniform_model_has_perplexity_equal_to_the_vocabulary_size(bundled):

@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
+from course import COURSE  # noqa: E402
 
 from d2lmini.corpus import corpus_from_text  # noqa: E402
 from d2lmini.lab import LabSettings  # noqa: E402
@@ -36,8 +37,10 @@ from d2lmini.widgets.one_hot import make_one_hot_panel  # noqa: E402
 from d2lmini.widgets.perplexity import make_confidence_panel  # noqa: E402
 from d2lmini.widgets.start import make_temperature_panel  # noqa: E402
 
+pytestmark = pytest.mark.torch_dependent
+
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = [notebook.path for notebook in COURSE]
 
 
 def _panels(bundled):

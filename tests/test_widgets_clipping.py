@@ -22,6 +22,8 @@ from d2lmini.widgets.clipping import (
     run_clipping_experiment,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 
 @pytest.fixture(scope="module")
 def small(bundled):

@@ -17,6 +17,8 @@ from d2lmini.widgets.concat_matmul import (
     two_matmuls,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 
 @pytest.mark.parametrize("batch, num_inputs, num_hiddens",
                          [(3, 1, 4), (1, 4, 4), (3, 4, 4), (4, 4, 4), (7, 28, 5)])

@@ -8,6 +8,8 @@ import torch
 from d2lmini.rnn import RNNScratch, rnn_forward
 from d2lmini.widgets.generate import GeneratePanel, generate_text, generation_html, make_generate_panel
 
+pytestmark = pytest.mark.torch_dependent
+
 
 @pytest.fixture(scope="module")
 def small_model(bundled):

@@ -16,6 +16,8 @@ from d2lmini.widgets.gradients import (  # noqa: E402
     reach_view,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_reach_view_keeps_exactly_the_steps_inside_the_window():
     view = reach_view(0.9, truncation=5, max_k=20)

@@ -18,6 +18,8 @@ from d2lmini.widgets.hidden_state import (
     view_figure,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 
 @pytest.fixture
 def vocab():

@@ -24,6 +24,8 @@ from d2lmini.widgets.memory import (  # noqa: E402
     share_peaking_at,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 LAG = 3
 
 

@@ -4,18 +4,25 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import re  # noqa: E402
+
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from d2lmini.text import Vocab, tokenize  # noqa: E402
 from d2lmini.widgets.one_hot import (  # noqa: E402
     OneHotView,
+    batch_html,
     encode_text,
+    encoding_html,
+    layout_html,
     make_one_hot_panel,
     minibatch_layout,
     minibatch_positions,
     transpose_batch,
 )
+
+pytestmark = pytest.mark.torch_dependent
 
 
 @pytest.fixture
@@ -177,3 +184,15 @@ def test_update_disables_the_controls_but_not_the_text_box_and_returns_the_view(
     assert seen == [[False] + [True] * 5] * 2 and not any(c.disabled for c in panel.controls)
     assert panel.update() is panel.state and isinstance(panel.state, OneHotView)
     assert all(len(row) == 4 for batch in panel.state.layout for row in batch)
+
+
+def test_every_table_of_the_panel_has_header_cells(bundled):
+    """A screen reader names each cell by its row and column headers (the 24 x 30 one-hot had none)."""
+    views = [encoding_html(encode_text("the cat", bundled.vocab), bundled.vocab),
+             batch_html(transpose_batch("the time machine", bundled.vocab, 2, 3)),
+             layout_html("abcdefghijklmnop", minibatch_positions(16, "sequential", 2, 3, seed=0))]
+    for view in views:
+        tables = re.findall(r"<table.*?</table>", view, flags=re.S)
+        assert tables and all('<th scope="row"' in table for table in tables)
+    assert view.count("<table") == len(re.findall('<th scope="row"[^>]*>[^<]*row 0<', view))
+    assert '<th scope="col"' in views[0]

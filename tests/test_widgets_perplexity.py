@@ -12,6 +12,8 @@ from d2lmini.widgets.perplexity import (
     tempered_perplexity,
 )
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_bigram_table_counts_pairs_with_add_one():
     table = bigram_log_probs(torch.tensor([0, 1, 0, 1, 1]), 3)

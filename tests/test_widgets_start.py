@@ -6,6 +6,8 @@ import pytest
 
 from d2lmini.widgets.start import EXAMPLE_SCORES, make_temperature_panel, softmax_with_temperature
 
+pytestmark = pytest.mark.torch_dependent
+
 
 def test_probabilities_sum_to_one_and_follow_the_scores():
     probs = softmax_with_temperature(EXAMPLE_SCORES, 1.0)

@@ -64,7 +64,8 @@ def cheating_class(places: Places) -> dict[str, nbformat.NotebookNode]:
     """Cheating submissions, by the kind of attack: name -> notebook."""
     samples = {}
     samples["patches_agent_and_hooks"] = _replacing_stub(
-        "import sys\nimport d2lmini.exercises.refusals as refusals\nimport d2lmini.grading.agent as agent\n"
+        "import sys\nimport d2lmini.exercises.guard.refusals as refusals\n"
+        "import d2lmini.grading.agent as agent\n"
         "from d2lmini.rnn import rnn_step\n"
         "sys.setprofile = lambda *args: None\nrefusals.Refuser.__call__ = lambda self, *args: None\n"
         "agent.save_function.__globals__['cloudpickle'].dumps = lambda f, *a, **k: b'not a pickle'\n\n"

@@ -3,14 +3,17 @@
     python tools/colab_cell.py          # insert or update the cell in notebooks/*.ipynb
     python tools/colab_cell.py --check  # exit 1 if any notebook's cell is missing or stale
 
-On Google Colab (and Kaggle, or a VS Code kernel without the course installed) nothing
-provides d2lmini, so each notebook starts with one short cell that installs it from the
-project's repository, and does nothing where d2lmini is already importable. The address
-is written once, in pyproject.toml's [project.urls] Repository. `--no-deps` keeps the
-platform's own torch, numpy, matplotlib and ipywidgets; pyppmd, the one dependency such
-platforms lack (the PPMd compressor baseline of notebook 07), is named explicitly. The
-cell is plain Python, so it checks pip's exit status: an install that fails (no network, a
-wrong address) prints one line that says so and what to do (tests/test_colab_cell.py).
+On Google Colab, Kaggle (or a VS Code kernel without the course installed) nothing
+provides d2lmini, so each notebook starts with one cell that installs it from the project's
+repository, and does nothing where d2lmini is already importable. The address is written
+once, in pyproject.toml's [project.urls] Repository. The platform's torch, numpy, matplotlib
+and ipywidgets must stay as they are: d2lmini is installed with `--no-deps`, then only the
+requirements (read from its metadata) whose package is missing, such as anywidget with
+psygnal and pyppmd, under a constraints file written at run time that holds every installed
+distribution at its version. The cell is plain Python, so it checks pip's exit status: an
+install that fails (no network, a wrong address, a conflict) prints pip's reason and what
+to do, and on Kaggle, where a new widget library needs a restart, it says so
+(tests/test_colab_cell.py; tools/simulate_platforms.py runs it in Colab- and Kaggle-like venvs).
 Re-execute the notebooks afterwards (python tools/run_notebooks.py).
 """
 
@@ -32,23 +35,80 @@ def repository_url() -> str:
         return tomllib.load(handle)["project"]["urls"]["Repository"]
 
 
+CELL = """\
+{marker}, and what this platform lacks
+# (anywidget, psygnal, pyppmd), never upgrading or downgrading what it ships (torch, numpy,
+# matplotlib, ipywidgets). Does nothing where d2lmini is installed.
+import importlib.metadata
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+
+def installed_versions():
+    \"\"\"Every installed distribution's name and version (those pip can read).\"\"\"
+    versions = {{}}
+    for dist in importlib.metadata.distributions():  # in import order: the one imported comes first
+        try:
+            versions.setdefault(canonicalize_name(dist.metadata["Name"]), str(Version(dist.version)))
+        except (InvalidVersion, TypeError, AttributeError):  # a broken install pip could not pin either
+            pass
+    return versions
+
+
+def missing_requirements(requirements, installed):
+    \"\"\"The `requirements` (extras left out) whose package is not among the `installed` names.\"\"\"
+    have = {{canonicalize_name(name) for name in installed}}
+    wanted = [Requirement(text) for text in requirements]
+    return [str(r) for r in wanted if canonicalize_name(r.name) not in have
+            and (r.marker is None or r.marker.evaluate({{"extra": ""}}))]
+
+
+def pip_install(*arguments):
+    \"\"\"Run pip install with every installed package held at its version; return pip's error or "".\"\"\"
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as held:
+        held.write("".join(f"{{name}}=={{version}}\\n" for name, version in installed_versions().items()))
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "-c", held.name, *arguments]
+    done = subprocess.run(pip, capture_output=True, text=True)
+    importlib.invalidate_caches()
+    return "" if done.returncode == 0 else (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+
+
+if importlib.util.find_spec("d2lmini") is None:
+    # CI sets D2LMINI_WHEEL to a wheel built from this repository (tools/simulate_platforms.py).
+    source = os.environ.get("D2LMINI_WHEEL", "d2lmini @ git+{url}")
+    missing = []
+    error = pip_install("--no-deps", source)
+    if not error:
+        missing = missing_requirements(importlib.metadata.requires("d2lmini"), installed_versions())
+        error = pip_install(*missing) if missing else ""
+        if error:  # so that running the cell again retries everything
+            subprocess.run([sys.executable, "-m", "pip", "uninstall", "--yes", "--quiet", "d2lmini"])
+    if error:
+        print(f"Could not install {{source}}: {{error}}\\nNo internet? On Kaggle: Settings > Internet > on "
+              "(it needs a phone-verified account). Then run this cell again.", file=sys.stderr)
+    elif "KAGGLE_KERNEL_RUN_TYPE" in os.environ and any(r.startswith("anywidget") for r in missing):
+        print("Installed. Kaggle shows the panels only after a restart: Run > Restart & clear cell "
+              "outputs, then run the notebook from the top.")
+"""
+
+
 def install_cell_source(url: str) -> str:
     """Return the source of the install cell for the repository at `url`.
 
     Plain Python (no `%pip` magic), so that a failed install is noticed: pip's exit status is
-    checked and a failure is reported in one line that says what to do.
+    checked and a failure is reported with pip's last error line and what to do. d2lmini itself
+    is installed with `--no-deps`; then only the requirements whose package is missing, under a
+    constraints file that holds every installed distribution at its version, so pip may add
+    packages but never replace one.
     """
-    return (f"{MARKER} when it is missing; does nothing where it is installed.\n"
-            "import importlib.util\n"
-            "import subprocess\n"
-            "import sys\n\n"
-            'if importlib.util.find_spec("d2lmini") is None:\n'
-            f'    source = "d2lmini @ git+{url}"\n'
-            '    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "pyppmd", source]\n'
-            "    if subprocess.run(pip, capture_output=True).returncode != 0:\n"
-            '        print(f"Could not install {source}: connect this runtime to the internet "\n'
-            '              "(or check the address) and run this cell again.", file=sys.stderr)\n'
-            "    importlib.invalidate_caches()")
+    return CELL.format(marker=MARKER, url=url).rstrip("\n")
 
 
 def first_code_cell(notebook):

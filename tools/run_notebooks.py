@@ -11,8 +11,10 @@ Notebooks are stored in a form that keeps diffs readable (CONTRIBUTING.md, "Stor
 notebooks"): the outputs stay, but not the saved state of the widgets (hundreds of KB that
 change on every run and that no test reads); a widget's output keeps only a short
 plain-text placeholder instead of the `VBox(children=(...` text that JupyterLab would show
-before the cell runs; and the kernel's display name is the one JupyterLab will see, so a
-notebook is not marked modified the moment it opens.
+before the cell runs, and a panel's output also its static HTML preview
+(`d2lmini.widgets.preview`), which GitHub, nbviewer and the course site show; and the
+kernel's display name is the one JupyterLab will see, so a notebook is not marked modified
+the moment it opens.
 
 `--alone` executes a copy of each notebook in a fresh empty folder with nothing saved back:
 it checks that a notebook runs on its own with the d2lmini that is installed, as it does
@@ -29,6 +31,7 @@ from pathlib import Path
 import nbformat
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
+from nbclient.util import ensure_async
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -39,17 +42,51 @@ WIDGET_PLACEHOLDER = "Run this cell to show the interactive panel."
 def normalise_for_storage(notebook) -> None:
     """Store `notebook` as JupyterLab will see it, so that opening it does not mark it modified.
 
-    Drops the saved widget state, replaces each widget output by a plain-text placeholder,
-    and records the kernel's display name as the installed python3 kernel gives it (an
-    older name makes JupyterLab rewrite the metadata the moment the notebook opens).
+    Drops the saved widget state, replaces each widget view by a plain-text placeholder (a
+    panel's static `text/html` preview stays beside it), and records the kernel's display
+    name as the installed python3 kernel gives it (an older name makes JupyterLab rewrite
+    the metadata the moment the notebook opens).
     """
     notebook.metadata.pop("widgets", None)
     notebook.metadata.setdefault("kernelspec", {})["display_name"] = (
         KernelSpecManager().get_kernel_spec("python3").display_name)
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
-            if WIDGET_VIEW in output.get("data", {}):
-                output["data"] = {"text/plain": WIDGET_PLACEHOLDER}
+            data = output.get("data", {})
+            if WIDGET_VIEW in data:
+                preview = {"text/html": data["text/html"]} if "text/html" in data else {}
+                output["data"] = {"text/plain": WIDGET_PLACEHOLDER, **preview}
+
+
+class PreviewingClient(NotebookClient):
+    """A NotebookClient that stores each panel's preview as the cell that displayed it left it.
+
+    A panel's preview (`d2lmini.widgets.preview`) is made when it is displayed; a cell may go on
+    to change the panel (notebook 08 displays its lab, then trains), so after such a cell the
+    kernel is asked, by a silent request, for each of its panels' previews now.
+    """
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        panels = [output["data"] for output in cell.get("outputs", [])
+                  if {WIDGET_VIEW, "text/html"} <= set(output.get("data", {}))]
+        if panels:
+            previews = await self.panel_previews([data[WIDGET_VIEW]["model_id"] for data in panels])
+            for data in panels:
+                data["text/html"] = previews.get(data[WIDGET_VIEW]["model_id"], data["text/html"])
+        return cell
+
+    async def panel_previews(self, model_ids: list[str]) -> dict[str, str]:
+        """Return {model id: preview HTML} from the kernel for the displayed panels in `model_ids`."""
+        expression = (f"__import__('d2lmini.widgets.preview', fromlist=['previews_json'])"
+                      f".previews_json({model_ids!r})")
+        msg_id = await ensure_async(self.kc.execute("", silent=True, store_history=False,
+                                                    user_expressions={"previews": expression}))
+        reply = await self.async_wait_for_reply(msg_id)
+        result = reply["content"]["user_expressions"]["previews"]
+        if result["status"] != "ok":
+            raise RuntimeError(f"the panels' previews: {result.get('ename')}: {result.get('evalue')}")
+        return result["data"]["application/json"]
 
 
 def execute(path: Path, timeout: int, workdir: Path | None = None) -> float:
@@ -60,8 +97,8 @@ def execute(path: Path, timeout: int, workdir: Path | None = None) -> float:
     """
     notebook = nbformat.read(path, as_version=4)
     folder = workdir or path.parent
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(folder)}})
+    client = PreviewingClient(notebook, timeout=timeout, kernel_name="python3",
+                              resources={"metadata": {"path": str(folder)}})
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start

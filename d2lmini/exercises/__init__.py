@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
+NOT_YET = "Not yet. "  # how every verdict on a wrong answer starts (`Verdict.not_yet`)
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -35,12 +37,20 @@ class Verdict:
 
     `printed` keeps what a student's function printed while it was checked (capped). A
     notebook cell that ends with a check shows the verdict: `_repr_pretty_` is what Jupyter
-    and IPython display, so no check prints anything itself.
+    and IPython display, so no check prints anything itself. A wrong answer's verdict is made by
+    `not_yet`, which keeps what is wrong in `problem` (the message without its "Not yet. "), so a
+    caller that words it again (the capstone naming its first failing piece) never parses text.
     """
 
     correct: bool
     message: str
     printed: str = ""
+    problem: str = ""
+
+    @classmethod
+    def not_yet(cls, problem: str, printed: str = "", **fields) -> "Verdict":
+        """The verdict on a wrong answer: the message is "Not yet. " + `problem`, kept as `problem`."""
+        return cls(False, NOT_YET + problem, printed, problem, **fields)
 
     def __bool__(self) -> bool:
         return self.correct
@@ -58,7 +68,7 @@ class Verdict:
 
 def verdict(correct: bool, success: str, hint: str) -> Verdict:
     """Return a `Verdict` with "Correct! " + `success` or "Not yet. " + `hint` as its message."""
-    return Verdict(correct, ("Correct! " + success) if correct else ("Not yet. " + hint))
+    return Verdict(True, "Correct! " + success) if correct else Verdict.not_yet(hint)
 
 
 def close_enough(answer, expected, rel: float = 1e-6, abs_: float = 1e-9) -> bool:
@@ -306,7 +316,7 @@ def number_verdict(answer, expected: float, success: str, hint: str,
         return Verdict(False, f"Close, but {number} is not the value rounded to the digits you gave: "
                        "check the rounding, and keep more digits through the intermediate steps.")
     prefix = "" if number is not None else f"Answer with a number that fits a float, not {shown(answer)}. "
-    return Verdict(False, "Not yet. " + prefix + hint)
+    return Verdict.not_yet(prefix + hint)
 
 
 def self_check(check):
@@ -323,6 +333,6 @@ def self_check(check):
         try:
             return check(answer, *args, **kwargs)
         except Exception as error:  # any Python value can be an answer; none may break the check
-            return Verdict(False, f"Not yet. {shown(answer)} cannot be read as an answer here "
-                           f"({type(error).__name__}); give a plain number, tuple or text.")
+            return Verdict.not_yet(f"{shown(answer)} cannot be read as an answer here "
+                                   f"({type(error).__name__}); give a plain number, tuple or text.")
     return checked

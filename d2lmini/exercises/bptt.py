@@ -1,7 +1,8 @@
 """Self-checks for the exercises of notebook 05 (backpropagation through time).
 
-Each `check_*` takes the student's answer, prints a verdict (with a hint when wrong)
-and returns a `Verdict`. The numbers of each question are module constants.
+Each `check_*` takes the student's answer and returns a `Verdict` (with a hint when wrong),
+which shows itself when a cell ends with the check; nothing is printed. The numbers of each
+question are module constants.
 """
 
 import math
@@ -23,12 +24,12 @@ WINDOW, LOSS_STEP = 10, 23
 
 
 @self_check
-def check_tanh_backward(answer) -> Verdict:
-    """Exercise 1: dL/dA for H = tanh(A) = TANH_H and dL/dH = TANH_DH."""
-    expected = TANH_DH * (1 - TANH_H**2)
+def check_tanh_backward(answer, h: float = TANH_H, grad: float = TANH_DH) -> Verdict:
+    """Exercise 1: dL/dA for H = tanh(A) = `h` and dL/dH = `grad`."""
+    expected = grad * (1 - h**2)
     return number_verdict(
         answer, expected,
-        f"dA = dH * (1 - H^2) = {TANH_DH} * (1 - {TANH_H}^2) = {expected:.2f}.",
+        f"dA = dH * (1 - H^2) = {grad:g} * (1 - {h:g}^2) = {expected:.4g}.",
         "The derivative of tanh can be written with its own output: tanh'(a) = 1 - tanh(a)^2. "
         "Multiply dL/dH by it.",
     )
@@ -43,29 +44,29 @@ def vanishing_steps(w: float = SCALAR_W, share: float = SHARE) -> int:
 
 
 @self_check
-def check_vanishing_steps(answer) -> Verdict:
-    """Exercise 2: steps back until the gradient of h_t = W h_{t-1} is below SHARE of its start."""
-    expected = vanishing_steps()
+def check_vanishing_steps(answer, w: float = SCALAR_W) -> Verdict:
+    """Exercise 2: steps back until the gradient of h_t = w h_{t-1} is below SHARE of its start."""
+    expected = vanishing_steps(w)
     return count_verdict(
         answer, expected,
-        f"{SCALAR_W}^{expected - 1} = {SCALAR_W ** (expected - 1):.4f} is still above {SHARE}, "
-        f"{SCALAR_W}^{expected} = {SCALAR_W**expected:.4f} is below: after {expected} steps.",
-        f"Each step back multiplies the gradient by {SCALAR_W}. Find the smallest k with "
-        f"{SCALAR_W}^k < {SHARE}, e.g. with math.log or a loop.",
+        f"{w:g}^{expected - 1} = {w ** (expected - 1):.4f} is still above {SHARE}, "
+        f"{w:g}^{expected} = {w**expected:.4f} is below: after {expected} steps.",
+        f"Each step back multiplies the gradient by {w:g}. Find the smallest k with "
+        f"{w:g}^k < {SHARE}, e.g. with math.log or a loop.",
     )
 
 
 @self_check
-def check_truncation_reach(answer) -> Verdict:
-    """Exercise 3: earliest step t whose H_t gets gradient from the loss at LOSS_STEP (window WINDOW)."""
-    expected = (LOSS_STEP - 1) // WINDOW * WINDOW + 1
+def check_truncation_reach(answer, loss_step: int = LOSS_STEP) -> Verdict:
+    """Exercise 3: earliest step t whose H_t gets gradient from the loss at `loss_step` (window WINDOW)."""
+    expected = (loss_step - 1) // WINDOW * WINDOW + 1
     return count_verdict(
         answer, expected,
-        f"Step {LOSS_STEP} lies in the window of steps {expected}..{expected + WINDOW - 1}; the state "
+        f"Step {loss_step} lies in the window of steps {expected}..{expected + WINDOW - 1}; the state "
         f"entering it (H_{expected - 1}) was detached, so the gradient stops at H_{expected}.",
         f"The windows are steps 1..{WINDOW}, {WINDOW + 1}..{2 * WINDOW}, ...; the gradient cannot "
         "leave the window that holds the loss. Which window holds step "
-        f"{LOSS_STEP}, and where does it start?",
+        f"{loss_step}, and where does it start?",
     )
 
 

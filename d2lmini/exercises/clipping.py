@@ -18,29 +18,33 @@ MODEL_PARAMETERS = 28 * 64 + 64 * 64 + 64 + 64 * 28 + 28
 
 
 @self_check
-def check_clipped_entry(answer) -> Verdict:
-    """Exercise 1: g_W = (3, 4), g_b = (12,), θ = 6.5: the entry of g_b after clipping by the joint norm."""
+def check_clipped_entry(answer, theta: float = 6.5) -> Verdict:
+    """Exercise 1: g_W = (3, 4), g_b = (12,): the entry of g_b after clipping the joint norm to `theta`."""
+    scale = min(1.0, theta / 13)
     return number_verdict(
-        answer, 6.0,
-        "The joint norm is sqrt(9 + 16 + 144) = 13, so every entry is multiplied by 6.5 / 13 = 0.5.",
+        answer, 12 * scale,
+        f"The joint norm is sqrt(9 + 16 + 144) = 13, so every entry is multiplied by min(1, {theta:g} / 13) "
+        f"= {scale:.4g}.",
         "Stack all three numbers into one vector, take its norm, and scale by min(1, θ / norm).",
     )
 
 
 @self_check
-def check_per_tensor_bound(answer) -> Verdict:
-    """Exercise 2: the largest joint norm when each of the RNN's 5 tensors is clipped to θ = 1 separately."""
+def check_per_tensor_bound(answer, theta: float = 1.0) -> Verdict:
+    """Exercise 2: the largest joint norm when each of the RNN's 5 tensors is clipped to `theta` alone."""
+    expected = theta * math.sqrt(5)
     return number_verdict(
-        answer, math.sqrt(5),
-        "With k tensors each of norm at most θ, the joint norm is at most θ·sqrt(k) = sqrt(5) ≈ 2.236.",
+        answer, expected,
+        f"With k tensors each of norm at most θ, the joint norm is at most θ·sqrt(k) = {theta:g}·sqrt(5) "
+        f"≈ {expected:.4g}.",
         "The squared joint norm is the sum of the five squared tensor norms; make each as large as allowed.",
     )
 
 
 @self_check
-def check_value_clip_bound(answer) -> Verdict:
-    """Exercise 3: the largest gradient norm after per-element clipping at c = 0.05 (28 symbols, 64 units)."""
-    expected = 0.05 * math.sqrt(MODEL_PARAMETERS)
+def check_value_clip_bound(answer, clip: float = 0.05) -> Verdict:
+    """Exercise 3: the largest gradient norm after per-element clipping at `clip` (28 symbols, 64 units)."""
+    expected = clip * math.sqrt(MODEL_PARAMETERS)
     return number_verdict(
         answer, expected,
         f"Every one of the {MODEL_PARAMETERS} entries can be ±c, so the norm can reach "
@@ -51,11 +55,12 @@ def check_value_clip_bound(answer) -> Verdict:
 
 
 @self_check
-def check_max_step(answer) -> Verdict:
-    """Exercise 4: the longest step one SGD update can take with learning rate 2.5 and θ = 1."""
+def check_max_step(answer, lr: float = 2.5, theta: float = 1.0) -> Verdict:
+    """Exercise 4: the longest step one SGD update can take with learning rate `lr`, clipping at `theta`."""
     return number_verdict(
-        answer, 2.5,
-        "The step is -η·g' and ‖g'‖ ≤ θ, so its length is at most η·θ = 2.5, however steep the loss.",
+        answer, lr * theta,
+        f"The step is -η·g' and ‖g'‖ ≤ θ, so its length is at most η·θ = {lr * theta:g}, "
+        "however steep the loss.",
         "An SGD step is -η times the clipped gradient; how long can the clipped gradient be at most?",
     )
 

@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import copy
 import hashlib
+import inspect
 import itertools
 import math
 import numbers
@@ -38,9 +39,13 @@ from torch.overrides import TorchFunctionMode
 
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.guard import Ban, CappedText, Outcome, is_memory_error, run_guarded
+from d2lmini.kernel_settings import describe
 
 NOT_ATTEMPTED = ("Not attempted yet: write your code in the cell above in place of "
                  "`return None`, run that cell, then run this one.")
+RETURNED_NONE = ("Your function returned None, although its body is written: it computes something "
+                 "but never returns it. Check that it ends with `return ...` on every path (a forgotten "
+                 "`return`, or one indented inside a loop or an `if` that did not run).")
 
 # Every torch function that multiplies matrices (or vectors), under the names torch gives them.
 MATMUL_NAMES = frozenset({
@@ -77,6 +82,7 @@ class Case:
     locate: Callable[[str, tuple], str] | None = None  # (output name, index) -> " at step 2, sequence 1"
     reference: Callable | None = None
     digest: bytes | None = None  # of the reference's result, computed before any student code runs
+    outputs: Sequence[str] = ()  # names of every output, nested ones flattened: each judged and reported
 
 
 @dataclass(frozen=True)
@@ -278,6 +284,53 @@ def _difference(got, expected, what, names, rtol, atol, locate) -> str | None:
         f"{what} is {repr(got)[:60]}, which is not the right value.")
 
 
+def is_stub(fn: Callable) -> bool:
+    """True if `fn`'s body does nothing: no name used, no local variable, no constant but None or a
+    docstring (`return None`, `pass`, `...`). A body that computes and forgets to return is no stub."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    varargs, varkw = bool(code.co_flags & inspect.CO_VARARGS), bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    arguments = code.co_argcount + code.co_kwonlyargcount + varargs + varkw
+    constants_only = all(c is None or c is Ellipsis or isinstance(c, str) for c in code.co_consts)
+    return not code.co_names and code.co_nlocals == arguments and constants_only
+
+
+def _same_structure(got, expected) -> bool:
+    if isinstance(expected, list | tuple):
+        return (type(got) in (list, tuple) and len(got) == len(expected)
+                and all(_same_structure(g, e) for g, e in zip(got, expected, strict=True)))
+    return True
+
+
+def _leaves(value) -> list:
+    if isinstance(value, list | tuple):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def output_report(got, expected, names: Sequence[str], rtol: float, atol: float,
+                  locate=None) -> tuple[str, frozenset[str]] | None:
+    """Judge every output of `got` against `expected` (nested sequences flattened, named by `names`).
+
+    Returns (a report that says, for each output, whether it is right, and what is wrong with each
+    wrong one; the names of the wrong ones), or None when every output is right or when `got` is not
+    shaped like `expected` at all (then `first_difference` words what is missing).
+    """
+    if not _same_structure(got, expected) or len(_leaves(expected)) != len(names):
+        return None
+    problems = {name: first_difference(g, e, name, (), rtol, atol, locate)
+                for name, g, e in zip(names, _leaves(got), _leaves(expected), strict=True)}
+    wrong = [name for name in names if problems[name]]
+    if not wrong:
+        return None
+    right = [name for name in names if not problems[name]]
+    report = (f"{len(wrong)} of {len(names)} outputs are wrong. "
+              + " ".join(f"Wrong: {problems[name]}" for name in wrong)
+              + (f" Right: {', '.join(right)}." if right else " None of them is right."))
+    return report, frozenset(wrong)
+
+
 def _changed_input(before: tuple, after: tuple) -> int | None:
     for i, (old, new) in enumerate(zip(before, after, strict=True)):
         if isinstance(old, torch.Tensor) and not _same_tensor(old, new):
@@ -334,12 +387,15 @@ def outcome_problem(outcome: Outcome, label: str) -> str | None:
         return (f"Your function replaced {', '.join(outcome.replaced)} (now put back). Compute with "
                 "torch's functions; do not assign to them.")
     if outcome.changed:
-        return (f"Your function changed {' and '.join(outcome.changed)} and left it changed (now put "
-                "back): a later cell would have run differently. Use a `with` block (e.g. "
-                "`with torch.no_grad():`) for a change that should last only inside your function.")
+        return (describe(outcome.changed) + " A later cell would have run differently. Use a `with` "
+                "block (e.g. `with torch.no_grad():`) for a change that should last only inside your "
+                "function.")
     if outcome.threads:
         return (f"Your function left {outcome.threads} thread(s) running (now stopped): a thread that "
                 "outlives the check could change the notebook later. The exercises need no threads.")
+    if outcome.processes:
+        return (f"Your function left {', '.join(outcome.processes)} running (now ended): a process "
+                "that outlives the check could change the notebook later. The exercises need none.")
     if outcome.out_of_memory or is_memory_error(outcome.error):
         return (f"For {label} your function used more memory than the check allows "
                 f"({outcome.memory / 2**30:.3g} GB more than before it ran): look for a tensor far "
@@ -397,8 +453,14 @@ def expected_of(case: Case, pristine: tuple) -> tuple[object, str | None]:
 
 def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol: float,
              output: CappedText | None = None, allowed: frozenset[str] = frozenset(),
-             bans: tuple[Ban, ...] = ()) -> str | None:
-    """Run `fn` on one case under the guard; return what is wrong (None if nothing)."""
+             bans: tuple[Ban, ...] = (),
+             diagnose: Callable[[frozenset[str]], str | None] | None = None) -> str | None:
+    """Run `fn` on one case under the guard; return what is wrong (None if nothing).
+
+    A case that names its `outputs` reports each of them right or wrong, and `diagnose(wrong
+    names)` adds a hint keyed to that pattern. None returned by a stub is "not attempted"; by a
+    written body, `RETURNED_NONE`.
+    """
     saved = copy.deepcopy(case.args)
     recorder = CallRecorder()
 
@@ -411,7 +473,7 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     if problem:
         return problem
     if outcome.value is None:
-        return NOT_ATTEMPTED
+        return NOT_ATTEMPTED if is_stub(fn) else f"For {case.label}: {RETURNED_NONE}"
     changed = _changed_input(saved, case.args)
     if changed is not None:
         return (f"For {case.label} your function changed its input number {changed + 1} in place; "
@@ -422,6 +484,12 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     expected, problem = expected_of(case, saved)
     if problem:
         return problem
+    if case.outputs:
+        judged = output_report(outcome.value, expected, case.outputs, rtol, atol, case.locate)
+        if judged is not None:
+            report, wrong = judged
+            hint = diagnose(wrong) if diagnose is not None else None
+            return f"For {case.label}: {report}" + (f" Hint: {hint}" if hint else "")
     problem = first_difference(outcome.value, expected, "the result", case.names, rtol, atol, case.locate)
     return f"For {case.label}: {problem}" if problem else None
 
@@ -445,18 +513,21 @@ def check_on_devices(fn, problem_on: Callable[[torch.device], str | None], succe
         return Verdict(True, "Correct! " + success, printed)
     if problem == NOT_ATTEMPTED:
         return Verdict(False, problem, printed)
-    return Verdict(False, "Not yet. " + problem, printed)
+    return Verdict.not_yet(problem, printed)
 
 
 def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], success: str,
                    rules: Sequence[Rule] = (), signature: str = "a function",
-                   rtol: float = 1e-5, atol: float = 1e-6, bans: tuple[Ban, ...] = ()) -> Verdict:
+                   rtol: float = 1e-5, atol: float = 1e-6, bans: tuple[Ban, ...] = (),
+                   diagnose: Callable[[frozenset[str]], str | None] | None = None) -> Verdict:
     """Run the student's `fn` on every case of `make_cases(device)` for each available device.
 
     Every case is built, and its reference result computed (and kept only as a digest), before
     `fn` first runs. Returns a Verdict: `success` when every case passes, else the first problem
     found. `signature` ("fused_step(X, H, W_xh, W_hh, b_h)") is named when `fn` is not a function;
-    `bans` (`d2lmini.exercises.guard.Ban`) names torch's built-ins the exercise refuses.
+    `bans` (`d2lmini.exercises.guard.Ban`) names torch's built-ins the exercise refuses;
+    `diagnose(names of the wrong outputs)` returns a hint for that pattern (cases that name their
+    `outputs` report every one of them).
     """
     ready = callable(fn)
     cases = {device: [seal(case) for case in make_cases(device)] if ready else []
@@ -465,6 +536,7 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
 
     def problem_on(device: torch.device) -> str | None:
         return next((p for case in cases[device]
-                     if (p := run_case(fn, case, rules, rtol, atol, output, bans=bans))), None)
+                     if (p := run_case(fn, case, rules, rtol, atol, output, bans=bans,
+                                       diagnose=diagnose))), None)
 
     return check_on_devices(fn, problem_on, success, signature, output)

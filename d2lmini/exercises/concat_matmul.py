@@ -6,8 +6,8 @@ import torch
 
 from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import at_most_matmuls, check_function
+from d2lmini.exercises.guard.refusals import RNN
 from d2lmini.exercises.hidden_state import rnn_step_cases
-from d2lmini.exercises.refusals import RNN
 
 
 @self_check

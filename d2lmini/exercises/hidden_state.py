@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, sampler
-from d2lmini.exercises.refusals import RNN
+from d2lmini.exercises.guard.refusals import RNN
 from d2lmini.rnn import rnn_step
 
 

@@ -1,7 +1,8 @@
 """Self-checks for the exercises of notebook 03 (one-hot vectors, embeddings, minibatches).
 
-Each `check_*` takes the student's answer, prints a verdict (with a hint when wrong)
-and returns a `Verdict`. The numbers of each question are module constants.
+Each `check_*` takes the student's answer and returns a `Verdict` (with a hint when wrong),
+which shows itself when a cell ends with the check; nothing is printed. The numbers of each
+question are module constants.
 """
 
 import torch
@@ -18,26 +19,27 @@ TEXT_TOKENS, SEQ_BATCH, SEQ_STEPS, SEQ_OFFSET, SEQ_ROW, SEQ_MINIBATCH = 1000, 4,
 
 
 @self_check
-def check_one_hot_bytes(answer) -> Verdict:
-    """Exercise 1: bytes of a float32 one-hot minibatch of shape (STEPS, BATCH, VOCAB)."""
-    expected = STEPS * BATCH * VOCAB * 4
+def check_one_hot_bytes(answer, batch: int = BATCH, steps: int = STEPS, vocab: int = VOCAB) -> Verdict:
+    """Exercise 1: bytes of a float32 one-hot minibatch of shape (steps, batch, vocab)."""
+    expected = steps * batch * vocab * 4
     return count_verdict(
         answer, expected,
-        f"{STEPS} x {BATCH} x {VOCAB} numbers of 4 bytes each: {expected:,} bytes, "
-        f"while the int64 indices take only {STEPS * BATCH * 8:,}.",
+        f"{steps} x {batch} x {vocab} numbers of 4 bytes each: {expected:,} bytes, "
+        f"while the int64 indices take only {steps * batch * 8:,}.",
         "Count the numbers in the tensor (multiply the three sizes) and multiply by the bytes "
         "of one float32 (torch.float32 has element_size() == 4).",
     )
 
 
 @self_check
-def check_multiply_adds(answer) -> Verdict:
-    """Exercise 2: multiply-adds of one_hot(X) @ W_xh, X as in exercise 1, W_xh of shape (VOCAB, HIDDENS)."""
-    tokens = BATCH * STEPS
-    expected = tokens * VOCAB * HIDDENS
+def check_multiply_adds(answer, batch: int = BATCH, steps: int = STEPS, vocab: int = VOCAB,
+                        hiddens: int = HIDDENS) -> Verdict:
+    """Exercise 2: multiply-adds of one_hot(X) @ W_xh, X as in exercise 1, W_xh of shape (vocab, hiddens)."""
+    tokens = batch * steps
+    expected = tokens * vocab * hiddens
     return count_verdict(
         answer, expected,
-        f"({tokens}, {VOCAB}) @ ({VOCAB}, {HIDDENS}) does {tokens} x {VOCAB} x {HIDDENS} = {expected:,} "
+        f"({tokens}, {vocab}) @ ({vocab}, {hiddens}) does {tokens} x {vocab} x {hiddens} = {expected:,} "
         "multiply-adds, almost all of them multiplying by zero; W_xh[X] does none.",
         "An (n, k) @ (k, m) product does one multiply-add for every n, k and m: n * k * m. "
         "Here n is the number of tokens in the minibatch.",
@@ -45,14 +47,16 @@ def check_multiply_adds(answer) -> Verdict:
 
 
 @self_check
-def check_sequential_start(answer) -> Verdict:
-    """Exercise 3: text position of the first input of row SEQ_ROW of minibatch SEQ_MINIBATCH."""
-    stream = (TEXT_TOKENS - SEQ_OFFSET - 1) // SEQ_BATCH
-    expected = SEQ_OFFSET + SEQ_ROW * stream + SEQ_MINIBATCH * SEQ_STEPS
+def check_sequential_start(answer, num_tokens: int = TEXT_TOKENS, batch_size: int = SEQ_BATCH,
+                           num_steps: int = SEQ_STEPS, offset: int = SEQ_OFFSET, row: int = SEQ_ROW,
+                           minibatch: int = SEQ_MINIBATCH) -> Verdict:
+    """Exercise 3: text position of the first input of row `row` of minibatch `minibatch`."""
+    stream = (num_tokens - offset - 1) // batch_size
+    expected = offset + row * stream + minibatch * num_steps
     return count_verdict(
         answer, expected,
-        f"Each row is a stream of ({TEXT_TOKENS} - {SEQ_OFFSET} - 1) // {SEQ_BATCH} = {stream} tokens, "
-        f"so the answer is {SEQ_OFFSET} + {SEQ_ROW} x {stream} + {SEQ_MINIBATCH} x {SEQ_STEPS} = {expected}.",
+        f"Each row is a stream of ({num_tokens} - {offset} - 1) // {batch_size} = {stream} tokens, "
+        f"so the answer is {offset} + {row} x {stream} + {minibatch} x {num_steps} = {expected}.",
         "Row i is one stream of L = (num_tokens - offset - 1) // batch_size tokens that starts at "
         "offset + i * L; minibatch k takes the steps k * num_steps onwards of every stream.",
     )

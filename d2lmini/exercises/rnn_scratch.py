@@ -18,7 +18,7 @@ from d2lmini.exercises.coding import (
     sampler,
 )
 from d2lmini.exercises.guard import PACKAGE, CappedText, run_guarded
-from d2lmini.exercises.refusals import RNN
+from d2lmini.exercises.guard.refusals import RNN
 from d2lmini.rnn import RNNScratch, rnn_forward
 from d2lmini.train import History, train_epoch
 

@@ -25,9 +25,8 @@ from pathlib import Path
 
 import torch
 
-from d2lmini.exercises import refusals
 from d2lmini.exercises.coding import CallRecorder
-from d2lmini.exercises.guard import CappedText, run_guarded
+from d2lmini.exercises.guard import CappedText, refusals, run_guarded
 from d2lmini.grading.copies import copied_from
 from d2lmini.grading.remote import CALL_SECONDS, GENERATOR_LIMIT, decode, encode, local_device
 

@@ -1,81 +1,147 @@
 """The instructor's grading settings: points per exercise, the seed of the graded inputs, the limits.
 
-A small TOML file (`d2lmini/grading/points.toml` is the default; copy it and edit):
+A small TOML file (`d2lmini/grading/points.toml` is the default; `--write-config` writes your own):
 
-    [grading]
-    seed = 2026            # graded inputs differ from the self-checks' (any whole number)
-    cell_seconds = 120     # a cell still running after this is stopped
-    notebook_seconds = 900 # the whole notebook, all its cells
-    memory_mb = 2048       # the memory a student's kernel may allocate
-
+    [grading]              # every setting of `settings.SETTINGS`, each optional
+    seed = 81723           # graded inputs differ from the self-checks' (keep yours private)
     [points]
     "01:ngram_order" = 1   # exercise id = notebook number : check name without check_
     "01:all_states" = 2
+    [rubric]               # optional: points you give by hand (a rubric CSV, `--rubric`)
+    "08:explore" = 3
+    [late]                 # optional: days late per student, each costing `late_per_day`
+    bob = 2
 
 Only the exercises listed under [points] are graded, so a config with the exercises of one
 notebook grades that notebook's assignment.
 """
 
+import math
+import stat
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from d2lmini.grading.kernel import Limits
 from d2lmini.grading.manifest import Exercise
+from d2lmini.grading.settings import BY_NAME, PUBLIC_SEED, SETTINGS, Limits, toml_lines
 
 DEFAULT_CONFIG = Path(__file__).with_name("points.toml")
 QUESTION_POINTS, CODING_POINTS, CAPSTONE_POINTS = 1, 2, 5
-PUBLIC_SEED = 2026  # the shipped config's seed: anyone can read it, so an instructor writes their own
-LIMIT_KEYS = ("cell_seconds", "notebook_seconds", "memory_mb")
+MAX_POINTS = 1000  # points of one exercise or rubric item
+MAX_CONFIG_BYTES = 1_000_000
+TABLES = {
+    "grading": "the settings",
+    "points": "points per exercise",
+    "rubric": "hand-graded items",
+    "late": "days late per student",
+}
+
+__all__ = ["DEFAULT_CONFIG", "PUBLIC_SEED", "Config", "config_text", "load_config", "validate_config"]
 
 
 @dataclass
 class Config:
-    """Points per exercise id, the seed of the graded inputs, and the kernel's limits."""
+    """Points per exercise id, the seed of the graded inputs, the kernel's limits and the hand-kept parts."""
 
     points: dict[str, float]
     seed: int
     limits: Limits
+    rubric: dict[str, float] = field(default_factory=dict)  # item -> its maximum
+    late: dict[str, float] = field(default_factory=dict)  # student -> days late
+    late_per_day: float = 0.0
+
+
+def _table(data: dict, name: str, source: str) -> dict:
+    value = data.get(name, {})
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"{source}: [{name}] must be one table ({TABLES[name]}), written `[{name}]`, "
+            f"not {type(value).__name__} (`[[{name}]]` or `{name} = ...`)"
+        )
+    return value
+
+
+def _number(value, what: str, high: float, source: str) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 <= value <= high
+    ):
+        raise ValueError(f"{source}: {what} must be a number from 0 to {high:,}, not {value!r}")
+    return float(value)
 
 
 def validate_config(data: dict, exercises: list[Exercise], source: str) -> Config:
     """Return the Config that `data` (a parsed TOML file) describes; raise ValueError naming what is wrong."""
-    known = {e.id for e in exercises}
-    grading, points = data.get("grading", {}), data.get("points", {})
-    unknown = set(data) - {"grading", "points"} | set(grading) - {"seed", *LIMIT_KEYS}
+    unknown = sorted(set(data) - set(TABLES))
     if unknown:
-        raise ValueError(f"{source}: unknown setting(s) {', '.join(sorted(unknown))}; "
-                         f"expected [grading] (seed, {', '.join(LIMIT_KEYS)}) and [points]")
+        raise ValueError(
+            f"{source}: unknown table(s) {', '.join(unknown)}; expected "
+            + ", ".join(f"[{t}] ({what})" for t, what in TABLES.items())
+        )
+    grading, points, rubric, late = (_table(data, name, source) for name in TABLES)
+    unknown = sorted(set(grading) - set(BY_NAME))
+    if unknown:
+        raise ValueError(
+            f"{source}: unknown setting(s) {', '.join(unknown)} in [grading]; the settings are "
+            f"{', '.join(BY_NAME)}"
+        )
     if not points:
-        raise ValueError(f"{source}: [points] lists no exercise; give at least one, "
-                         "e.g. \"01:ngram_order\" = 1")
+        raise ValueError(
+            f'{source}: [points] lists no exercise; give at least one, e.g. "01:ngram_order" = 1'
+        )
+    known = {e.id for e in exercises}
     missing = sorted(set(points) - known)
     if missing:
-        raise ValueError(f"{source}: no exercise called {', '.join(missing)}; the exercises are "
-                         f"{', '.join(sorted(known))}")
-    for key, value in points.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-            raise ValueError(f"{source}: the points of {key} must be a number >= 0, not {value!r}")
-    seed = grading.get("seed", PUBLIC_SEED)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
-        raise ValueError(f"{source}: seed must be a whole number between 0 and 2**31 - 1, not {seed!r}")
-    limits = Limits()
-    for key in LIMIT_KEYS:
-        value = grading.get(key, getattr(limits, key))
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            raise ValueError(f"{source}: {key} must be a number > 0, not {value!r}")
-        setattr(limits, key, type(getattr(limits, key))(value))
-    return Config({e.id: float(points[e.id]) for e in exercises if e.id in points}, seed, limits)
+        raise ValueError(
+            f"{source}: no exercise called {', '.join(missing)}; the exercises are {', '.join(sorted(known))}"
+        )
+    clash = sorted(set(rubric) & known)
+    if clash:
+        raise ValueError(
+            f"{source}: [rubric] item(s) {', '.join(clash)} are graded exercises; "
+            "give a hand-graded item a name of its own"
+        )
+    values = {s.name: s.check(grading.get(s.name, s.default), source) for s in SETTINGS}
+    return Config(
+        {
+            e.id: _number(points[e.id], f"the points of {e.id}", MAX_POINTS, source)
+            for e in exercises
+            if e.id in points
+        },
+        values["seed"],
+        Limits(**{s.name: values[s.name] for s in SETTINGS if s.limit}),
+        {
+            item: _number(value, f"the rubric item {item}", MAX_POINTS, source)
+            for item, value in rubric.items()
+        },
+        {
+            student: _number(days, f"the days late of {student}", 365, source)
+            for student, days in late.items()
+        },
+        values["late_per_day"],
+    )
+
+
+def read_config(path: Path) -> dict:
+    """Parse the TOML file at `path`; raise ValueError (never hang) on what is not a small text file."""
+    path = Path(path)
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path}: the config must be a file (TOML), not a device, folder or pipe")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise ValueError(f"{path}: {info.st_size:,} bytes is not a config (at most {MAX_CONFIG_BYTES:,})")
+        return tomllib.loads(path.read_bytes()[:MAX_CONFIG_BYTES].decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ValueError(f"{path}: cannot read the config ({error})") from None
 
 
 def load_config(path: Path | None, exercises: list[Exercise]) -> Config:
     """Read and validate the TOML file at `path` (the default config when None)."""
     path = Path(path) if path is not None else DEFAULT_CONFIG
-    try:
-        data = tomllib.loads(path.read_text("utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ValueError(f"{path}: cannot read the config ({error})") from None
-    return validate_config(data, exercises, str(path))
+    return validate_config(read_config(path), exercises, str(path))
 
 
 def default_points(exercise: Exercise) -> int:
@@ -87,15 +153,12 @@ def default_points(exercise: Exercise) -> int:
 
 def config_text(exercises: list[Exercise], seed: int = PUBLIC_SEED) -> str:
     """A config file giving every exercise its default points (what `--write-config` writes)."""
-    limits = Limits()
     lines = [
         "# d2lmini grading: points per exercise and the grader's limits. Edit and pass with --config.",
         "# Only the exercises listed under [points] are graded; remove a notebook's lines to leave it out.",
+        "# Each setting's range: python -m d2lmini.grading --help.",
         "[grading]",
-        f"seed = {seed}  # graded inputs differ from the self-checks' (any whole number)",
-        f"cell_seconds = {limits.cell_seconds:g}  # a cell still running after this is stopped",
-        f"notebook_seconds = {limits.notebook_seconds:g}  # all the cells of one notebook",
-        f"memory_mb = {limits.memory_mb}  # memory a student's kernel may allocate",
+        *toml_lines(seed),
         "",
         "[points]",
     ]

@@ -1,25 +1,33 @@
-"""Grade a class: every student's files, one gradebook (CSV), one feedback file per student.
+"""Grade a class: a record per student in OUT/records; the gradebook, results and feedback made from them.
 
-A submissions folder holds one folder per student (named after the student, any files in it)
-or one file per student (named after the student). Each file is matched to the course notebook
-whose check cells it has; everything else is reported in the student's feedback.
+Each student's record is written whole (a temporary file, then a rename) as soon as their
+grading has ended, so a grader that is killed resumes where it stopped: a record whose files and
+config are unchanged is kept, not graded again. The gradebook (CSV), `results.json` and the
+feedback files are then assembled from all the records in OUT, so they always agree, and grading
+one student (or one exercise, `only`) into the class's folder keeps every other row.
 """
 
-import csv
+import hashlib
 import json
 import multiprocessing
-import re
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from d2lmini.grading import sandbox
 from d2lmini.grading.config import Config
+from d2lmini.grading.files import inside, read_only, student_key, write_atomic
 from d2lmini.grading.judge import Mark, Submission, grade_notebook, matching_notebook, read_submission
 from d2lmini.grading.manifest import Exercise
+from d2lmini.grading.report import assemble
+from d2lmini.grading.roster import Roster, read_roster
+
+RECORDS, FEEDBACK = "records", "feedback"
+OUTPUTS = ("gradebook.csv", "results.json", "not_graded.csv", "canvas.csv", "moodle.csv")
 
 
 @dataclass
@@ -30,36 +38,30 @@ class StudentResult:
     marks: list[Mark]
     notes: list[str] = field(default_factory=list)
     stats: dict = field(default_factory=dict)  # grading seconds, the kernel's peak memory (MB)
+    rubric: dict[str, float] = field(default_factory=dict)  # points given by hand, per rubric item
+    fingerprint: str = ""  # the files and settings it was graded from ("" after a partial or failed run)
 
     @property
     def total(self) -> float:
         return sum(m.points for m in self.marks)
 
 
-def students(folder: Path) -> dict[str, list[Path]]:
-    """Each student's files: a subfolder per student (its files, recursively) or a file per student."""
-    found: dict[str, list[Path]] = {}
-    for entry in sorted(Path(folder).iterdir()):
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir():
-            found[entry.name] = sorted(p for p in entry.rglob("*") if p.is_file() and not _hidden(p, entry))
-        elif entry.is_file():
-            found[entry.stem] = [entry]
-    return found
+class GradingError(ValueError):
+    """A problem with the command's folders or files, found before anything was written."""
 
 
-def _hidden(path: Path, root: Path) -> bool:
-    return any(part.startswith(".") for part in path.relative_to(root).parts)
+def _cells_problem(submission: Submission) -> str | None:
+    if submission.cells is not None and any(not isinstance(c, str) for c in submission.cells):
+        return (
+            f"{submission.path.name} has a cell whose source is not text: it was not graded; "
+            "upload the .ipynb file that Jupyter saves."
+        )
+    return None
 
 
-def safe_name(name: str) -> str:
-    """A file name made from a student's name (letters, digits, '.', '-' and '_' only)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".") or "student"
-
-
-def grade_student(name: str, files: list[Path], exercises: list[Exercise], config: Config,
-                  work: Path) -> StudentResult:
+def grade_student(
+    name: str, files: list[Path], exercises: list[Exercise], config: Config, work: Path
+) -> StudentResult:
     """Grade one student's files: each graded course notebook from the file that matches it best."""
     graded = [e for e in exercises if e.id in config.points]
     notebooks = list(dict.fromkeys(e.notebook for e in graded))
@@ -67,18 +69,22 @@ def grade_student(name: str, files: list[Path], exercises: list[Exercise], confi
     notes = []
     for path in files:
         submission = read_submission(path)
-        if submission.problem:
-            notes.append(submission.problem)
+        problem = submission.problem or _cells_problem(submission)
+        if problem:
+            notes.append(problem)
             continue
         notebook = matching_notebook(submission, exercises)
         if notebook is None:
-            notes.append(f"{path.name} has none of this course's check cells, so it was not graded: is it "
-                         "the notebook of this course, with its exercise cells?")
+            notes.append(
+                f"{path.name} has none of this course's check cells, so it was not graded: is it "
+                "the notebook of this course, with its exercise cells?"
+            )
         elif notebook not in notebooks:
             notes.append(f"{path.name} is notebook {notebook}, which this assignment does not grade.")
         elif notebook in chosen:
-            notes.append(f"{path.name} is a second copy of {notebook}; "
-                         f"{chosen[notebook].path.name} was graded.")
+            notes.append(
+                f"{path.name} is a second copy of {notebook}; {chosen[notebook].path.name} was graded."
+            )
         else:
             chosen[notebook] = submission
     marks, stats = [], {}
@@ -88,82 +94,209 @@ def grade_student(name: str, files: list[Path], exercises: list[Exercise], confi
             reason = f"No notebook of yours has the check cells of {notebook}: upload it as Jupyter saves it."
             marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
             continue
-        scratch = work / safe_name(name) / notebook
+        scratch = work / student_key(name) / notebook
         try:
-            marks += grade_notebook(chosen[notebook], mine, config.points, scratch, config.limits,
-                                    config.seed, stats)
+            marks += grade_notebook(
+                chosen[notebook], mine, config.points, scratch, config.limits, config.seed, stats
+            )
         except Exception as error:  # the grader's own failure (a kernel that cannot start), not the batch's
             print(f"warning: {name}, {notebook}: {type(error).__name__}: {error}", file=sys.stderr)
-            reason = (f"Not graded: the grader could not run {notebook} ({type(error).__name__}); "
-                      "tell your instructor.")
+            reason = (
+                f"Not graded: the grader could not run {notebook} ({type(error).__name__}); "
+                "tell your instructor."
+            )
             marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
     return StudentResult(name, marks, notes, stats)
 
 
-def feedback_text(result: StudentResult, exercises: list[Exercise]) -> str:
-    """The student's feedback as Markdown: each exercise's points and the check's message."""
-    by_id = {e.id: e for e in exercises}
-    possible = sum(m.max_points for m in result.marks)
-    lines = [f"# Feedback for {result.student}", "", f"**Total: {result.total:g} / {possible:g}**", ""]
-    lines += [f"- {note}" for note in result.notes] + ([""] if result.notes else [])
-    notebook = None
-    for mark in result.marks:
-        exercise = by_id[mark.exercise]
-        if exercise.notebook != notebook:
-            notebook = exercise.notebook
-            lines += [f"## {notebook}", ""]
-        lines += [f"### {mark.exercise} ({exercise.kind}): {mark.points:g} / {mark.max_points:g}", "",
-                  _quoted(mark.message), ""]
-    return "\n".join(lines)
+def fingerprint(files: list[Path], config: Config, exercises: list[Exercise]) -> str:
+    """A digest of a student's files and of what grades them: equal digests, equal marks.
+
+    It covers the seed, the limits, the points and each graded check's own arguments (a release's
+    numbers), so grading with another config or `--manifest` grades again.
+    """
+    graded = {e.id: [e.module, e.check, e.fixed] for e in exercises if e.id in config.points}
+    digest = hashlib.sha256(
+        json.dumps([config.seed, asdict(config.limits), config.points, graded], sort_keys=True).encode()
+    )
+    for path in files:
+        digest.update(str(path.name).encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        except OSError as error:
+            digest.update(repr(error).encode())
+    return digest.hexdigest()
 
 
-def _quoted(message: str) -> str:
-    return "\n".join("> " + line for line in message.splitlines() or [""])
+def read_record(path: Path) -> StudentResult | None:
+    """The record at `path`, or None if it is missing or not one the grader wrote."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        data["marks"] = [Mark(**m) for m in data["marks"]]
+        return StudentResult(**data)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
 
 
-def grade_class(submissions: Path, out: Path, exercises: list[Exercise], config: Config, jobs: int = 1,
-                progress: Callable[[str], None] = print) -> list[StudentResult]:
-    """Grade every student in `submissions`; write out/gradebook.csv, out/feedback/*.md, out/results.json."""
+def write_record(out: Path, result: StudentResult) -> None:
+    """Write one student's record whole, under a file name that is theirs alone."""
+    write_atomic(out / RECORDS / f"{student_key(result.student)}.json", json.dumps(asdict(result), indent=1))
+
+
+def records(out: Path) -> list[StudentResult]:
+    """Every student's record in `out`, sorted by name (a record the grader cannot read is reported)."""
+    found = []
+    for path in sorted((Path(out) / RECORDS).glob("*.json")):
+        record = read_record(path)
+        if record is None:
+            print(f"warning: {path} is not a record this grader wrote; it was left out", file=sys.stderr)
+        else:
+            found.append(record)
+    return sorted(found, key=lambda r: r.student)
+
+
+def check_folders(submissions: Path, out: Path) -> Roster:
+    """The class's roster; raise GradingError, before anything is written, if the folders are wrong."""
+    submissions, out = Path(submissions), Path(out)
+    if not submissions.is_dir():
+        raise GradingError(
+            f"SUBMISSIONS {submissions} is not a folder: give the folder of the class's "
+            "submissions (one folder or notebook per student)"
+        )
+    if inside(out, submissions):
+        raise GradingError(
+            f"--out {out} lies inside SUBMISSIONS {submissions}: the grader would grade its "
+            "own output as students; choose an output folder outside it"
+        )
+    if (
+        out.exists()
+        and any(inside(submissions, out / part) for part in (RECORDS, FEEDBACK))
+        or submissions.resolve() == out.resolve()
+    ):
+        raise GradingError(
+            f"SUBMISSIONS {submissions} lies inside the grader's output {out}: "
+            "keep the submissions outside it"
+        )
+    if out.exists() and not out.is_dir():
+        raise GradingError(f"--out {out} is a file, not a folder")
+    roster = read_roster(submissions)
+    if not roster.students:
+        raise GradingError(
+            f"SUBMISSIONS {submissions} holds no student's folder or notebook"
+            + (
+                "; left out: " + "; ".join(f"{n} ({why})" for n, why in roster.skipped)
+                if roster.skipped
+                else ""
+            )
+            + ". Nothing was written."
+        )
+    check_writable(out)
+    return roster
+
+
+def check_writable(out: Path) -> None:
+    """Raise GradingError if a file or folder the grader will write in `out` is read-only."""
     out = Path(out)
+    paths = [out, out / RECORDS, out / FEEDBACK, *(out / name for name in OUTPUTS)]
+    if (out / FEEDBACK).is_dir():
+        paths += sorted((out / FEEDBACK).iterdir())
+    if (out / RECORDS).is_dir():
+        paths += sorted((out / RECORDS).iterdir())
+    locked = [str(p) for p in paths if read_only(p)]
+    if locked:
+        raise GradingError(
+            f"read-only: {', '.join(locked[:5])}: make it writable, or give another --out; nothing was graded"
+        )
+
+
+def _merge(old: StudentResult | None, new: StudentResult, only: set[str]) -> StudentResult:
+    """`new` (marks of the exercises in `only`) with every other mark of `old` kept."""
+    if old is None:
+        return replace(new, fingerprint="")
+    kept = [m for m in old.marks if m.exercise not in only]
+    by_id = {m.exercise: m for m in kept + new.marks}
+    order = [m.exercise for m in old.marks] + [m.exercise for m in new.marks if m.exercise not in only]
+    return replace(
+        old, marks=[by_id[i] for i in dict.fromkeys(order)], notes=new.notes, stats=new.stats, fingerprint=""
+    )
+
+
+def _failed(name: str, config: Config, error: BaseException) -> StudentResult:
+    print(f"warning: {name}: the grader failed: {type(error).__name__}: {error}", file=sys.stderr)
+    reason = f"Not graded: the grader failed on your files ({type(error).__name__}); tell your instructor."
+    return StudentResult(name, [Mark(i, 0, p, reason) for i, p in config.points.items()])
+
+
+def grade_class(
+    submissions: Path,
+    out: Path,
+    exercises: list[Exercise],
+    config: Config,
+    jobs: int = 1,
+    progress: Callable[[str], None] = print,
+    only: list[str] | None = None,
+    grade: Callable[..., StudentResult] = grade_student,
+) -> list[StudentResult]:
+    """Grade every student in `submissions` into `out`; return the class's records, all of them.
+
+    `only` (exercise ids) grades those exercises and keeps every other mark of each student's
+    record. `grade` grades one student (`grade_student`; a test passes a stand-in).
+    """
+    out = Path(out)
+    roster = check_folders(submissions, out)
     isolation = sandbox.probe()  # said before any submission runs
     progress(("" if isolation.isolated else "WARNING: ") + "submissions run " + isolation.describe())
-    (out / "feedback").mkdir(parents=True, exist_ok=True)
-    work = out / "work"
-    roster = students(submissions)
-    results = []
+    if only:
+        config = replace(config, points={i: p for i, p in config.points.items() if i in only})
+    for folder in (out, out / RECORDS, out / FEEDBACK):
+        folder.mkdir(exist_ok=True, parents=folder == out)
+    work = Path(tempfile.mkdtemp(prefix=".work-", dir=out))  # the one folder the grader removes
+    try:
+        todo = []
+        for name, student in roster.students.items():
+            old = read_record(out / RECORDS / f"{student_key(name)}.json")
+            stamp = fingerprint(student.files, config, exercises)
+            if not only and old is not None and old.fingerprint == stamp and old.student == name:
+                progress(f"{name}: kept ({old.total:g}), graded before from the same files and settings")
+                continue
+            todo.append((name, student, stamp, old))
+        _grade_all(todo, out, exercises, config, jobs, progress, set(only or ()), grade, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return assemble(out, exercises, config, records(out), roster.skipped)
 
-    def record(result: StudentResult) -> None:
-        feedback = out / "feedback" / f"{safe_name(result.student)}.md"
-        feedback.write_text(feedback_text(result, exercises), "utf-8")
-        progress(f"{result.student}: {result.total:g} / {sum(m.max_points for m in result.marks):g}")
-        results.append(result)
+
+def _grade_all(todo, out, exercises, config, jobs, progress, only, grade, work) -> None:
+    def record(name, student, stamp, old, result: StudentResult) -> None:
+        result = replace(
+            result,
+            notes=student.notes + result.notes,
+            fingerprint=stamp,
+            rubric=(old.rubric if old is not None else {}),
+        )
+        if only:
+            result = _merge(old, result, only)
+        write_record(out, result)
+        progress(f"{name}: {result.total:g} / {sum(m.max_points for m in result.marks):g}")
 
     if jobs == 1:
-        for name, files in roster.items():
-            record(grade_student(name, files, exercises, config, work))
-    else:  # processes, not threads: a guarded call redirects its process's sys.stdout while it runs
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(grade_student, name, files, exercises, config, work)
-                       for name, files in roster.items()]
-            for future in as_completed(futures):
-                record(future.result())
-    order = list(roster)
-    results.sort(key=lambda r: order.index(r.student))
-    shutil.rmtree(work, ignore_errors=True)
-    write_gradebook(out / "gradebook.csv", results, [e.id for e in exercises if e.id in config.points])
-    (out / "results.json").write_text(json.dumps(
-        [{"student": r.student, "total": r.total, "notes": r.notes, "stats": r.stats,
-          "marks": [asdict(m) for m in r.marks]}
-         for r in results], indent=1), "utf-8")
-    return results
-
-
-def write_gradebook(path: Path, results: list[StudentResult], columns: list[str]) -> None:
-    """One row per student: a column per exercise (its points), the total and the maximum."""
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student", *columns, "total", "max"])
-        for result in results:
-            points = {m.exercise: m.points for m in result.marks}
-            writer.writerow([result.student, *(f"{points.get(c, 0):g}" for c in columns), f"{result.total:g}",
-                             f"{sum(m.max_points for m in result.marks):g}"])
+        for name, student, stamp, old in todo:
+            try:
+                result = grade(name, student.files, exercises, config, work)
+            except Exception as error:  # one student's failure costs the batch nothing
+                result, stamp = _failed(name, config, error), ""
+            record(name, student, stamp, old, result)
+        return
+    # processes, not threads: a guarded call redirects its process's sys.stdout while it runs
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {
+            pool.submit(grade, name, student.files, exercises, config, work): (name, student, stamp, old)
+            for name, student, stamp, old in todo
+        }
+        for future in as_completed(futures):
+            name, student, stamp, old = futures[future]
+            try:
+                result = future.result()
+            except Exception as error:
+                result, stamp = _failed(name, config, error), ""
+            record(name, student, stamp, old, result)

@@ -24,7 +24,8 @@ import torch
 
 from d2lmini.grading import manifest, sandbox
 from d2lmini.grading.config import DEFAULT_CONFIG, load_config
-from d2lmini.grading.gradebook import feedback_text, grade_student
+from d2lmini.grading.gradebook import grade_student
+from d2lmini.grading.report import feedback_text
 
 PACKAGE = Path(__file__).parents[1]
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -111,7 +112,7 @@ def main(root: Path) -> int:
     result = grade_student("submission", files, exercises, config, out / "work")
     shutil.rmtree(out / "work", ignore_errors=True)
     (out / "results.json").write_text(json.dumps(results(result, exercises), indent=1), "utf-8")
-    print(feedback_text(result, exercises))
+    print(feedback_text(result, exercises, config))
     import resource  # Unix only: Gradescope's autograder runs on Linux; importing this module need not
 
     grader_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

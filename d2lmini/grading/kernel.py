@@ -29,6 +29,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from d2lmini.grading import sandbox
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import MIME
+from d2lmini.grading.settings import Limits
 
 OUTPUT_LIMIT = 1_000_000  # characters a cell may print before it is stopped
 RECORD_LIMIT = 64 * 2**20  # characters of one grading message the grader reads (a record)
@@ -38,31 +39,11 @@ BLOCKED_NETWORK = "http://127.0.0.1:9"  # the discard port: every HTTP(S) reques
 
 
 @dataclass
-class Limits:
-    """How long and how large a submission may run."""
-
-    cell_seconds: float = 120.0
-    notebook_seconds: float = 600.0
-    memory_mb: int = 2048
-    file_mb: int = 64
-    restarts: int = 2  # fresh kernels after cells that end one
-
-
-@dataclass
-class CellRun:
-    """What happened when one cell ran."""
-
-    index: int
-    error: str | None = None  # "NameError: name 'x' is not defined", "time limit", ...
-    ended_kernel: bool = False
-
-
-@dataclass
 class NotebookRun:
     """The records and problems of one run of a submission."""
 
     records: dict = field(default_factory=dict)  # exercise id -> {slot: wire value}
-    cells: dict = field(default_factory=dict)  # cell index -> CellRun with an error
+    cells: dict = field(default_factory=dict)  # cell index -> what went wrong in it
     check_cells: dict = field(default_factory=dict)  # exercise id -> index of the cell that checks it
     stopped: str | None = None  # why the run stopped before the last cell
     skipped: set = field(default_factory=set)  # cells left out because they ended a kernel

@@ -208,7 +208,7 @@ REPLY_LIMIT = 64 * 2**20  # bytes of one reply the grader reads from a caller pr
 
 
 def _ban_names() -> dict:
-    from d2lmini.exercises import refusals
+    from d2lmini.exercises.guard import refusals
 
     return {name: value for name, value in vars(refusals).items() if isinstance(value, refusals.Ban)}
 
@@ -219,7 +219,7 @@ def _active_rules() -> tuple[list[str], list[str]]:
     The check calls this function under its own guard (`run_guarded`, as in the self-check):
     the same bans are then applied to the student's function in the caller process.
     """
-    from d2lmini.exercises import refusals
+    from d2lmini.exercises.guard import refusals
 
     hook = sys.getprofile()
     if not isinstance(hook, refusals.Refuser):

@@ -36,6 +36,20 @@ def controls_disabled(controls):
             control.disabled = was_disabled
 
 
+@contextlib.contextmanager
+def stop_enabled(button):
+    """Enable the Stop `button` while the `with` block (a run) is in progress, then disable it again.
+
+    Disabled, it is out of the tab order while nothing runs; enabled, a keyboard user reaches it
+    (`d2lmini.widgets.a11y.Access.stopper` moves the focus to it).
+    """
+    button.disabled = False
+    try:
+        yield
+    finally:
+        button.disabled = True
+
+
 def menu_options(setting: Setting, value) -> tuple[list[str], str]:
     """Return (options, shown) of a menu for a number `setting` with "off" for None, as strings.
 

@@ -12,7 +12,8 @@ panel, invisible) applies these to the panel's views in the browser:
   `aria-valuetext` = the value it shows;
 - an image gets `alt`; a live region `role="status" aria-live="polite"`;
 - keys pressed inside the panel stay in it (JupyterLab's notebook shortcuts ignore them);
-- a control disabled while the kernel works gets the focus back when it is enabled again.
+- a control disabled while the kernel works gets the focus back when it is enabled again; while it
+  is disabled, the panel's Stop control (`stopper`), enabled for the run, holds the focus.
 
 Names must contain the control's visible description (WCAG 2.5.3, label in name). Works with
 ipywidgets 7.7 (Colab) and 8.x, in JupyterLab, Colab and VS Code (anywidget).
@@ -21,126 +22,14 @@ ipywidgets 7.7 (Colab) and 8.x, in JupyterLab, Colab and VS Code (anywidget).
 import html
 import re
 import uuid
+from importlib import resources
 
 import anywidget
 import ipywidgets as widgets
 import traitlets
 
-_ESM = r"""
-const HANDLE = '.noUi-handle, .ui-slider-handle';
-const FIELDS = 'select, input, textarea';
-const FOCUSABLE = 'button, select, input, textarea, [tabindex], [contenteditable]';
-
-function apply(root, marks) {
-  for (const [cls, mark] of Object.entries(marks)) {
-    for (const el of root.querySelectorAll('.' + cls)) {
-      if (mark.kind === 'image') {
-        const img = el.tagName === 'IMG' ? el : el.querySelector('img');
-        if (img && img.getAttribute('alt') !== mark.text) img.setAttribute('alt', mark.text);
-      } else if (mark.kind === 'expandable') {
-        expandable(el);
-      } else if (mark.kind === 'live') {
-        setAll(el, {role: 'status', 'aria-live': 'polite', 'aria-atomic': 'true'});
-      } else {
-        nameControl(el, mark);
-      }
-    }
-  }
-}
-
-function setAll(el, attributes) {
-  for (const [key, value] of Object.entries(attributes)) {
-    if (el.getAttribute(key) !== value) el.setAttribute(key, value);
-  }
-}
-
-function nameControl(el, mark) {
-  const handle = el.querySelector(HANDLE);
-  if (handle) {
-    const readout = el.querySelector('.widget-readout');
-    const shown = readout && readout.offsetParent !== null ? readout.textContent.trim() : '';
-    setAll(handle, {'aria-label': mark.text, 'aria-valuetext': shown || mark.valuetext || ''});
-    if (readout) setAll(readout, {'aria-label': mark.text + ', typed value', role: 'textbox'});
-    return;
-  }
-  const buttons = el.querySelectorAll('button');
-  if (buttons.length > 1) { setAll(el, {role: 'group', 'aria-label': mark.text}); return; }
-  const target = el.matches('button, ' + FIELDS) ? el : (el.querySelector(FIELDS) || buttons[0]);
-  if (target) setAll(target, {'aria-label': mark.text});
-  for (const icon of el.querySelectorAll('i.fa')) setAll(icon, {'aria-hidden': 'true'});
-}
-
-// An Accordion's headers are plain divs: make each a button that Tab reaches and Enter/Space opens.
-function expandable(el) {
-  for (const header of el.querySelectorAll('.jupyter-widget-Collapse-header, .p-Collapse-header')) {
-    const open = header.parentElement.className.includes('Collapse-open');
-    // Named by its text: the caret icon's font character must not be read out.
-    setAll(header, {tabindex: '0', role: 'button', 'aria-expanded': String(open),
-                    'aria-label': header.textContent.trim()});
-    for (const icon of header.querySelectorAll('i, .fa')) setAll(icon, {'aria-hidden': 'true'});
-    if (!header.dataset.d2lKeys) {
-      header.dataset.d2lKeys = '1';
-      header.addEventListener('keydown', (event) => {
-        if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); header.click(); }
-      });
-    }
-  }
-}
-
-function render({ model, el }) {
-  el.style.display = 'none';
-  let root = null, observer = null, scheduled = false, lost = null, last = null;
-  const run = () => {
-    scheduled = false;
-    root = el.closest('.jp-OutputArea-output, .output_subarea, .output') || el.parentElement;
-    if (!root) return;
-    apply(root, model.get('marks'));
-    if (last && !lost && document.activeElement !== last.target
-        && (!last.target.isConnected || last.target.disabled || last.target.closest('[disabled]'))) {
-      lost = last;
-    }
-    if (lost) {
-      let target = lost.target;
-      if (!target.isConnected && lost.cls) {
-        const control = root.querySelector('.' + lost.cls);
-        target = control ? control.querySelectorAll(FOCUSABLE)[lost.index] : null;
-      }
-      if (target && target.isConnected && !target.disabled && !target.closest('[disabled]')) {
-        const active = document.activeElement;
-        if (!active || active === document.body || active.contains(root)) target.focus();
-        lost = null;
-      }
-    }
-    if (!root.dataset.d2lKeys) {
-      root.dataset.d2lKeys = '1';
-      // JupyterLab's command-mode shortcuts (ArrowDown: next cell, M: Markdown) act on keys that
-      // bubble up from a focused select or slider: keep them inside the panel.
-      root.addEventListener('keydown', (event) => {
-        if (!(event.ctrlKey || event.metaKey || event.altKey) && !['Tab', 'Escape'].includes(event.key)
-            && !(event.shiftKey && event.key === 'Enter')) event.stopPropagation();
-      });
-      // Disabling a focused control, or a redraw replacing it (toggle buttons), sends the focus to
-      // the page: remember the control's element and give the focus back when it can take it.
-      root.addEventListener('focusin', (event) => {
-        const target = event.target, control = target.closest('[class*="d2l-a11y-"]');
-        last = control ? {target, index: [...control.querySelectorAll(FOCUSABLE)].indexOf(target),
-                          cls: [...control.classList].find(c => c.startsWith('d2l-a11y-'))} : null;
-      });
-      root.addEventListener('focusout', (event) => { if (event.relatedTarget) last = null; });
-    }
-    if (!observer) {
-      observer = new MutationObserver(schedule);
-      observer.observe(root, {subtree: true, childList: true, characterData: true, attributes: true,
-                              attributeFilter: ['disabled', 'class', 'src', 'aria-valuenow', 'style']});
-    }
-  };
-  const schedule = () => { if (!scheduled) { scheduled = true; requestAnimationFrame(run); } };
-  model.on('change:marks', schedule);
-  setTimeout(schedule, 0);
-  return () => { if (observer) observer.disconnect(); };
-}
-export default { render };
-"""
+# The browser side, shipped as package data (pyproject.toml): a .js file, read and edited as JavaScript.
+_ESM = resources.files("d2lmini.widgets").joinpath("a11y.js").read_text(encoding="utf-8")
 
 
 class _AccessWidget(anywidget.AnyWidget):
@@ -208,6 +97,17 @@ class Access:
             raise ValueError("a figure's text alternative must not be empty")
         self.alts[image] = text
         self._mark(image, {"kind": "image", "text": text})
+
+    def stopper(self, button: widgets.Widget, text: str):
+        """Name `button` (`text`) as the panel's Stop control; return it.
+
+        While a run keeps the panel's controls disabled the panel enables `button`: the focus
+        that a disabled control lost moves to it (a keyboard user can stop the run at once,
+        and a screen reader announces it once), and goes back to that control after the run.
+        """
+        self.name(button, text)
+        self._mark(button, {"kind": "control", "text": text, "valuetext": "", "stop": True})
+        return button
 
     def expandable(self, accordion: widgets.Widget) -> None:
         """Let Tab reach the headers of `accordion` and Enter or Space open and close them."""

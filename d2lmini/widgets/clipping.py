@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from d2lmini.corpus import Corpus, load_corpus
+from d2lmini.palette import MUTED_TEXT_COLOUR, REFERENCE_LINE_COLOUR, SERIES_COLOURS
 from d2lmini.plot import figure_png, show_png
 from d2lmini.settings import TRAIN_SETTINGS, validate_value
 from d2lmini.train import (
@@ -29,6 +30,7 @@ from d2lmini.train import (
 from d2lmini.verdicts import VERDICT_COLOURS, judge_perplexity, text_baselines
 from d2lmini.widgets import controls_disabled, menu_options, parse_menu_choice
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 NUM_HIDDENS = 32
 DEFAULT_LR = 2.5
@@ -172,6 +174,19 @@ def result_alt(result: ClippingResult) -> str:
             f"for a uniform guess.")
 
 
+def _run_colour(index: int) -> str:
+    return SERIES_COLOURS[index % len(SERIES_COLOURS)]
+
+
+def losses_alt(results: list[ClippingResult]) -> str:
+    """Return the text alternative of `plot_losses` drawn for `results`: each run's loss, first and last."""
+    parts = [f"{result_label(result)}: from {result.step_loss[0]:.3g} to {result.step_loss[-1]:.3g} nats "
+             f"over {result.steps} minibatches" if result.steps else f"{result_label(result)}: no minibatch"
+             for result in results]
+    return (f"Training loss per minibatch, one line style per run, against "
+            f"{math.log(results[0].vocab_size):.3g} nats for a uniform guess. " + "; ".join(parts) + ".")
+
+
 def runs_alt(results: list[ClippingResult]) -> str:
     """Return the text alternative of `plot_grad_norms` and `plot_losses` drawn for `results` side by side."""
     parts = []
@@ -190,10 +205,10 @@ def runs_alt(results: list[ClippingResult]) -> str:
 def plot_grad_norms(ax, results: list[ClippingResult],
                     title: str = "Gradient norm per minibatch (before clipping)"):
     """Draw each run's gradient-norm trace (log scale), its threshold, and its clipped steps."""
-    for result, style in zip(results, itertools.cycle(RUN_STYLES)):
+    for index, (result, style) in enumerate(zip(results, itertools.cycle(RUN_STYLES))):
         norms = result.step_grad_norm
         (line,) = ax.plot(range(1, len(norms) + 1), norms, linewidth=1, linestyle=style,
-                          label=result_label(result))
+                          color=_run_colour(index), label=result_label(result))
         theta = result.theta
         if theta is not None and result.method == "norm":
             ax.axhline(theta, color=line.get_color(), linestyle="--", linewidth=1)
@@ -209,13 +224,13 @@ def plot_grad_norms(ax, results: list[ClippingResult],
 
 def plot_losses(ax, results: list[ClippingResult], title: str = "Training loss per minibatch"):
     """Draw each run's loss per minibatch, with the loss of a uniform guess as a dotted line."""
-    for result, style in zip(results, itertools.cycle(RUN_STYLES)):
+    for index, (result, style) in enumerate(zip(results, itertools.cycle(RUN_STYLES))):
         ax.plot(range(1, len(result.step_loss) + 1), result.step_loss, linewidth=1, linestyle=style,
-                label=result_label(result))
+                color=_run_colour(index), label=result_label(result))
     uniform = math.log(results[0].vocab_size)
-    ax.axhline(uniform, color="gray", linestyle=":", linewidth=1)
-    ax.annotate("uniform guess", (1, uniform), xycoords=("axes fraction", "data"), ha="right",
-                va="bottom", fontsize=8, color="gray")
+    ax.axhline(uniform, color=REFERENCE_LINE_COLOUR, linestyle=":", linewidth=1)
+    ax.annotate(f"uniform guess {uniform:.3g}", (1, uniform), xycoords=("axes fraction", "data"), ha="right",
+                va="bottom", fontsize=9, color=MUTED_TEXT_COLOUR)
     ax.set_ylim(0, 3 * uniform)
     ax.set_xlabel("minibatch")
     ax.set_ylabel("cross-entropy (nats)")
@@ -281,7 +296,7 @@ class ClippingPanel:
         for control in (self.theta, self.lr, self.seed):
             control.observe(lambda change: self.update(), names="value")
         sliders = widgets.HBox([self.theta, self.readouts[0], self.lr, self.readouts[1], self.seed])
-        self.widget = widgets.VBox([sliders, self.status, self.image, self.access.widget])
+        self.widget = PanelBox([sliders, self.status, self.image, self.access.widget])
 
     def update(self) -> ClippingResult:
         """Retrain with the current slider values, redraw, and return the result."""

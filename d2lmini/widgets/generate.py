@@ -16,6 +16,7 @@ from d2lmini.rnn import predict
 from d2lmini.settings import PREDICT_SETTINGS, TRAIN_SETTINGS, validate_value
 from d2lmini.text import Vocab
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 DEFAULT_PREFIX = "the "
 MAX_CHARS = 1000
@@ -107,7 +108,7 @@ class GeneratePanel:
         self.controls = (self.prefix, self.num_chars, self.greedy, self.temperature, self.seed)
         for control in self.controls:
             control.observe(lambda change: self.update(), names="value")
-        self.widget = widgets.VBox([
+        self.widget = PanelBox([
             self.prefix, self.num_chars,
             widgets.HBox([self.greedy, self.temperature, self.seed]),
             self.view, self.access.widget,

@@ -6,16 +6,17 @@ one truncation length, and `GradientReachPanel` wires it to two sliders.
 """
 
 import math
-import re
 from dataclasses import dataclass
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
 from d2lmini.gradcheck import gradient_norms_back_in_time
+from d2lmini.palette import REFERENCE_LINE_COLOUR, SERIES_COLOURS
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 
 @dataclass
@@ -88,17 +89,29 @@ def draw_reach(ax, view: ReachView) -> None:
     ax.clear()
     ks, norms, kept = view.k, view.norms, view.kept
     cut = sum(kept)
-    ax.semilogy(ks[:cut], norms[:cut], "o-", markersize=3, color="C0", label="kept by truncated BPTT")
+    ax.semilogy(ks[:cut], norms[:cut], "o-", markersize=3, color=SERIES_COLOURS[0],
+                label="kept by truncated BPTT")
     if cut < len(ks):
-        ax.semilogy(ks[cut - 1 :], norms[cut - 1 :], "o--", markersize=3, color="gray", label="dropped")
+        ax.semilogy(ks[cut - 1 :], norms[cut - 1 :], "o--", markersize=3, color=REFERENCE_LINE_COLOUR,
+                    label="dropped")
         ax.axvspan(cut - 0.5, ks[-1] + 0.5, color="gray", alpha=0.12)
-    ax.semilogy(ks, view.reference, ":", color="C3", label=r"$\rho^k$")
-    ax.axhline(1.0, color="gray", linewidth=0.8)
+    ax.semilogy(ks, view.reference, ":", color=SERIES_COLOURS[3], label=r"$\rho^k$")
+    ax.axhline(1.0, color=REFERENCE_LINE_COLOUR, linewidth=0.8)
     ax.set_ylim(*reach_limits(view))
     ax.set_xlim(-0.5, ks[-1] + 0.5)
     ax.set_xlabel("k: steps back in time")
     ax.set_ylabel(r"$\|\partial L / \partial H_{T-k}\|$")
     ax.legend(loc="upper left", fontsize=8)
+
+
+def reach_alt(view: ReachView) -> str:
+    """Return the text alternative of `draw_reach(ax, view)`: the curve's ends and the part kept."""
+    cut = sum(view.kept)
+    dropped = (f"; dashed grey, dropped by truncation, from k = {cut - 1} on" if cut < len(view.k) else
+               "; nothing dropped by truncation")
+    return (f"Gradient norm against steps back in time k, log scale: from {view.norms[0]:.3g} at k = 0 to "
+            f"{view.norms[-1]:.3g} at k = {view.k[-1]}; solid, kept by truncated BPTT, for k = 0 to "
+            f"{cut - 1}{dropped}; dotted, rho to the power k, for comparison.")
 
 
 class GradientReachPanel:
@@ -126,7 +139,7 @@ class GradientReachPanel:
         self.access.follow(self.truncation, "truncation: time steps kept by truncated BPTT")
         self.access.name(self.inputs, self.inputs.description)
         self.access.announce(self.status)
-        self.widget = widgets.VBox([widgets.HBox([self.radius, self.truncation]), self.inputs,
+        self.widget = PanelBox([widgets.HBox([self.radius, self.truncation]), self.inputs,
                                     self.status, self.image, self.access.widget])
         for control in self.controls:
             control.observe(lambda change: self.update(), names="value")
@@ -140,8 +153,7 @@ class GradientReachPanel:
             figure, ax = plt.subplots(figsize=(7, 3.2))
             draw_reach(ax, self.view)
             show_png(self.image, figure_png(figure))
-            self.access.describe(self.image, "Gradient reach, log scale, against how many steps back k: "
-                                 + re.sub(r"<[^>]+>", "", self.view.summary))
+            self.access.describe(self.image, reach_alt(self.view))
         return self.view
 
 

@@ -12,12 +12,15 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
+from matplotlib.patches import Rectangle
 
+from d2lmini.palette import HIGHLIGHT_COLOUR
 from d2lmini.plot import figure_png, heatmap, show_png
 from d2lmini.rnn import model_device, validate_prefix
 from d2lmini.text import Vocab
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 
 @torch.no_grad()
@@ -101,13 +104,25 @@ MAX_SHOWN_HEIGHT = "440px"  # taller heatmaps scroll inside the panel instead of
 
 
 def draw_view(ax, view: ExplorerView) -> None:
-    """Draw the heatmap of `view.states` (one row per character read) on `ax`."""
+    """Draw the heatmap of `view.states` (one row per character read) on `ax`, its largest entry framed."""
     ax.clear()
-    image = heatmap(ax, view.states, row_labels=view.labels, title="hidden state after each character read")
-    ax.figure.colorbar(image, ax=ax, label="value", fraction=0.04, pad=0.02)
+    rows, units = view.states.shape
+    step, unit = largest_entry(view)
+    heatmap(ax, view.states, row_labels=view.labels)
+    ax.set_title(f"hidden state after each character read ({rows} × {units})\n"
+                 f"framed: the largest in size, unit {unit} at row {step + 1}", fontsize=10)
+    ax.figure.colorbar(ax.images[0], ax=ax, label="value", fraction=0.04, pad=0.02)
+    ax.add_patch(Rectangle((unit - 0.5, step - 0.5), 1, 1, fill=False, edgecolor=HIGHLIGHT_COLOUR,
+                           linewidth=2))
     ax.set_xlabel("hidden unit")
     # Short enough for the one-row heatmap of step 1 ("step: character read" was cut to "rea").
     ax.set_ylabel("step")
+
+
+def largest_entry(view: ExplorerView) -> tuple[int, int]:
+    """Return the (row, unit) of the entry of `view.states` largest in size."""
+    states = torch.as_tensor(view.states).detach().cpu()
+    return divmod(int(states.abs().argmax()), states.shape[1])
 
 
 def view_figure(view: ExplorerView):
@@ -119,12 +134,11 @@ def view_figure(view: ExplorerView):
 
 def view_alt(view: ExplorerView) -> str:
     """Return the text alternative of `view`'s heatmap: its shape, colour scale and extreme entries."""
-    states = view.states.detach().cpu() if hasattr(view.states, "detach") else torch.as_tensor(view.states)
-    flat = int(states.abs().argmax())
-    step, unit = divmod(flat, states.shape[1])
+    states = torch.as_tensor(view.states).detach().cpu()
+    step, unit = largest_entry(view)
     return (f"Heatmap of the hidden state: one row per character read ({states.shape[0]} rows, "
-            f"{html.escape(repr(view.prefix))}), one column per hidden unit ({states.shape[1]}), "
-            f"colour from -1 (blue) through 0 (white) to +1 (red). Values range from "
+            f"{view.prefix!r}), one column per hidden unit ({states.shape[1]}), "
+            f"colour from dark blue (-1) through grey (0) to light yellow (+1). Values range from "
             f"{float(states.min()):.2f} to {float(states.max()):.2f}; the largest in size is "
             f"{float(states[step, unit]):.2f}, unit {unit} at row {step + 1}.")
 
@@ -160,7 +174,7 @@ class HiddenStateExplorer:
         self.access.name(self.text, "sentence the model reads (press Enter to read it)")
         self.access.follow(self.step, "step: how many characters of the sentence are read")
         self.access.announce(self.status)
-        self.widget = widgets.VBox([self.text, self.step, self.status, self.plot, self.access.widget])
+        self.widget = PanelBox([self.text, self.step, self.status, self.plot, self.access.widget])
         self.text.observe(self._on_text, names="value")
         self.step.observe(lambda change: self.update(), names="value")
         self.update()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import ipywidgets as widgets
 
-from d2lmini.corpus import DataUnavailableError, timemachine_is_cached
+from d2lmini.download import DataUnavailableError, timemachine_is_cached
 from d2lmini.interrupt import interruptible, remember_main_loop
 from d2lmini.lab import (
     DEFAULT_PREFIXES,
@@ -44,7 +44,7 @@ from d2lmini.sweep import (
     validate_sweep_time,
     value_text,
 )
-from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice
+from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice, stop_enabled
 from d2lmini.widgets.a11y import Access, name_setting
 from d2lmini.widgets.lab_views import (
     ERROR_COLOUR,
@@ -61,10 +61,14 @@ from d2lmini.widgets.lab_views import (
     sweep_png,
     verdict_html,
 )
+from d2lmini.widgets.preview import PanelBox
 
 # The panel attributes of controls not named as their setting.
 RENAMED_CONTROLS = {"num_hiddens": "hidden_size", "lr": "learning_rate", "max_minibatches": "budget"}
-STOP_HINT = "■ (interrupt the kernel) stops it and keeps what was trained"
+STOP_HINT = "Stop (or ■, interrupt the kernel) stops it and keeps what was trained"
+# The perplexity in the panel's live region changes at most this often while a run trains, so a
+# screen reader announces progress every ten seconds, not at every redraw (WCAG 4.1.3).
+ANNOUNCE_EVERY_SECONDS = 10.0
 
 
 def _corpus_options(data_dir) -> list[tuple[str, str]]:
@@ -87,8 +91,9 @@ class PanelRun:
 
     Created when the run begins, from the runs' `LabPlan`s (whose estimates and baselines it
     shows): it shows the estimate, follows the training at every checkpoint (`checkpoint`: the
-    progress bar, and the chart at most every 0.3 s), counts the runs finished (`run_done`) and
-    shows how long it took (`end`). The last run's numbers and sample are hidden meanwhile
+    progress bar, the chart at most every 0.3 s, the perplexity read out at most every 10 s),
+    counts the runs finished (`run_done`) and shows how long it took (`end`). The last run's
+    numbers and sample are hidden meanwhile
     (they would read as the new run's) and `restore` puts them back for a run that never started.
     """
 
@@ -97,7 +102,7 @@ class PanelRun:
         self.expected = [plan.expected_seconds for plan in plans]
         self.finished: list[LabResult] = []
         self.live = LabResult(plans[0].settings)
-        self.started, self.last_draw = time.perf_counter(), 0.0
+        self.started, self.last_draw, self.last_announced = time.perf_counter(), 0.0, 0.0
         self.shown_before = (panel.numbers.value, panel.sample.value)
         panel.progress.value, panel.progress.bar_style = 0.0, ""
         runs = f"{len(plans)} runs" if len(plans) > 1 else f"run #{panel.runs.next_number}"
@@ -126,9 +131,11 @@ class PanelRun:
             shown = overlay(panel.runs, self.live)
             panel.plot.value = curves_png(shown, baselines)
             panel.access.describe(panel.plot, curves_alt(shown, baselines))
+            self.last_draw = time.perf_counter()
+        if time.perf_counter() - self.last_announced > ANNOUNCE_EVERY_SECONDS:
             panel.valid_ppl.value = (f"validation perplexity: <b>{history.valid_perplexity[-1]:.2f}</b> "
                                      "(a training-time estimate; training…)")
-            self.last_draw = time.perf_counter()
+            self.last_announced = time.perf_counter()
 
     def run_done(self, result: LabResult) -> None:
         """Count `result` as finished; the next run (of a sweep) starts its own curve."""
@@ -206,6 +213,12 @@ class LabPanel:
                                            layout=widgets.Layout(width="120px"))
         self.train_button.add_class("lab-train")
         self.train_button.on_click(lambda _: self.update())
+        # Enabled only while a run or sweep is in progress: then it is in the tab order and takes the
+        # focus from Train (widgets/a11y.js); clicking it stops the run after its minibatch.
+        self.stop_button = widgets.Button(description="Stop", icon="stop", disabled=True,
+                                          layout=widgets.Layout(width="120px"))
+        self.stop_button.add_class("lab-stop")
+        self.stop_button.on_click(lambda _: self.stop())
         self.clear_button = widgets.Button(description="Clear runs", layout=widgets.Layout(width="120px"))
         self.clear_button.add_class("lab-clear")
         self.clear_button.on_click(lambda _: self.clear())
@@ -245,8 +258,8 @@ class LabPanel:
         self.sweep_setting.observe(self._sweep_setting_changed, names="value")
         self.sweep_values.observe(lambda change: self.show_sweep_estimate(), names="value")
 
-    def _layout(self) -> widgets.VBox:
-        buttons = widgets.HBox([self.train_button, self.clear_button, self.export_button])
+    def _layout(self) -> PanelBox:
+        buttons = widgets.HBox([self.train_button, self.stop_button, self.clear_button, self.export_button])
         controls = widgets.VBox([*self.controls.values(), buttons], layout=widgets.Layout(min_width="410px"))
         status = widgets.HBox([self.progress, self.progress_text])
         results = widgets.VBox([self.valid_ppl, status, self.plot])
@@ -256,7 +269,7 @@ class LabPanel:
                                        widgets.HBox([self.sweep_button]), self.sweep_estimate],
                                       layout=widgets.Layout(min_width="410px"))
         sweep = widgets.HBox([sweep_controls, self.sweep_plot])
-        panel = widgets.VBox([main, self.message, self.numbers, self.sample,
+        panel = PanelBox([main, self.message, self.numbers, self.sample,
                               _html("<b>Your runs</b>"), self.runs_table,
                               _html("<b>Sweep</b>: one run per value of one setting, the rest as above"),
                               sweep])
@@ -275,6 +288,7 @@ class LabPanel:
                               (self.sweep_values, "values to try, separated by commas"),
                               (self.sweep_button, "Sweep: one run per value")):
             self.access.name(control, text)
+        self.access.stopper(self.stop_button, "Stop the run in progress, keeping what it trained")
         for region in (self.valid_ppl, self.message):
             self.access.announce(region)
 
@@ -324,7 +338,7 @@ class LabPanel:
         except (TypeError, ValueError, DataUnavailableError) as error:
             return self._refuse(LabResult(settings, error=str(error)))
         self.run = PanelRun(self, [plan])
-        with controls_disabled(self._all_controls()):
+        with controls_disabled(self._all_controls()), stop_enabled(self.stop_button):
             result = run_lab(plan, on_checkpoint=self.run.checkpoint, should_stop=self._stop_requested)
         self.run.run_done(result)
         if result.error is not None and not result.diverged and not result.history.step_loss:
@@ -334,6 +348,16 @@ class LabPanel:
         self.run.end(result)
         self._show(result, plan.data)
         return result
+
+    def stop(self) -> bool:
+        """Do what Stop does: ask the run or sweep in progress to stop after its minibatch.
+
+        Returns False when none is in progress. The run keeps what it trained, as after ■.
+        """
+        if self._stop is None or self.stop_button.disabled:
+            return False
+        self._stop.set()
+        return True
 
     def _stop_requested(self) -> bool:
         return self._stop is not None and self._stop.is_set()
@@ -487,7 +511,7 @@ class LabPanel:
             self._refuse(LabResult(self.base, error=str(error)))
             return None
         self.run = PanelRun(self, plans)
-        with controls_disabled(self._all_controls()):
+        with controls_disabled(self._all_controls()), stop_enabled(self.stop_button):
             sweep = run_sweep(settings, name, values, on_run=self._sweep_run_done, plans=plans,
                               on_checkpoint=self.run.checkpoint, should_stop=self._stop_requested)
         self.run.end(sweep.results[-1] if sweep.results else None)

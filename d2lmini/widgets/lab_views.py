@@ -11,6 +11,7 @@ import math
 from matplotlib.figure import Figure
 
 from d2lmini.lab import LabResult, describe_settings
+from d2lmini.palette import REFERENCE_LINE_COLOUR, series_style
 from d2lmini.plot import LineLabels, figure_png
 from d2lmini.runs import SHOWN_SETTINGS, RunLog, curve_labels, result_values, setting_text
 from d2lmini.settings import LAB_SETTINGS
@@ -25,6 +26,9 @@ MAX_CURVES = 5
 # How many of the newest runs the table lists (all of them are exported).
 MAX_ROWS = 10
 HIGHLIGHT = "background:#fff3b0"
+# What marks a changed setting besides the highlight, which alone is colour (1.1:1 on white).
+CHANGED_MARK = "✱"
+BASELINE_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)), (0, (1, 3)))
 
 
 def _figure() -> tuple[Figure, object]:
@@ -34,8 +38,8 @@ def _figure() -> tuple[Figure, object]:
 
 def _baseline_lines(ax, lines: dict[str, float], in_legend: bool = False) -> None:
     """Draw each baseline as a grey horizontal line, named beside it or (`in_legend`) in the legend."""
-    for (name, value), style in zip(lines.items(), ["--", ":", "-.", "--", ":"], strict=False):
-        ax.axhline(value, linestyle=style, color="gray", linewidth=1,
+    for (name, value), style in zip(lines.items(), BASELINE_STYLES, strict=False):
+        ax.axhline(value, linestyle=style, color=REFERENCE_LINE_COLOUR, linewidth=1,
                    label=f"{name} {value:.2f}" if in_legend else None)
     if not in_legend:  # right of the plot, moved apart, and only for lines in sight
         LineLabels(ax, {f"{name} {value:.2f}": value for name, value in lines.items()}, fontsize=7)
@@ -43,10 +47,17 @@ def _baseline_lines(ax, lines: dict[str, float], in_legend: bool = False) -> Non
 
 def curves_png(curves: list[tuple[str, History]], baselines: dict[str, float], floor: float | None = None,
                title: str = "Validation perplexity, run by run") -> bytes:
-    """Return a PNG (576 x 306 px) of the validation curves of several runs, newest last, with baselines.
+    """Return `curves_figure(...)` as a PNG (576 x 306 px)."""
+    return figure_png(curves_figure(curves, baselines, floor, title), dpi=PLOT_DPI)
 
+
+def curves_figure(curves: list[tuple[str, History]], baselines: dict[str, float], floor: float | None = None,
+                  title: str = "Validation perplexity, run by run") -> Figure:
+    """Return a figure of the validation curves of several runs, newest last, with baselines.
+
+    Each run has its own colour, line style and marker (`d2lmini.palette.series_style`).
     `curves` holds (label, history) pairs; the newest (last) run is drawn thick, with its
-    training curve dashed. The y-axis runs from 1 to a little above the unigram baseline, where
+    training curve dotted in its colour. The y-axis runs from 1 to a little above the unigram baseline, where
     runs are told apart (a curve far above it leaves the chart). Where a curve holds estimates
     (`History.valid_estimated`: cold-started streams, at the checkpoints before the last) the
     title says so; a run's last point is read as one stream, as the baselines are.
@@ -58,12 +69,12 @@ def curves_png(curves: list[tuple[str, History]], baselines: dict[str, float], f
     _baseline_lines(ax, lines)
     for index, (name, history) in enumerate(curves):
         newest = index == len(curves) - 1
-        colour = f"C{index % 10}"
-        ax.plot(history.minibatches, history.valid_perplexity, "o-" if newest else "-", color=colour,
-                linewidth=2 if newest else 1.2, markersize=3, label=name)
+        style = series_style(index)
+        ax.plot(history.minibatches, history.valid_perplexity, linewidth=2 if newest else 1.2, markersize=3,
+                label=name, **style)
         if newest and history.train_perplexity:
-            ax.plot(history.minibatches, history.train_perplexity, "--", color=colour, linewidth=1,
-                    label="(its training text)")
+            ax.plot(history.minibatches, history.train_perplexity, linestyle=(0, (1, 1)),
+                    color=style["color"], linewidth=1, label="(its training text)")
     shown = [v for _, h in curves for v in h.valid_perplexity + h.train_perplexity]
     finite = [v for v in shown if math.isfinite(v)]
     # Zoomed on the runs: a little above the unigram line (curves far above it leave the chart).
@@ -77,7 +88,7 @@ def curves_png(curves: list[tuple[str, History]], baselines: dict[str, float], f
     ax.set_title(title, fontsize=10 if "\n" not in title else 8)
     if curves:
         ax.legend(loc="upper right", fontsize=7)
-    return figure_png(figure, dpi=PLOT_DPI)
+    return figure
 
 
 def curves_alt(curves: list, baselines: dict[str, float], floor: float | None = None) -> str:
@@ -109,7 +120,12 @@ def sweep_alt(sweep: SweepResult, lines: dict[str, float]) -> str:
 
 
 def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
-    """Return a PNG of a sweep: final validation perplexity against the swept value, with `lines`.
+    """Return `sweep_figure(sweep, lines)` as a PNG."""
+    return figure_png(sweep_figure(sweep, lines), dpi=PLOT_DPI)
+
+
+def sweep_figure(sweep: SweepResult, lines: dict[str, float]) -> Figure:
+    """Return the figure of a sweep: final validation perplexity against the swept value, with `lines`.
 
     `lines` are the baselines to compare with (the n-gram and PPMd). Numbers spread over orders
     of magnitude go on a log axis; a sweep including "off" (θ) puts the values side by side.
@@ -124,7 +140,7 @@ def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
         ax.set_xticks(range(len(sweep.values)), labels=[value_text(v) for v in sweep.values])
     finished = [(v, p) for v, p in points if p is not None and math.isfinite(p)]
     xs = [where[v] if categorical else v for v, _ in finished]
-    ax.plot(xs, [p for _, p in finished], "o-", color="C0", label="RNN, validation (one stream)")
+    ax.plot(xs, [p for _, p in finished], label="RNN, validation (one stream)", **series_style(0))
     for x, (_, p) in zip(xs, finished, strict=True):
         ax.annotate(f"{p:.2f}", (x, p), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
     failed = [v for v, p in points if p is None or not math.isfinite(p)]
@@ -141,7 +157,7 @@ def sweep_png(sweep: SweepResult, lines: dict[str, float]) -> bytes:
         title += f" (no number for {', '.join(value_text(v) for v in failed)})"
     ax.set_title(title, fontsize=10)
     ax.legend(loc="upper right", fontsize=7)
-    return figure_png(figure, dpi=PLOT_DPI)
+    return figure
 
 
 def numbers_html(result: LabResult) -> str:
@@ -195,14 +211,18 @@ def verdict_html(result: LabResult, strong: dict[str, float] | None = None) -> s
     return f"<p style='color:{colour};margin:2px 0'>{html.escape(text)}</p>"
 
 
+def _changed(text: str) -> str:
+    """Return `text` (HTML) marked as changed: a symbol that is read out, and a highlight."""
+    return f"<span style='{HIGHLIGHT}'>{CHANGED_MARK}&nbsp;{text}</span>"
+
+
 def _settings_cell(result: LabResult, changed: list[str]) -> str:
     parts = []
     for name in SHOWN_SETTINGS:
         text = html.escape(setting_text(result.settings, name))
-        parts.append(f"<span style='{HIGHLIGHT}'>{text}</span>" if name in changed else text)
+        parts.append(_changed(text) if name in changed else text)
     others = [name for name in changed if name not in SHOWN_SETTINGS]
-    parts += [f"<span style='{HIGHLIGHT}'>{html.escape(setting_text(result.settings, n))}</span>"
-              for n in others]
+    parts += [_changed(html.escape(setting_text(result.settings, n))) for n in others]
     return " · ".join(parts)
 
 
@@ -211,7 +231,7 @@ def _number(value, digits: int) -> str:
 
 
 def runs_html(runs: RunLog) -> str:
-    """Return the table of the session's runs: settings (what changed from the run before highlighted),
+    """Return the table of the session's runs: settings (what changed from the run before marked ✱),
     validation perplexity and bits, training perplexity, minibatches, time and the start of the sample."""
     if not len(runs):
         return "<p style='color:#555;margin:2px 0'>No runs yet: each run you train is listed here.</p>"
@@ -223,7 +243,7 @@ def runs_html(runs: RunLog) -> str:
         sample = (values["sample"] or "")[:40]
         status = "" if result.error is None else (" <i>(stopped)</i>" if result.interrupted or
                                                   result.history.minibatches else " <i>(no result)</i>")
-        rows.append(f"<tr class='lab-run'><td>#{number}{status}</td>"
+        rows.append(f"<tr class='lab-run'><th scope='row'>#{number}{status}</th>"
                     f"<td style='font-size:11px'>{_settings_cell(result, runs.changes(index))}</td>"
                     f"<td style='text-align:right'><b>{_number(values['valid_perplexity'], 2)}</b></td>"
                     f"<td style='text-align:right'>{_number(values['valid_bits'], 3)}</td>"
@@ -233,9 +253,10 @@ def runs_html(runs: RunLog) -> str:
                     f"<td><code>{html.escape(sample)}</code></td></tr>")
     earlier = (f"<p style='color:#555;margin:2px 0'>{first} earlier run{'s' if first > 1 else ''} not shown "
                "(all are in the export).</p>" if first else "")
-    head = ("<tr><th>run</th><th>settings (changed from the run before: highlighted)</th>"
-            "<th>validation perplexity</th><th>bits/char</th><th>training perplexity</th>"
-            "<th>minibatches</th><th>time</th><th>sample</th></tr>")
+    head = "".join(f"<th scope='col'>{name}</th>" for name in (
+        "run", f"settings (changed from the run before: marked {CHANGED_MARK})", "validation perplexity",
+        "bits/char", "training perplexity", "minibatches", "time", "sample"))
+    head = f"<tr>{head}</tr>"
     return f"<table class='lab-runs-table' style='font-size:12px'>{head}{''.join(rows)}</table>{earlier}"
 
 

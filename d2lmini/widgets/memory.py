@@ -9,6 +9,7 @@ gradients on a model the student trained. `memory_view` computes what the panel 
 `MemoryPanel` puts it under a slider along the text.
 """
 
+import math
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -17,9 +18,12 @@ import torch
 import torch.nn.functional as F
 
 from d2lmini.bptt import PARAM_NAMES, hidden_states
+from d2lmini.palette import HIGHLIGHT_COLOUR
 from d2lmini.plot import figure_png, show_png
+from d2lmini.settings import Setting, validate_value
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 
 def model_parameters(model) -> dict[str, torch.Tensor]:
@@ -31,14 +35,25 @@ def model_parameters(model) -> dict[str, torch.Tensor]:
     return {name: getattr(model, name).detach() for name in PARAM_NAMES}
 
 
-def validate_positions(indices: torch.Tensor, positions: list[int], max_lag: int) -> None:
-    """Raise ValueError unless every position p has max_lag characters before it and one at it."""
+# A position in a text: the index of the character predicted (its range is checked per text).
+POSITION = Setting("position", "position", "index of the character predicted", int, low=0)
+
+
+def validate_positions(indices: torch.Tensor, positions: list[int], max_lag: int) -> list[int]:
+    """Return `positions` as plain ints (numpy's too, by the settings' one validation); raise ValueError
+    unless every position p has max_lag characters before it and one at it."""
     if not (isinstance(max_lag, int) and max_lag >= 1):
         raise ValueError(f"max_lag must be a whole number of characters >= 1, not {max_lag!r}")
+    plain = []
     for p in positions:
-        if not (isinstance(p, int) and max_lag <= p < len(indices)):
+        try:
+            plain.append(validate_value(POSITION, p))
+        except (TypeError, ValueError):
+            plain.append(None)
+        if plain[-1] is None or not max_lag <= plain[-1] < len(indices):
             raise ValueError(f"position {p!r} must be a whole number from max_lag = {max_lag} "
                              f"to {len(indices) - 1} (the last character of the text)")
+    return plain
 
 
 def influence_by_lag(model, indices: torch.Tensor, positions: list[int], max_lag: int) -> torch.Tensor:
@@ -112,6 +127,7 @@ def next_probability(model, indices: torch.Tensor, position: int) -> float:
 def memory_view(model, text: str, vocab, position: int, max_lag: int = 20) -> MemoryView:
     """Return the `MemoryView` of `text` at `position`, the index of the character predicted (notebook 05)."""
     indices = torch.tensor(vocab.indices(text), dtype=torch.long)
+    (position,) = validate_positions(indices, [position], max_lag)
     influence = influence_by_lag(model, indices, [position], max_lag)[0]
     peak = peak_lags(influence[None])[0]
     probability = next_probability(model, indices, position)
@@ -119,6 +135,9 @@ def memory_view(model, text: str, vocab, position: int, max_lag: int = 20) -> Me
     summary = (f"Predicting {text[position]!r} at position {position} (P = {probability:.2f}): the "
                f"character that sways it most is {shown!r}, {peak} back; lag 1 has "
                f"{float(influence[0]):.2g}, lag {max_lag} {float(influence[-1]):.2g}.")
+    if not (math.isfinite(probability) and bool(torch.isfinite(influence).all())):
+        summary = ("The model's weights hold NaN or infinity (its training diverged), so it predicts "
+                   "nothing here: train it again with a smaller learning rate, or with clipping.")
     return MemoryView(position, list(text[position - max_lag : position]), text[position], probability,
                       [float(v) for v in influence], peak, summary)
 
@@ -133,19 +152,21 @@ def draw_memory(ax, view: MemoryView) -> None:
     colours = plt.get_cmap("viridis")([h / top for h in heights])
     ax.bar(xs, heights, color=colours, width=0.85)
     ax.bar([-view.peak_lag], [view.influence[view.peak_lag - 1]], width=0.85, fill=False,
-           edgecolor="C3", linewidth=2, label=f"strongest: {view.peak_lag} back")
+           edgecolor=HIGHLIGHT_COLOUR, linewidth=2, label=f"strongest: {view.peak_lag} back")
     for x, char in zip(xs, view.context, strict=True):
         ax.text(x, -0.06 * top, char.replace(" ", "␣"), ha="center", va="top", fontsize=11,
                 family="monospace")
     ax.text(0, -0.06 * top, view.target.replace(" ", "␣"), ha="center", va="top", fontsize=11,
-            family="monospace", color="C3", fontweight="bold")
+            family="monospace", color=HIGHLIGHT_COLOUR, fontweight="bold")
     ax.set_xlim(-lags - 0.6, 0.6)
     ax.set_ylim(-0.16 * top, 1.12 * top)
     ax.set_xticks(xs[::-1][::5] if lags > 10 else xs)
     ax.set_xticklabels([str(-x) for x in (xs[::-1][::5] if lags > 10 else xs)])
-    ax.set_xlabel("characters back (the red character is the one predicted)")
+    ax.set_xlabel("characters back (the bold character at 0 is the one predicted)")
     ax.set_ylabel(r"$\|\partial \log P / \partial x_{p-j}\|$")
     ax.legend(loc="upper left", fontsize=8)
+    ax.set_title(f"what sways the prediction of {view.target!r} (probability {view.probability:.2f})",
+                 fontsize=10)
 
 
 def memory_alt(view: MemoryView) -> str:
@@ -185,7 +206,7 @@ class MemoryPanel:
         self.access.announce(self.status)
         self.view: MemoryView | None = None
         self.controls = (self.source, self.position)
-        self.widget = widgets.VBox([widgets.HBox([self.source, self.position]), self.status, self.image,
+        self.widget = PanelBox([widgets.HBox([self.source, self.position]), self.status, self.image,
                                     self.access.widget])
         self.source.observe(lambda change: self.switch_source(), names="value")
         self.position.observe(lambda change: self.update(), names="value")

@@ -24,6 +24,7 @@ from d2lmini.figures import PALETTE, UNUSED, position_owner, show_char
 from d2lmini.text import Vocab, preprocess, tokenize
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 DEFAULT_TEXT = "a hidden state carries the past into the present"
 
@@ -128,11 +129,14 @@ def minibatch_layout(text: str, sampling: str, batch_size: int, num_steps: int,
 
 
 def _cell(content: str, background: str = "white", bold: bool = False, title: str = "",
-          color: str = "black") -> str:
+          color: str = "black", header: str = "") -> str:
+    """Return a table cell; `header` "col" or "row" makes it a header cell of its column or row."""
     weight = "bold" if bold else "normal"
     tip = f' title="{html.escape(title)}"' if title else ""
-    return (f'<td{tip} style="background:{background};color:{color};border:1px solid #ccc;'
-            f'padding:1px 4px;text-align:center;font-family:monospace;font-weight:{weight}">{content}</td>')
+    tag, scope = ("th", f' scope="{header}"') if header else ("td", "")
+    style = (f"background:{background};color:{color};border:1px solid #ccc;padding:1px 4px;"
+             f"text-align:center;font-family:monospace;font-weight:{weight}")
+    return f'<{tag}{scope}{tip} style="{style}">{content}</{tag}>'
 
 
 def _table(rows: list[list[str]], caption: str = "") -> str:
@@ -144,11 +148,11 @@ def _table(rows: list[list[str]], caption: str = "") -> str:
 def encoding_html(encoding: Encoding, vocab: Vocab, max_tokens: int = 24) -> str:
     """Return an HTML view of `encode_text`'s result: tokens, indices and the one-hot matrix."""
     tokens, indices = encoding.tokens[:max_tokens], encoding.indices[:max_tokens]
-    header = [_cell("token", "#eee", True), _cell("index", "#eee", True)]
-    header += [_cell(html.escape(show_char(t)), "#eee", True) for t in vocab.idx_to_token]
+    header = [_cell("token", "#eee", True, header="col"), _cell("index", "#eee", True, header="col")]
+    header += [_cell(html.escape(show_char(t)), "#eee", True, header="col") for t in vocab.idx_to_token]
     rows = [header]
     for token, index in zip(tokens, indices, strict=True):
-        row = [_cell(html.escape(show_char(token)), bold=True), _cell(str(index))]
+        row = [_cell(html.escape(show_char(token)), bold=True, header="row"), _cell(str(index))]
         # Contrast at least 4.5:1 (WCAG AA): white on #08519c is 7.6:1, #707070 on white 4.9:1.
         row += [_cell("1", "#08519c", True, color="white") if j == index else _cell("0", color="#707070")
                 for j in range(len(vocab))]
@@ -166,8 +170,10 @@ def encoding_html(encoding: Encoding, vocab: Vocab, max_tokens: int = 24) -> str
 
 def batch_html(batch: TransposedBatch) -> str:
     """Return an HTML view of `transpose_batch`'s result: the minibatch before and after `.T`."""
-    before = [[_cell(html.escape(show_char(c))) for c in row] for row in batch.rows]
-    after = [[_cell(html.escape(show_char(c))) for c in step] for step in batch.steps]
+    before = [[_cell(f"row {i}", "#eee", header="row")] + [_cell(html.escape(show_char(c))) for c in row]
+              for i, row in enumerate(batch.rows)]
+    after = [[_cell(f"t={t}", "#eee", header="row")] + [_cell(html.escape(show_char(c))) for c in step]
+             for t, step in enumerate(batch.steps)]
     b, s = batch.X.shape
     v = batch.one_hot.shape[-1]
     return ('<div style="display:flex;flex-wrap:wrap;align-items:flex-start">'
@@ -189,7 +195,8 @@ def layout_html(text: str, positions: list[torch.Tensor], max_batches: int = 12)
     tables = []
     for k, X in enumerate(positions[:max_batches]):
         color = PALETTE[k % len(PALETTE)]
-        rows = [[_cell(f"row {i}", "#eee")] + [_cell(html.escape(show_char(text[p])), color) for p in row]
+        rows = [[_cell(f"row {i}", "#eee", header="row")]
+                + [_cell(html.escape(show_char(text[p])), color) for p in row]
                 for i, row in enumerate(X.tolist())]
         tables.append(_table(rows, f"minibatch {k}"))
     more = (f"<p>(first {max_batches} of {len(positions)} minibatches shown)</p>"
@@ -275,7 +282,7 @@ class OneHotPanel:
         self.access.expandable(self.encoding_box)
         self.access.announce(self.message)
         self.access.announce(self.summary)
-        self.widget = widgets.VBox(controls + [
+        self.widget = PanelBox(controls + [
             self.message, self.summary, self.encoding_box,
             widgets.HTML("<b>The start of the text as one (batch, steps) block, before and after the "
                          "transpose</b>"),

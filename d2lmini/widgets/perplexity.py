@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from d2lmini.plot import figure_html, figure_png
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 TEMPERATURES = np.geomspace(0.1, 10, 61)
 
@@ -58,7 +59,7 @@ class ConfidencePanel:
                            lambda value: f"{value:.2f}")
         self.access.announce(self.readout)
         self.shown: tuple[float, float] = (1.0, self.curve_at_one())
-        self.widget = widgets.VBox([self.slider, self.readout, self.chart, self.access.widget])
+        self.widget = PanelBox([self.slider, self.readout, self.chart, self.access.widget])
         self.slider.observe(lambda change: self.update(), names="value")
         self.update()
 

@@ -4,9 +4,11 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
 
+from d2lmini.palette import SERIES_COLOURS
 from d2lmini.plot import figure_html, figure_png
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.preview import PanelBox
 
 EXAMPLE_SCORES = {"e": 2.0, "a": 1.0, "o": 0.5, "z": -1.0}
 
@@ -38,7 +40,7 @@ class TemperaturePanel:
         # An <img alt> whose text says every probability, in a live region: a screen reader reads it.
         self.chart = self.access.announce(widgets.HTML())
         self.shown: dict[str, float] = {}
-        self.widget = widgets.VBox([self.slider, self.chart, self.access.widget])
+        self.widget = PanelBox([self.slider, self.chart, self.access.widget])
         self.slider.observe(lambda change: self.update(), names="value")
         self.update()
 
@@ -49,13 +51,21 @@ class TemperaturePanel:
         """
         with controls_disabled((self.slider,)):
             self.shown = softmax_with_temperature(self.scores, self.slider.value)
-            fig, ax = plt.subplots(figsize=(4, 2.2))
-            ax.bar(list(self.shown), list(self.shown.values()), color="tab:blue")
-            ax.set_ylim(0, 1)
-            ax.set_ylabel("probability")
-            ax.set_title(f"temperature {self.slider.value:.2f}")
-            self.chart.value = figure_html(figure_png(fig, dpi=100), bars_alt(self.shown, self.slider.value))
+            figure = bars_figure(self.shown, self.slider.value)
+            alt = bars_alt(self.shown, self.slider.value)
+            self.chart.value = figure_html(figure_png(figure, dpi=100), alt)
         return self.shown
+
+
+def bars_figure(probs: dict[str, float], temperature: float):
+    """Return the panel's bar chart: one bar per character, its probability written above it."""
+    figure, ax = plt.subplots(figsize=(4, 2.2))
+    bars = ax.bar(list(probs), list(probs.values()), color=SERIES_COLOURS[0])
+    ax.bar_label(bars, labels=[f"{p:.0%}" for p in probs.values()], fontsize=8)
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel("probability")
+    ax.set_title(f"temperature {temperature:.2f}")
+    return figure
 
 
 def bars_alt(probs: dict[str, float], temperature: float) -> str:

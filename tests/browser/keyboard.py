@@ -1,12 +1,13 @@
 """Drive every panel by keyboard alone, from a table (issue 29; used by test_browser_notebooks.py).
 
-`PANELS` maps a notebook's number to its panels' steps, each (role, accessible name, keys): the
-control is reached with Tab from the step before (the first by Shift+Tab from the second, so
-it is reachable too), the keys are pressed (arrows on a slider, ArrowDown in a dropdown, Space on a
-checkbox, Enter on a button or an accordion header, text then Enter in a text box), and then:
-the panel's live region (role=status) says something new (an accordion header: it is expanded),
-the control still has the focus when the kernel is idle again (nothing took it to the page), and
-the notebook's active cell did not move (JupyterLab's shortcuts did not get the key).
+`PANELS` maps a notebook's number to its panels' steps (the `keyboard` of its row in
+tests/course.py), each (role, accessible name, keys): the control is reached with Tab from the step
+before (the first by Shift+Tab from the second, so it is reachable too), the keys are pressed
+(arrows on a slider, ArrowDown in a dropdown, Space on a checkbox, Enter on a button or an accordion
+header, text then Enter in a text box), and then: the panel's live region (role=status) says
+something new (an accordion header: it is expanded), the control still has the focus when the kernel
+is idle again (nothing took it to the page), and the notebook's active cell did not move
+(JupyterLab's shortcuts did not get the key).
 A notebook without an entry has no panel. `NEXT_PANEL` between steps starts the steps of a further
 panel of the same notebook (a later cell): its first control is focused directly, as a student
 clicking into it would, and the rest are reached with Tab from there.
@@ -14,44 +15,13 @@ clicking into it would, and the rest are reached with Tab from there.
 
 import re
 
+from course import COURSE, NEXT_PANEL
+
 # (role, accessible name as the browser computes it, keys: a list of key names; "type:TEXT" types
 # and presses Enter; "leave:TEXT" types, then Tab sends it (a multi-line box) and the focus moves on),
 # and optionally False for a setting the panel uses only on a later button (nothing announced yet).
-NEXT_PANEL = ("next panel",)
-PANELS: dict[str, list[tuple]] = {
-    "00": [("slider", "temperature: divides every score", ["ArrowLeft", "ArrowLeft"])],
-    "01": [("textbox", "sentence the model reads", "type: machine"),
-           ("slider", "step: how many characters", ["ArrowRight"])],
-    "02": [("slider", "batch: rows of X and H", ["ArrowRight"]),
-           ("slider", "inputs: columns of X", ["ArrowRight"]),
-           ("slider", "hiddens: columns of H", ["ArrowLeft"]),
-           ("slider", "seed of the random matrices", ["ArrowRight"])],
-    "03": [("textbox", "text to encode", "leave: again"),
-           ("checkbox", "preprocess", [" "]),
-           ("button", "random sampling", ["Enter"]),
-           ("slider", "batch size: subsequences", ["ArrowRight"]),
-           ("slider", "steps: characters per subsequence", ["ArrowLeft"]),
-           ("slider", "seed (offset, order)", ["ArrowRight"]),
-           ("button", "tokens, indices and one-hot vectors", ["Enter"])],
-    "04": [("textbox", "prefix the text starts with", "type: and"),
-           ("slider", "characters to generate", ["ArrowLeft"]),
-           ("spinbutton", "temperature of the sampling", ["ArrowUp", "Enter"]),
-           ("spinbutton", "seed of the sampling", ["ArrowUp", "Enter"]),
-           ("checkbox", "greedy (always the most likely", [" "])],
-    "05": [("slider", "ρ(W_hh): spectral radius", ["ArrowRight"]),
-           ("slider", "truncation: time steps kept", ["ArrowLeft"]),
-           ("checkbox", "token inputs", [" "]),
-           NEXT_PANEL,
-           ("combobox", "model: the trained model", ["ArrowDown"]),
-           ("slider", "position: the character whose prediction", ["ArrowLeft"])],
-    "06": [("slider", "clipping θ: clipping threshold", ["ArrowLeft"]),
-           ("slider", "learning rate of plain SGD", ["ArrowLeft"]),
-           ("combobox", "seed of the initial weights", ["ArrowDown"])],
-    "07": [("slider", "temperature: divides the model's log-probabilities", ["ArrowRight"])],
-    "08": [("combobox", "optimizer: how gradients become updates", ["ArrowUp"], False),
-           ("slider", "minibatches: minibatches to train", ["ArrowLeft"], False),
-           ("button", "Train a new model", ["Enter"])],
-}
+PANELS: dict[str, tuple[tuple, ...]] = {notebook.number: notebook.keyboard
+                                        for notebook in COURSE if notebook.keyboard}
 
 KERNEL_IDLE = """() => [...document.querySelectorAll('.jp-StatusBar-TextItem, .jp-StatusBar-Item')]
   .some(e => /\\| Idle/.test(e.textContent))"""

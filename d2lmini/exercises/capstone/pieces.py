@@ -1,7 +1,7 @@
 """The pieces of notebook 08's capstone, each checked alone against the package's reference.
 
 The student writes seven pieces of a character RNN and then the loop that uses them
-(`d2lmini.exercises.capstone_loop`); `d2lmini.exercises.capstone` checks all of them and
+(`d2lmini.exercises.capstone.loop`); `d2lmini.exercises.capstone` checks all of them and
 the assembled run. Each `check_*` here runs one piece through `coding.check_function` on
 random inputs (more than three gradients for clipping, large logits for the loss and the
 perplexity, a d_final for backpropagation through time) and returns a `Verdict`. A `Case`
@@ -32,7 +32,7 @@ from d2lmini.exercises.coding import (
     sampler,
     take_pairs,
 )
-from d2lmini.exercises.refusals import CROSS_ENTROPY, RNN
+from d2lmini.exercises.guard.refusals import CROSS_ENTROPY, RNN
 from d2lmini.metrics import perplexity_from_logits
 from d2lmini.rnn import rnn_forward, rnn_step
 
@@ -55,10 +55,11 @@ RULES = {
 
 def _named_items(verdict: Verdict, part: str, names: tuple[str, ...]) -> Verdict:
     """The verdict with "the result, <part>,, item i," (how a nested result is worded) named names[i]."""
-    message = verdict.message
+    message, problem = verdict.message, verdict.problem
     for i, name in enumerate(names):
         message = message.replace(f"the result, {part},, item {i},", f"the result, {name},")
-    return replace(verdict, message=message)
+        problem = problem.replace(f"the result, {part},, item {i},", f"the result, {name},")
+    return replace(verdict, message=message, problem=problem)
 
 
 def _random_params(rand, vocab: int, hiddens: int) -> list[torch.Tensor]:
@@ -120,14 +121,28 @@ def _forward_cases(device: torch.device):
         X = _tokens(batch * steps, vocab, batch, steps).to(device)
         state, params = rand(batch, hiddens) * 0.5, _random_params(rand, vocab, hiddens)
         yield Case(f"batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units",
-                   (X, state, params), names=("outputs", "hiddens"), reference=reference_forward)
+                   (X, state, params), names=("outputs", "hiddens"), outputs=("outputs", "hiddens"),
+                   reference=reference_forward)
+
+
+def forward_hint(wrong: frozenset[str]) -> str | None:
+    """A hint for the pattern of `forward`'s wrong outputs."""
+    if wrong == {"outputs"}:
+        return ("The hidden states are right, so the output layer is what is wrong: O = H W_hq + b_q "
+                "on the stacked states, step-major (row t * batch + b belongs to step t, sequence b).")
+    if "hiddens" in wrong:
+        return ("The hidden states are wrong, and the outputs are computed from them: check one step, "
+                "H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h), starting from `state`, with x_t the "
+                "tokens X[:, t] of step t (a row of W_xh per token), and keep H_1 ... H_T in order.")
+    return None
 
 
 def check_forward(forward) -> Verdict:
     """Piece 2: `forward(X, state, params)` returns (outputs (steps*batch, vocab), step-major; hiddens)."""
     return check_function(forward, _forward_cases,
                           "Your forward pass gives the package's outputs and hidden states.",
-                          RULES["forward"], signature="forward(X, state, params)", bans=(RNN,))
+                          RULES["forward"], signature="forward(X, state, params)", bans=(RNN,),
+                          diagnose=forward_hint)
 
 
 # --- the loss and its gradient -------------------------------------------------------------
@@ -147,7 +162,21 @@ def _loss_cases(device: torch.device):
         outputs = rand(steps * batch, vocab) * scale
         Y = _tokens(batch + steps, vocab, batch, steps).to(device)
         label = f"batch {batch}, {steps} steps, {vocab} tokens, logits of size about {scale:g}"
-        yield Case(label, (outputs, Y), names=("loss", "d_outputs"), reference=reference_loss_and_grad)
+        yield Case(label, (outputs, Y), names=("loss", "d_outputs"), outputs=("loss", "d_outputs"),
+                   reference=reference_loss_and_grad)
+
+
+def loss_hint(wrong: frozenset[str]) -> str | None:
+    """A hint for the pattern of `loss_and_grad`'s wrong outputs."""
+    if wrong == {"d_outputs"}:
+        return ("The loss is right and its gradient is not: d_outputs is softmax(outputs) minus the "
+                "one-hot of the targets, divided by the number of rows, because the loss is a mean.")
+    if wrong == {"loss"}:
+        return ("The gradient is right and the loss is not: the loss is the mean over all rows of "
+                "-log softmax(outputs) at the target, in nats (natural log), as a number.")
+    return ("Both are wrong: check first that the targets are in the order of the rows of outputs, "
+            "step-major, which is Y.T.reshape(-1), then that the log-softmax subtracts the row's "
+            "largest logit before exp.")
 
 
 def check_loss_and_grad(loss_and_grad) -> Verdict:
@@ -158,7 +187,7 @@ def check_loss_and_grad(loss_and_grad) -> Verdict:
     return check_function(loss_and_grad, _loss_cases,
                           "Your loss and its gradient match the package's, even for large logits.",
                           RULES["loss_and_grad"], signature="loss_and_grad(outputs, Y)",
-                          rtol=1e-4, atol=1e-6, bans=(CROSS_ENTROPY,))
+                          rtol=1e-4, atol=1e-6, bans=(CROSS_ENTROPY,), diagnose=loss_hint)
 
 
 # --- backpropagation through time ----------------------------------------------------------
@@ -189,7 +218,46 @@ def _backward_cases(device: torch.device):
         d_final = rand(batch, hiddens) if final == "random" else torch.zeros(batch, hiddens, device=device)
         yield Case(f"batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units, {final} d_final",
                    (X, state, hidden_states, d_outputs, d_final, params), names=(GRADIENTS, "d_state"),
-                   reference=_backward_reference)
+                   outputs=(*GRADIENT_NAMES, "d_state"), reference=_backward_reference)
+
+
+OUTPUT_LAYER = frozenset({"dW_hq", "db_q"})
+BEHIND_THE_STATE = frozenset({"dW_xh", "dW_hh", "db_h", "d_state"})
+BACKWARD_HINTS = {
+    frozenset({"dW_hq"}): "Only dW_hq is wrong: it is the stacked hidden states, transposed, times "
+                          "d_outputs, H^T d_outputs, summed over every step (rows step-major).",
+    frozenset({"db_q"}): "Only db_q is wrong: it is d_outputs summed over all its rows.",
+    frozenset({"dW_hh"}): "Only dW_hh is wrong: at step t it adds H_(t-1)^T dt, the state *before* the "
+                          "step (the initial `state` at the first step), not H_t.",
+    frozenset({"dW_xh"}): "Only dW_xh is wrong: the inputs are one-hot, so step t adds each row of dt "
+                          "into the row of W_xh of its token X[:, t] (index_add), repeated tokens added up.",
+    frozenset({"db_h"}): "Only db_h is wrong: it is dt summed over the batch and over every step.",
+    frozenset({"d_state"}): "Every weight gradient is right and d_state is not: the gradient reaching the "
+                            "initial state is dt of the first step times W_hh^T, after that step's tanh "
+                            "derivative.",
+}
+
+
+def backward_hint(wrong: frozenset[str]) -> str | None:
+    """A hint for the pattern of `backward`'s wrong outputs (the output layer first, then the recurrence)."""
+    if wrong in BACKWARD_HINTS:
+        return BACKWARD_HINTS[wrong]
+    if wrong <= OUTPUT_LAYER:
+        return ("The output layer's gradients are wrong: dW_hq = H^T d_outputs and db_q = the sum of "
+                "d_outputs over rows, with H the hidden states stacked step-major.")
+    if wrong >= BEHIND_THE_STATE and not wrong & OUTPUT_LAYER:
+        return ("The output layer is right and everything behind the hidden state is wrong: the "
+                "gradient entering each step is off. At step t it is dh = d_outputs_t W_hq^T plus what "
+                "comes back from step t+1 (d_final at the last step); then dt = dh * (1 - H_t^2), "
+                "walking the steps from last to first.")
+    if wrong >= {"dW_xh", "dW_hh", "db_h"} and "d_state" not in wrong:
+        return ("All three weight gradients of the recurrence are wrong but d_state is right: they must "
+                "be *summed* over every step, not taken from one step or overwritten in the loop.")
+    if wrong & OUTPUT_LAYER and wrong & BEHIND_THE_STATE:
+        return ("Both the output layer and the recurrence are wrong: fix the output layer first "
+                "(dW_hq = H^T d_outputs, db_q = the sum of d_outputs), as the rest is computed from "
+                "the same d_outputs, then check that the steps are read step-major.")
+    return None
 
 
 def check_backward(backward) -> Verdict:
@@ -203,7 +271,7 @@ def check_backward(backward) -> Verdict:
                              "and the initial state.",
                              RULES["backward"],
                              signature="backward(X, state, hiddens, d_outputs, d_final, params)",
-                             rtol=1e-4, atol=1e-5, bans=(RNN,))
+                             rtol=1e-4, atol=1e-5, bans=(RNN,), diagnose=backward_hint)
     return _named_items(verdict, GRADIENTS, GRADIENT_NAMES)
 
 
@@ -226,9 +294,24 @@ def _clip_cases(device: torch.device):
              (seven, [2.0] * 7, 0.5, "seven gradients far above θ = 0.5")]
     for shapes, scales, theta, label in cases:
         grads = [rand(*shape) * scale for shape, scale in zip(shapes, scales, strict=True)]
-        yield Case(label, (grads, theta), names=CLIPPED, reference=_clip_reference)
+        yield Case(label, (grads, theta), names=CLIPPED, outputs=_clip_outputs(len(shapes)),
+                   reference=_clip_reference)
     zeros = [torch.zeros(shape, device=device) for shape in five]
-    yield Case("five gradients that are all zero", (zeros, 1.0), names=CLIPPED, reference=_clip_reference)
+    yield Case("five gradients that are all zero", (zeros, 1.0), names=CLIPPED, outputs=_clip_outputs(5),
+               reference=_clip_reference)
+
+
+def _clip_outputs(count: int) -> tuple[str, ...]:
+    return (*(f"clipped gradient {i}" for i in range(count)), "the norm")
+
+
+def clip_hint(wrong: frozenset[str]) -> str | None:
+    """A hint for the pattern of `clip`'s wrong outputs."""
+    if "the norm" in wrong:
+        return ("The norm is wrong: it is the square root of the sum of the squares of every entry of "
+                "every gradient together (one number for all of them), before any scaling.")
+    return ("The norm is right and the clipped gradients are not: scale every gradient by the same "
+            "factor min(1, theta / norm), and only when the norm is above theta.")
 
 
 def check_clip(clip) -> Verdict:
@@ -241,7 +324,7 @@ def check_clip(clip) -> Verdict:
                              [never({"data"}, "Your function reads .data; work with the tensors themselves."),
                               never({"clip_grad_norm_", "clip_grad_value_"},
                                     "Write the clipping yourself, without torch.nn.utils.")],
-                             signature="clip(grads, theta)", rtol=1e-5, atol=1e-7)
+                             signature="clip(grads, theta)", rtol=1e-5, atol=1e-7, diagnose=clip_hint)
     return _named_items(verdict, CLIPPED[0], tuple(f"clipped gradient {i}" for i in range(7)))
 
 
@@ -271,8 +354,12 @@ def check_sgd(sgd) -> Verdict:
 
 def _perplexity_cases(device: torch.device):
     rand = sampler(86, device)
+    # Every case's perplexity fits in float32 (below 3.4e38), so a correct float32 exp passes; the
+    # large logits are "confident and right" (targets at the top logit): exp of a raw logit overflows.
     for rows, vocab, scale in [(12, 5, 1.0), (30, 8, 4.0), (1, 3, 0.5), (9, 6, 200.0)]:
         logits, targets = rand(rows, vocab) * scale, _tokens(rows, vocab, rows).to(device)
+        if scale > 10:
+            targets = logits.argmax(1)
         yield Case(f"{rows} predictions over {vocab} tokens, logits of size about {scale:g}",
                    (logits, targets), reference=perplexity_from_logits)
 
@@ -304,9 +391,7 @@ def first_failing_piece(pieces: dict[str, Callable]) -> tuple[str | None, bool, 
     unattempted = all(v.message == NOT_ATTEMPTED for _, _, v in verdicts)
     for name, signature, verdict in verdicts:
         if not verdict:
-            problem = verdict.message.removeprefix("Not yet. ")
-            if problem == NOT_ATTEMPTED:
-                problem = "it still returns None."
+            problem = "it still returns None." if verdict.message == NOT_ATTEMPTED else verdict.problem
             return (f"The first piece that is not right yet is {name}, {signature}: {problem}", unattempted,
                     verdict.printed)
     return None, unattempted, ""

@@ -25,11 +25,12 @@ import torch.nn.functional as F
 import torch.nn.modules.rnn
 import torch.nn.utils.clip_grad
 
-PACKAGE = Path(__file__).parents[1]  # as the code objects name it: not resolved
+PACKAGE = Path(__file__).parents[2]  # as the code objects name it: not resolved
 SOLUTIONS = PACKAGE.parent / "solutions"  # the instructors' answers, in a clone of the repository
 # The exercise machinery the guarded call itself runs (converting a result, the hook, the guard).
 MACHINERY = frozenset(str(PACKAGE / "exercises" / name) for name in
-                      ("__init__.py", "coding.py", "guard.py", "refusals.py", "kernel_state.py"))
+                      ("__init__.py", "coding.py", "guard/__init__.py", "guard/refusals.py",
+                       "guard/kernel_state.py", "guard/limits.py", "guard/children.py"))
 # The grader's remote function (d2lmini.grading.remote) stands in for a student's function when grading.
 MACHINERY |= {str(PACKAGE / "grading" / "remote.py")}
 CLIPPING_HELPERS = torch.nn.utils.clip_grad.__file__
@@ -157,7 +158,8 @@ def _readable_name(code) -> str:
         module = Path(code.co_filename).relative_to(PACKAGE.parent).with_suffix("")
     except ValueError:  # compiled elsewhere (a copy)
         return code.co_qualname
-    return ".".join((*module.parts, code.co_qualname))
+    parts = module.parts[:-1] if module.name == "__init__" else module.parts  # a package: its own name
+    return ".".join((*parts, code.co_qualname))
 
 
 REFERENCE = "The exercise asks you to write it yourself, so that call is refused here."

@@ -1,10 +1,9 @@
-"""Leave the kernel as a student's function found it: torch, the package, settings and threads.
+"""Leave the kernel as a student's function found it: torch's functions, the package's, and threads.
 
 `snapshot` records torch's namespaces, every loaded `d2lmini` module and the exercise
-machinery's classes; `restore` puts back what a function replaced (and names it). Settings
-(gradient mode, default dtype, anomaly detection, thread count) are put back by
-`put_back_settings`, threads a function started are stopped by `stop_threads`. Used by
-`d2lmini.exercises.guard`.
+machinery's classes; `restore` puts back what a function replaced (and names it); threads a
+function started are stopped by `stop_threads`. Process-wide settings (gradient mode, the
+default device, ...) are `d2lmini.kernel_settings`'. Used by `d2lmini.exercises.guard`.
 """
 
 import ctypes
@@ -16,7 +15,7 @@ import types
 import torch
 import torch.nn.functional as F
 
-from d2lmini.exercises.refusals import MACHINERY
+from d2lmini.exercises.guard.refusals import MACHINERY
 
 # Namespaces whose functions a student's code might replace; they are put back after each call.
 GUARDED_NAMESPACES = (torch, F, torch.Tensor, torch.linalg, torch.special, torch.nn.init,
@@ -94,30 +93,6 @@ def _set(space, name: str, value, delete: bool = False) -> None:
 
 
 _MISSING = object()
-
-
-def settings() -> dict[str, object]:
-    return {"grad": torch.is_grad_enabled(), "dtype": torch.get_default_dtype(),
-            "threads": torch.get_num_threads(), "anomaly": torch.is_anomaly_enabled()}
-
-
-SETTING_NAMES = {"grad": "gradients switched off or on (torch.set_grad_enabled)",
-                 "dtype": "the default dtype (torch.set_default_dtype)",
-                 "anomaly": "anomaly detection (torch.autograd.set_detect_anomaly)"}
-
-
-def put_back_settings(before: dict[str, object]) -> list[str]:
-    """Restore gradient mode, default dtype, thread count, anomaly mode; name those the student changed.
-
-    The thread count is put back without blame (setting it is harmless, keeping it is not).
-    """
-    now = settings()
-    if now != before:
-        torch.set_grad_enabled(before["grad"])
-        torch.set_default_dtype(before["dtype"])
-        torch.set_num_threads(before["threads"])
-        torch.autograd.set_detect_anomaly(before["anomaly"])
-    return [SETTING_NAMES[key] for key in SETTING_NAMES if now[key] != before[key]]
 
 
 def stop_threads(before: set[int], spared: set[int | None]) -> int:

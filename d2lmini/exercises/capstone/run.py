@@ -21,8 +21,8 @@ import torch
 
 from d2lmini.corpus import load_corpus
 from d2lmini.exercises import Verdict
-from d2lmini.exercises.capstone_convert import CONVERT, as_run
-from d2lmini.exercises.capstone_loop import LOOP_BANS, Budget, initial_params
+from d2lmini.exercises.capstone.convert import CONVERT, as_run
+from d2lmini.exercises.capstone.loop import LOOP_BANS, Budget, initial_params
 from d2lmini.exercises.coding import outcome_problem
 from d2lmini.exercises.guard import CappedText, run_guarded
 from d2lmini.metrics import ladder_bits, perplexity_from_bits, perplexity_from_logits

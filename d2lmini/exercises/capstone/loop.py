@@ -22,12 +22,21 @@ import torch
 
 from d2lmini.batching import sequential_batches
 from d2lmini.exercises import Verdict
-from d2lmini.exercises.capstone_convert import CONVERT, as_run
-from d2lmini.exercises.capstone_pieces import reference_backward, reference_forward, reference_loss_and_grad
+from d2lmini.exercises.capstone.convert import CONVERT, as_run
+from d2lmini.exercises.capstone.pieces import reference_backward, reference_forward, reference_loss_and_grad
 from d2lmini.exercises.clipping import reference_clip
-from d2lmini.exercises.coding import NOT_ATTEMPTED, Case, expected_of, first_difference, outcome_problem, seal
+from d2lmini.exercises.coding import (
+    NOT_ATTEMPTED,
+    RETURNED_NONE,
+    Case,
+    expected_of,
+    first_difference,
+    is_stub,
+    outcome_problem,
+    seal,
+)
 from d2lmini.exercises.guard import CappedText, run_guarded
-from d2lmini.exercises.refusals import CROSS_ENTROPY, RNN
+from d2lmini.exercises.guard.refusals import CROSS_ENTROPY, RNN
 
 
 @dataclass(frozen=True)
@@ -139,7 +148,7 @@ def loop_problem(train: Callable, output: CappedText | None = None) -> str | Non
                           bans=LOOP_BANS)
     problem = outcome_problem(outcome, case.label)
     if problem or outcome.value is None:
-        return problem or NOT_ATTEMPTED
+        return problem or (NOT_ATTEMPTED if is_stub(train) else RETURNED_NONE)
     expected, problem = expected_of(case, pristine)
     if not max(expected[2]) > budget.theta:  # the check must exercise clipping
         raise RuntimeError("the loop check's run never clips: change LOOP_BUDGET")
@@ -184,12 +193,12 @@ def check_train(train) -> Verdict:
     if train is None:
         return Verdict(False, NOT_ATTEMPTED)
     if not callable(train):
-        return Verdict(False, f"Not yet. Pass your function itself, train(indices, params, budget), "
-                              f"not a {type(train).__name__}.")
+        return Verdict.not_yet(f"Pass your function itself, train(indices, params, budget), "
+                               f"not a {type(train).__name__}.")
     output = CappedText()
     problem = loop_problem(train, output)
     printed = output.shown() if output.kept else ""
     if problem is None:
         return Verdict(True, "Correct! Your loop follows the package's, minibatch by minibatch, in a run "
                              "where clipping acts.", printed)
-    return Verdict(False, problem if problem == NOT_ATTEMPTED else "Not yet. " + problem, printed)
+    return Verdict(False, problem, printed) if problem == NOT_ATTEMPTED else Verdict.not_yet(problem, printed)

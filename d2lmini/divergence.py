@@ -1,0 +1,96 @@
+"""The divergence net: when a training run has blown up, and the error that says so (notebooks 04 and 06).
+
+`train_step` refuses an update whose loss passes `divergence_limit` or whose gradient is not
+finite (`StepDiverged`); `d2lmini.train` turns that into `TrainingDiverged`, which keeps the
+history so far, and judges the last update with `validate_final_model`.
+"""
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+from torch import nn
+
+if TYPE_CHECKING:  # the history is d2lmini.train's, which imports this module
+    from d2lmini.train import History
+
+# A loss above this many nats per token means a perplexity beyond e**700, which a float
+# cannot hold: the run has diverged even if the loss itself is still a finite number.
+MAX_LOSS = 700.0
+# A loss above BLOW_UP times that of a uniform guess (ln |V| nats per token) means the run has
+# blown up: the model is far worse than guessing and will not come back. Judging by this
+# limit, not by overflow to inf, makes the verdict the same whichever CPU kernels (AVX2,
+# AVX-512, ARM) or device computed it: one path may overflow where another stays finite.
+BLOW_UP = 10.0
+
+
+class TrainingDiverged(RuntimeError):
+    """The run blew up (see `blown_up`); `step` and `epoch` say where, `reason` says how.
+
+    `history` holds what was measured up to that minibatch, so a plot can still show it.
+    """
+
+    def __init__(self, step: int, epoch: int, loss: float, lr: float, grad_norm: float = 0.0,
+                 history: "History | None" = None, reason: str | None = None, clipping: bool = False):
+        self.step, self.epoch, self.loss, self.lr = step, epoch, loss, lr
+        self.grad_norm, self.history = grad_norm, history
+        if reason is None:
+            reason = (f"the loss became {loss:.4g} nats per token" if math.isfinite(grad_norm)
+                      else f"the gradient norm became {grad_norm:.4g}")
+        self.reason = reason
+        advice = "Try a learning rate ten times smaller" + (
+            "." if clipping else ", or turn on gradient clipping (a threshold such as 1).")
+        super().__init__(f"Training diverged: {reason} at minibatch {step} of the run (epoch {epoch}) "
+                         f"(learning rate {lr:g}). {advice}")
+
+
+def divergence_limit(vocab_size: int) -> float:
+    """Return the loss (nats per token) above which a run over `vocab_size` tokens has blown up."""
+    return min(MAX_LOSS, BLOW_UP * math.log(max(vocab_size, 2)))
+
+
+def blown_up(loss: float, vocab_size: int) -> bool:
+    """Return True when `loss` (nats per token) is not finite or above `divergence_limit`."""
+    return not loss < divergence_limit(vocab_size)
+
+
+def parameters_finite(model: nn.Module) -> bool:
+    """Return True when every parameter of `model` is finite (no inf, no nan)."""
+    return all(bool(torch.isfinite(p).all()) for p in model.parameters())
+
+
+def safe_exp(x: float) -> float:
+    """Return exp(x), or infinity where exp overflows (a perplexity past any float)."""
+    return math.exp(x) if x < MAX_LOSS else math.inf
+
+
+class StepDiverged(ArithmeticError):
+    """`train_step` refused to update: the loss or the gradient says the run has blown up."""
+
+    def __init__(self, loss: float, norm: float, reason: str | None = None):
+        super().__init__(reason or f"loss {loss:.4g}, gradient norm {norm:.4g}")
+        self.loss, self.norm, self.reason = loss, norm, reason
+
+
+def diverged(error: StepDiverged, step: int, epoch: int, lr: float, history: "History",
+             clipping: bool) -> TrainingDiverged:
+    """Return the `TrainingDiverged` for `error` at minibatch `step` of the run, with the history so far."""
+    return TrainingDiverged(step, epoch, error.loss, lr, error.norm, history, error.reason, clipping)
+
+
+def validate_final_model(model: nn.Module, history: "History", lr: float) -> None:
+    """Raise `TrainingDiverged` if the trained model blew up with its last update.
+
+    Every minibatch's loss is checked before its update, so only the last update is judged
+    here: by the parameters (finite?) and the last validation perplexity (see `blown_up`).
+    """
+    epoch = history.epoch[-1] if history.epoch else 0
+    valid = history.valid_perplexity[-1] if history.valid_perplexity else 1.0
+    nats = math.log(valid) if valid > 0 else math.inf
+    if not parameters_finite(model):
+        reason = "the parameters stopped being finite after the last update"
+    elif blown_up(nats, model.vocab_size):
+        reason = f"the validation loss reached {nats:.4g} nats per token after the last update"
+    else:
+        return
+    raise TrainingDiverged(len(history.step_loss), int(epoch), nats, lr, 0.0, history, reason)

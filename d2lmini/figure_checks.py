@@ -1,0 +1,210 @@
+"""Checks that a figure can be read without sight and without colour (every notebook's figures).
+
+`alt_problems(alt, figure)` finds what is wrong with a text alternative: generic, HTML-escaped,
+or stating a number the figure does not draw (a stale description). `colour_problems(figure)`
+finds text under 4.5:1 and lines or bars under 3:1 against what lies behind them, for normal
+vision and as simulated for protanopia, deuteranopia, tritanopia and greyscale
+(`d2lmini.palette.simulate`), and series in one plot told apart by colour alone.
+`show_figure` refuses a figure with any of them, so a notebook cannot show one.
+"""
+
+import html
+import re
+
+import matplotlib.colors as mcolors
+import numpy as np
+from matplotlib.collections import Collection
+from matplotlib.container import BarContainer
+from matplotlib.image import AxesImage
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.text import Text
+
+from d2lmini.palette import MIN_LINE_CONTRAST, MIN_TEXT_CONTRAST, VISIONS, seen_contrast
+
+# Texts that name a kind of picture and nothing it shows.
+GENERIC_ALTS = {"figure", "image", "plot", "chart", "graph", "picture", "diagram", "heatmap", "img",
+                "a figure", "an image", "a plot", "a chart", "the figure", "the plot", "png", "output"}
+MIN_ALT_WORDS = 8
+# A number as people write it: 12, -0.98, 1,234, 3.5e+04, 37% (not the 2 of "log2" or "X_2").
+NUMBER = re.compile(r"(?<![\w.^])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])", re.I)
+ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-f]+|[a-z]+\d*);|<[a-z/!][^>]*>", re.I)
+DECORATION = "decoration"  # the gid of lines that only structure a drawing (grid lines inside a block)
+
+
+def numbers_in(text: str) -> list[tuple[float, float]]:
+    """Return each number written in `text` as (value, tolerance): half a unit of its last digit."""
+    found = []
+    for match in NUMBER.finditer(text.replace("\u2212", "-")):
+        token = match.group().replace(",", "")
+        mantissa, _, exponent = token.lower().partition("e")
+        decimals = len(mantissa.partition(".")[2])
+        scale = 10.0 ** int(exponent) if exponent else 1.0
+        found.append((float(token), 0.5 * 10.0 ** -decimals * scale))
+    return found
+
+
+def _artist_values(artist) -> list[np.ndarray]:
+    if isinstance(artist, Line2D):
+        return [np.asarray(artist.get_xdata(), dtype=object), np.asarray(artist.get_ydata(), dtype=object)]
+    if isinstance(artist, Rectangle):
+        return [np.array([artist.get_x(), artist.get_y(), artist.get_width(), artist.get_height()])]
+    if isinstance(artist, AxesImage):
+        return [np.asarray(artist.get_array(), dtype=float)]
+    if isinstance(artist, Collection):
+        return [np.asarray(artist.get_offsets())] + [path.vertices for path in artist.get_paths()]
+    if isinstance(artist, Text):
+        return [np.array([value for value, _ in numbers_in(artist.get_text())])]
+    return []
+
+
+def figure_numbers(figure) -> np.ndarray:
+    """Return every number `figure` draws: its lines', bars' and images' data and the numbers in its texts."""
+    figure.draw_without_rendering()  # tick labels exist only once the figure is laid out
+    values = []
+    for artist in figure.findobj():
+        for array in _artist_values(artist):
+            try:
+                numeric = np.asarray(array, dtype=float).ravel()
+            except (TypeError, ValueError):
+                continue  # categorical data (bar names)
+            values.append(numeric[np.isfinite(numeric)])
+    return np.unique(np.concatenate(values)) if values else np.array([])
+
+
+def alt_problems(alt: str, figure) -> list[str]:
+    """Return what is wrong with `alt` as the text alternative of `figure` ([] when nothing is).
+
+    It must be plain text (no HTML entity or tag: it is escaped where it is put into a page),
+    say more than what kind of picture this is, and state only numbers the figure draws:
+    each must equal, to the digits written, a value drawn, its size, or 100 times it (a percentage).
+    """
+    text = (alt or "").strip()
+    problems = []
+    if ENTITY.search(text):
+        problems.append(f"the alt text holds HTML ({ENTITY.search(text).group()}); give plain text")
+    if html.unescape(text).lower().rstrip(".") in GENERIC_ALTS or len(text.split()) < MIN_ALT_WORDS:
+        problems.append(f"the alt text {text!r} does not say what the figure shows")
+    drawn = figure_numbers(figure)
+    candidates = np.concatenate([drawn, np.abs(drawn), 100 * drawn])
+    for value, tolerance in numbers_in(text):
+        if not np.any(np.abs(candidates - value) <= tolerance * (1 + 1e-9)) and not np.any(
+                np.abs(candidates + value) <= tolerance * (1 + 1e-9)):
+            problems.append(f"the alt text states {value:g}, which the figure does not draw")
+    return problems
+
+
+def _rgba(colour) -> np.ndarray:
+    return np.asarray(mcolors.to_rgba(colour), dtype=float)
+
+
+def _over(colour, background) -> tuple:
+    """Return `colour` blended by its alpha over the opaque `background`, as RGB."""
+    top, bottom = _rgba(colour), _rgba(background)
+    return tuple(top[:3] * top[3] + bottom[:3] * (1 - top[3]))
+
+
+def _background_at(ax, figure, x: float, y: float) -> tuple:
+    """Return the colour behind display point (x, y): the filled patches there over the axes and figure."""
+    behind = _over(figure.get_facecolor(), "white")
+    if ax is None:
+        return behind
+    behind = _over(ax.get_facecolor(), behind)
+    # Arrows are thin strokes, never what text sits on.
+    patches = sorted((p for p in ax.patches if not isinstance(p, FancyArrowPatch)
+                      and p.get_visible() and p.get_fill()
+                      and _rgba(p.get_facecolor())[3] > 0), key=lambda p: p.get_zorder())
+    for patch in patches:
+        if patch.contains_point((x, y)):
+            behind = _over(patch.get_facecolor(), behind)
+    return behind
+
+
+def _low_contrast(what: str, colour, behind, minimum: float) -> list[str]:
+    worst = min(VISIONS, key=lambda vision: seen_contrast(colour, behind, vision))
+    ratio = seen_contrast(colour, behind, worst)
+    if ratio < minimum:
+        return [f"{what}: contrast {ratio:.2f}:1 ({worst}), needs {minimum:g}:1"]
+    return []
+
+
+def _text_problems(figure) -> list[str]:
+    problems = []
+    for text in figure.findobj(Text):
+        if not text.get_visible() or not text.get_text().strip() or not text.get_figure():
+            continue
+        box = text.get_window_extent()
+        x, y = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+        ax = next((a for a in figure.axes if a.bbox.contains(x, y)), None)
+        backdrop = text.get_bbox_patch()
+        behind = (_over(backdrop.get_facecolor(), "white") if backdrop is not None and backdrop.get_fill()
+                  else _background_at(ax, figure, x, y))
+        colour = _over(mcolors.to_rgba(text.get_color(), text.get_alpha()), behind)
+        problems += _low_contrast(f"text {text.get_text()!r}", colour, behind, MIN_TEXT_CONTRAST)
+    return problems
+
+
+def _series_lines(ax) -> list[Line2D]:
+    return [line for line in ax.get_lines() if line.get_visible() and line.get_gid() != DECORATION
+            and (line.get_linestyle() not in ("None", "", " ") or line.get_marker() not in ("None", "", " "))
+            and len(np.atleast_1d(line.get_xdata())) > 0]
+
+
+def _line_problems(ax) -> list[str]:
+    problems, figure = [], ax.figure
+    for line in _series_lines(ax):
+        behind = _over(ax.get_facecolor(), figure.get_facecolor())
+        colour = _over(mcolors.to_rgba(line.get_color(), line.get_alpha()), behind)
+        problems += _low_contrast(f"line {line.get_label()!r}", colour, behind, MIN_LINE_CONTRAST)
+    for container in ax.containers:
+        if not isinstance(container, BarContainer) or not container.patches:
+            continue
+        bar = container.patches[0]
+        behind = _over(ax.get_facecolor(), figure.get_facecolor())
+        face = _low_contrast("bar", _over(bar.get_facecolor(), behind), behind, MIN_LINE_CONTRAST)
+        edge = (_low_contrast("bar", _over(bar.get_edgecolor(), behind), behind, MIN_LINE_CONTRAST)
+                if bar.get_linewidth() > 0 else face)
+        if face and edge:
+            problems += [f"bars {container.get_label()!r}: neither fill nor edge stands out ({face[0]})"]
+    return problems
+
+
+def _dashes(line: Line2D):
+    # get_linestyle() reads "--" for every custom dash pattern; the pattern itself tells them apart.
+    offset, pattern = getattr(line, "_unscaled_dash_pattern", (0, line.get_linestyle()))
+    return line.get_linestyle() if pattern is None else (offset, tuple(pattern))
+
+
+def _told_apart_by_colour_only(ax) -> list[str]:
+    """Return a problem for each pair of named series in `ax` that differ in nothing but colour."""
+    seen: dict[tuple, str] = {}
+    problems = []
+    named = [(line.get_label(), (_dashes(line), line.get_marker())) for line in _series_lines(ax)
+             if not line.get_label().startswith("_")]
+    named += [(bars.get_label(), ("bar", bars.patches[0].get_hatch() or "")) for bars in ax.containers
+              if isinstance(bars, BarContainer) and bars.patches and not bars.get_label().startswith("_")]
+    for label, look in named:
+        if look in seen and seen[look] != label:
+            problems.append(f"{seen[look]!r} and {label!r} differ by colour only (same style and marker)")
+        seen.setdefault(look, label)
+    return problems
+
+
+def colour_problems(figure) -> list[str]:
+    """Return every place where `figure` relies on colour or lacks contrast ([] when none).
+
+    Text must reach 4.5:1 and lines and bars 3:1 against what lies behind them, for normal
+    vision and for every simulated deficiency and greyscale; named series in one plot must
+    differ by line style, marker or hatch, not by colour alone.
+    """
+    figure.draw_without_rendering()
+    problems = _text_problems(figure)
+    for ax in figure.axes:
+        problems += _line_problems(ax) + _told_apart_by_colour_only(ax)
+    return problems
+
+
+def figure_problems(figure, alt: str) -> list[str]:
+    """Return `alt_problems(alt, figure)` and `colour_problems(figure)` together."""
+    return alt_problems(alt, figure) + colour_problems(figure)
+

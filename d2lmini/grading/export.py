@@ -1,0 +1,109 @@
+"""The gradebook in the forms an LMS imports, and the points an instructor gives by hand (a rubric CSV).
+
+Canvas (Grades → Import) matches a row by its `ID`, `SIS User ID` or `SIS Login ID` and reads
+each other column headed `Assignment name (assignment id)`; those ids are Canvas's, so the
+export starts from the gradebook CSV Canvas exports (Grades → Export) and fills one assignment
+column of it. Moodle (Grades → Import → CSV file) maps an identifier column to a user field
+(username, ID number or email address, chosen when importing) and a grade column to a grade item.
+"""
+
+import csv
+import io
+import math
+from pathlib import Path
+
+from d2lmini.grading.config import Config
+from d2lmini.grading.report import final_total
+
+CANVAS_KEYS = ("SIS Login ID", "SIS User ID", "ID", "Student")  # tried in this order against the name
+CANVAS_FIXED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
+
+
+def _read_csv(path: Path, what: str) -> list[dict]:
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as handle:
+            return list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise ValueError(f"{path}: cannot read the {what} ({error})") from None
+
+
+def canvas_text(results, config: Config, canvas_export: Path, assignment: str) -> tuple[str, list[str]]:
+    """Canvas's import CSV: the export's student columns and `assignment` filled; and the names not found."""
+    rows = _read_csv(canvas_export, "Canvas gradebook export")
+    if not rows or any(key not in rows[0] for key in CANVAS_FIXED):
+        raise ValueError(
+            f"{canvas_export}: a Canvas gradebook export has the columns "
+            f"{', '.join(CANVAS_FIXED)}; export it from Canvas (Grades → Export)"
+        )
+    totals = {r.student: final_total(r, config) for r in results}
+    handle = io.StringIO()
+    writer = csv.writer(handle)
+    writer.writerow([*CANVAS_FIXED, assignment])
+    found = set()
+    for row in rows:
+        if "Points Possible" in row["Student"]:  # Canvas's second row: not a student
+            continue
+        name = next((row[k] for k in CANVAS_KEYS if row.get(k) in totals), None)
+        found.add(name)
+        writer.writerow([*(row[k] for k in CANVAS_FIXED), f"{totals[name]:g}" if name is not None else ""])
+    return handle.getvalue(), sorted(set(totals) - found)
+
+
+def moodle_text(results, config: Config, item: str, identifier: str = "username") -> str:
+    """Moodle's import CSV: an identifier column (the student's folder name) and one grade column."""
+    handle = io.StringIO()
+    writer = csv.writer(handle)
+    writer.writerow([identifier, item])
+    for result in results:
+        writer.writerow([result.student, f"{final_total(result, config):g}"])
+    return handle.getvalue()
+
+
+def read_rubric(path: Path, config: Config, students: set[str]) -> dict[str, dict[str, float]]:
+    """The points per student and rubric item in the CSV at `path`; raise ValueError naming any bad cell.
+
+    Its columns are `student` and items of the config's `[rubric]`; an empty cell is not yet graded.
+    """
+    rows = _read_csv(path, "rubric")
+    header = list(rows[0]) if rows else []
+    if "student" not in header:
+        raise ValueError(f"{path}: the rubric needs a `student` column and one column per [rubric] item")
+    unknown = [c for c in header if c != "student" and c not in config.rubric]
+    if unknown:
+        raise ValueError(
+            f"{path}: column(s) {', '.join(unknown)} are not items of the config's [rubric] "
+            f"({', '.join(config.rubric) or 'none'})"
+        )
+    given = {}
+    for line, row in enumerate(rows, start=2):
+        if row["student"] not in students:
+            raise ValueError(f"{path}, line {line}: no graded student called {row['student']!r}")
+        points = {}
+        for item in (c for c in header if c != "student"):
+            text = (row.get(item) or "").strip()
+            if not text:
+                continue
+            try:
+                value = float(text)
+            except ValueError:
+                value = math.nan
+            if not 0 <= value <= config.rubric[item]:
+                raise ValueError(
+                    f"{path}, line {line}: {item} of {row['student']} must be a number from 0 "
+                    f"to {config.rubric[item]:g}, not {text!r}"
+                )
+            points[item] = value
+        given[row["student"]] = points
+    return given
+
+
+def rubric_template(results, config: Config) -> str:
+    """A rubric CSV to fill: a row per graded student, a column per `[rubric]` item (given points kept)."""
+    handle = io.StringIO()
+    writer = csv.writer(handle)
+    writer.writerow(["student", *config.rubric])
+    for result in results:
+        writer.writerow(
+            [result.student, *(f"{result.rubric[i]:g}" if i in result.rubric else "" for i in config.rubric)]
+        )
+    return handle.getvalue()

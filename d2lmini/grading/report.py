@@ -1,0 +1,142 @@
+"""What the instructor reads, all made from the same per-student records: gradebook, results, feedback.
+
+A student's total is the points of their graded exercises plus those of the hand-graded rubric
+items, less the late penalty (`late_per_day` times the days in `[late]`, at most all of it).
+"""
+
+import csv
+import io
+import json
+import sys
+from dataclasses import asdict
+
+from d2lmini.grading.config import Config
+from d2lmini.grading.files import student_key, write_atomic
+from d2lmini.grading.manifest import Exercise
+
+
+def late_fraction(student: str, config: Config) -> float:
+    """The fraction of `student`'s points taken off for lateness (0 to 1)."""
+    return min(1.0, config.late.get(student, 0.0) * config.late_per_day)
+
+
+def final_total(result, config: Config) -> float:
+    """The student's points: graded exercises and rubric items, less the late penalty."""
+    earned = result.total + sum(result.rubric.values())
+    return round(earned * (1 - late_fraction(result.student, config)), 6)
+
+
+def possible(result, config: Config) -> float:
+    """The most the student could have earned (graded exercises and the config's rubric items)."""
+    return sum(m.max_points for m in result.marks) + sum(config.rubric.values())
+
+
+def columns(results, exercises: list[Exercise], config: Config) -> list[str]:
+    """The gradebook's exercise columns: every exercise any record has, in the course's order."""
+    seen = {m.exercise for r in results for m in r.marks}
+    return [e.id for e in exercises if e.id in seen] + list(config.rubric)
+
+
+def gradebook_text(results, exercises: list[Exercise], config: Config) -> str:
+    """The gradebook as CSV: a row per student, a column per exercise and rubric item, late, total, max."""
+    names = columns(results, exercises, config)
+    handle = io.StringIO()
+    writer = csv.writer(handle)
+    writer.writerow(["student", *names, "late_days", "total", "max"])
+    for result in results:
+        points = {m.exercise: f"{m.points:g}" for m in result.marks}
+        points |= {item: f"{value:g}" for item, value in result.rubric.items()}
+        writer.writerow(
+            [
+                result.student,
+                *(points.get(c, "") for c in names),
+                f"{config.late.get(result.student, 0):g}",
+                f"{final_total(result, config):g}",
+                f"{possible(result, config):g}",
+            ]
+        )
+    return handle.getvalue()
+
+
+def feedback_text(result, exercises: list[Exercise], config: Config) -> str:
+    """The student's feedback as Markdown: each exercise's points and the check's message."""
+    by_id = {e.id: e for e in exercises}
+    lines = [
+        f"# Feedback for {result.student}",
+        "",
+        f"**Total: {final_total(result, config):g} / {possible(result, config):g}**",
+        "",
+    ]
+    if late_fraction(result.student, config):
+        lines += [
+            f"- {config.late[result.student]:g} days late: {late_fraction(result.student, config):.0%} "
+            "of your points were taken off.",
+            "",
+        ]
+    lines += [f"- {note}" for note in result.notes] + ([""] if result.notes else [])
+    notebook = None
+    for mark in result.marks:
+        exercise = by_id.get(mark.exercise)
+        if exercise is not None and exercise.notebook != notebook:
+            notebook = exercise.notebook
+            lines += [f"## {notebook}", ""]
+        kind = exercise.kind if exercise is not None else "exercise"
+        lines += [
+            f"### {mark.exercise} ({kind}): {mark.points:g} / {mark.max_points:g}",
+            "",
+            _quoted(mark.message),
+            "",
+        ]
+    for item, maximum in config.rubric.items():
+        given = result.rubric.get(item)
+        lines += [
+            f"### {item} (graded by hand): "
+            + (f"{given:g} / {maximum:g}" if given is not None else f"not yet graded / {maximum:g}"),
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def _quoted(message: str) -> str:
+    return "\n".join("> " + line for line in message.splitlines() or [""])
+
+
+def results_json(results, config: Config) -> str:
+    """The records as JSON for scripts: a list of students with their marks, notes, stats and totals."""
+    return json.dumps(
+        [
+            {
+                "student": r.student,
+                "total": final_total(r, config),
+                "notes": r.notes,
+                "stats": r.stats,
+                "rubric": r.rubric,
+                "marks": [asdict(m) for m in r.marks],
+            }
+            for r in results
+        ],
+        indent=1,
+    )
+
+
+def assemble(out, exercises: list[Exercise], config: Config, results, skipped=None) -> list:
+    """Write feedback/, gradebook.csv, results.json and, given `skipped`, not_graded.csv; return `results`.
+
+    `skipped` lists the roster's refused entries of this grading run; None (merging a rubric,
+    applying a changed [late]) keeps the not_graded.csv of the last run.
+    """
+    unknown = sorted(set(config.late) - {r.student for r in results})
+    if unknown:
+        print(f"warning: [late] names {', '.join(unknown)}, who have no graded record: no penalty applied "
+              "to them (is the name spelled as their folder?)", file=sys.stderr)
+    for result in results:
+        write_atomic(
+            out / "feedback" / f"{student_key(result.student)}.md", feedback_text(result, exercises, config)
+        )
+    write_atomic(out / "gradebook.csv", gradebook_text(results, exercises, config))
+    write_atomic(out / "results.json", results_json(results, config))
+    if skipped is not None:
+        handle = io.StringIO()
+        csv.writer(handle).writerows([("entry", "reason"), *skipped])
+        write_atomic(out / "not_graded.csv", handle.getvalue())
+    return results

@@ -1,0 +1,168 @@
+"""Accessibility beyond axe in a real browser (issue 35): stopping by keyboard, reflow, announcements.
+
+On notebook 08's lab cell alone (as `test_browser_lab` builds it), in JupyterLab and headless Chromium:
+
+- `test_a_keyboard_user_stops_a_long_run_with_the_panels_stop_button`: Train pressed with Enter
+  disables Train; the focus moves to the panel's Stop button (not to the page); Enter on it stops the
+  run, which keeps what it trained; the focus goes back to Train. While it trains, the panel's live
+  regions change at most once at the start, once at the end and once per 10 s between (WCAG 4.1.3:
+  announcements a screen-reader user can live with), and the panel has one live region per result.
+- `test_the_lab_reflows_into_one_column_at_320_css_px`: at a 320 px wide window every control of the
+  panel lies inside the window and nothing but a figure or a data table scrolls sideways (1.4.10);
+  with WCAG 1.4.12's text spacing applied, no label or button is cut off.
+- every data table in the panel has header cells, and no tooltip reads "null".
+
+Skips (saying why) without Chromium or Playwright, unless D2LMINI_REQUIRE_BROWSER=1.
+"""
+
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from browser.jupyterlab import notebook_page, run_all_cells
+from test_browser_lab import lab_only_notebook
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+WIDE = {"width": 1366, "height": 768}
+NARROW = {"width": 320, "height": 640}  # WCAG 1.4.10: 1280 px at 400 % zoom
+PROGRESS_SECONDS = 10  # at most one progress announcement this often
+
+pytestmark = pytest.mark.browser
+
+# Count the changes of what each live region of the panel says (what a screen reader announces).
+COUNT_ANNOUNCEMENTS = """() => {
+  window.d2lAnnounced = [];
+  for (const region of document.querySelectorAll('.perplexity-lab [aria-live]')) {
+    let said = region.textContent.trim();
+    new MutationObserver(() => {
+      const now = region.textContent.trim();
+      if (now !== said) { said = now; window.d2lAnnounced.push([performance.now(), now.slice(0, 80)]); }
+    }).observe(region, {subtree: true, childList: true, characterData: true});
+  }
+}"""
+
+# WCAG 1.4.12's text spacing, as its bookmarklet applies it.
+TEXT_SPACING = """() => {
+  const style = document.createElement('style');
+  style.textContent = `* { line-height: 1.5 !important; letter-spacing: 0.12em !important;
+                           word-spacing: 0.16em !important; }
+                       p { margin-bottom: 2em !important; }`;
+  document.head.appendChild(style);
+}"""
+
+# Controls of the panel that stick out of the window (cannot be seen or scrolled to).
+CLIPPED_CONTROLS = """() => [...document.querySelectorAll(['button', 'select', 'input', '.slider-container']
+                                                         .map(s => '.perplexity-lab ' + s).join(', '))]
+  .filter(e => e.offsetParent !== null)
+  .map(e => [e, e.getBoundingClientRect()])
+  .filter(([e, r]) => r.left < -1 || r.right > window.innerWidth + 1)
+  .map(([e, r]) => `${e.tagName.toLowerCase()} "${(e.getAttribute('aria-label') || e.textContent).trim()}"`
+                   + ` spans ${Math.round(r.left)}..${Math.round(r.right)}`)"""
+
+# Boxes of the panel, other than figures and data tables, that scroll sideways.
+SIDEWAYS = """() => [...document.querySelectorAll('.perplexity-lab, .perplexity-lab *')]
+  .filter(e => e.offsetParent !== null && !e.closest('table, img, .widget-image'))
+  .filter(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
+  .filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => {
+    const edge = e.getBoundingClientRect().right;
+    const wide = [...e.querySelectorAll('*')].filter(k => !k.parentElement.closest('table, img'))
+      .map(k => [k, k.getBoundingClientRect().right - edge]).filter(([k, over]) => over > 1)
+      .sort((a, b) => b[1] - a[1]).slice(0, 3)
+      .map(([k, over]) => `${k.tagName.toLowerCase()}.${[...k.classList].join('.')}`
+                          + ` ${Math.round(over)} px over`);
+    return `${e.className || e.tagName}: ${e.scrollWidth} px in ${e.clientWidth} px (${wide.join(', ')})`;
+  })"""
+
+CUT_LABELS = """() => [...document.querySelectorAll(
+    '.perplexity-lab label, .perplexity-lab .widget-label, .perplexity-lab button')]
+  .filter(e => e.offsetParent !== null)
+  .filter(e => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)
+  .map(e => `"${e.textContent.trim()}"`)"""
+
+TABLES_WITHOUT_HEADERS = """() => [...document.querySelectorAll('.perplexity-lab table')]
+  .filter(t => t.offsetParent !== null && t.querySelectorAll('th').length === 0)
+  .map(t => t.textContent.trim().slice(0, 60))"""
+
+
+def _focused_class(page) -> str:
+    return page.evaluate("() => document.activeElement ? document.activeElement.className : ''")
+
+
+def _set_budget(page, minibatches: str) -> None:
+    readout = page.locator(".perplexity-lab .widget-slider",
+                           has=page.locator("label", has_text="minibatches")).locator(".widget-readout")
+    readout.fill(minibatches)
+    readout.press("Enter")
+
+
+def _open_lab(page, base, token):
+    run_all_cells(page, base, token, "lab.ipynb")
+    page.wait_for_function(
+        "() => { const e = document.querySelector('.lab-valid-ppl');"
+        " return e && /validation perplexity:\\s*\\d+\\.\\d+\\s*$/.test(e.innerText.trim()); }",
+        timeout=120_000)
+    page.locator(".lab-message", has_text="Trained").wait_for(timeout=60_000)  # the first run has ended
+    page.wait_for_timeout(1_000)
+
+
+def test_a_keyboard_user_stops_a_long_run_with_the_panels_stop_button():
+    ARTIFACTS.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
+        lab_only_notebook(Path(root) / "lab.ipynb")
+        with notebook_page(Path(root), WIDE, ARTIFACTS / "access_stop_failure.png") as (page, base, token):
+            _open_lab(page, base, token)
+            stop = page.locator(".perplexity-lab button.lab-stop")
+            assert stop.is_disabled()  # out of the tab order while nothing runs
+            assert page.evaluate(TABLES_WITHOUT_HEADERS) == []
+            nulls = page.locator('.perplexity-lab [title="null"]').count()
+            assert nulls == 0, f"{nulls} tooltips in the lab read 'null'"
+            live = page.locator(".perplexity-lab [aria-live]").count()
+            assert live == 2, f"{live} live regions in the lab: one for the perplexity, one for the message"
+
+            _set_budget(page, "3000")
+            page.evaluate(COUNT_ANNOUNCEMENTS)
+            page.locator(".perplexity-lab button.lab-train").focus()
+            started = time.monotonic()
+            page.keyboard.press("Enter")
+            page.wait_for_function("() => document.activeElement && "
+                                   "document.activeElement.classList.contains('lab-stop')", timeout=30_000)
+            page.locator(".lab-progress", has_text="minibatch").wait_for(timeout=60_000)
+            page.keyboard.press("Enter")  # on Stop, where the focus went
+            page.locator(".lab-message", has_text="stopped by an interrupt").wait_for(timeout=30_000)
+            ran = time.monotonic() - started
+            assert "(stopped)" in page.locator(".lab-valid-ppl").inner_text()
+            page.wait_for_function("() => document.activeElement && "
+                                   "document.activeElement.classList.contains('lab-train')", timeout=10_000)
+            assert stop.is_disabled()
+            page.wait_for_timeout(1_000)
+            announced = page.evaluate("() => window.d2lAnnounced")
+            (ARTIFACTS / "access_announcements.txt").write_text(
+                "\n".join(f"{t / 1000:.1f} s: {text}" for t, text in announced) + "\n")
+            most = 2 * (2 + int(ran // PROGRESS_SECONDS))  # two regions: start and end, progress every 10 s
+            assert len(announced) <= most, f"{len(announced)} announcements in a {ran:.0f} s run: {announced}"
+
+
+def test_the_lab_reflows_into_one_column_at_320_css_px():
+    ARTIFACTS.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
+        lab_only_notebook(Path(root) / "lab.ipynb")
+        with notebook_page(Path(root), WIDE, ARTIFACTS / "access_reflow_failure.png") as (page, base, token):
+            _open_lab(page, base, token)
+            # As notebook 00 tells students: close the left sidebar (its open tab, clicked again).
+            page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
+            page.wait_for_function("() => !document.querySelector('#jp-left-stack:not(.lm-mod-hidden)')"
+                                   " || document.querySelector('#jp-left-stack').offsetWidth === 0",
+                                   timeout=10_000)
+            page.set_viewport_size(NARROW)
+            page.wait_for_timeout(1_000)
+            page.locator(".perplexity-lab").evaluate("e => e.scrollIntoView({block: 'start'})")
+            page.screenshot(path=str(ARTIFACTS / "access_lab_320px.png"), full_page=True)
+            assert page.evaluate(CLIPPED_CONTROLS) == []
+            assert page.evaluate(SIDEWAYS) == []
+            page.evaluate(TEXT_SPACING)
+            page.wait_for_timeout(500)
+            assert page.evaluate(CUT_LABELS) == []
+            assert page.evaluate(CLIPPED_CONTROLS) == []

@@ -1,0 +1,81 @@
+"""Every test module says whether its result depends on torch, so CI's newest and lowest runs miss none.
+
+CI runs the whole suite once, at the locked versions, and at the newest and the lowest torch only
+the modules marked `torch_dependent` (README, "Tests"). A module is marked when what it asserts is
+computed by torch while the test runs (kernels, random streams, numerical tolerances) or exercises
+torch's API (grad and inference modes, devices, default dtype, interrupts inside torch calls,
+optimizers, tensors on the grader's wire). Every other module is listed below with the reason its
+result cannot change with torch's version, so a new test module must choose one or the other.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+TORCH_FREE = {
+    "test_colab_cell": "the install cell's shell logic, run with pip against fake and failing indexes",
+    "test_corpus": "downloads, checksums and caches of text files",
+    "test_cost": "the time estimate's arithmetic over settings; no tensor is computed",
+    "test_exercise_outputs": "reads the stored notebooks' JSON",
+    "test_grading_cli": "the grader's command line, config, roster and output files; no kernel runs",
+    "test_lint": "ruff over the sources",
+    "test_markers": "reads the test modules' sources",
+    "test_markov": "the Markov source and its entropy rate, in numpy",
+    "test_navigation": "reads the notebooks' links and tests/course.py",
+    "test_nbval_setup": "the nbval collector's configuration",
+    "test_ngram": "the n-gram baselines, in numpy, against nltk",
+    "test_notebook_storage": "reads the stored notebooks' JSON",
+    "test_notebook_structure": "reads the stored notebooks' JSON",
+    "test_package_layout": "reads the package's imports and README's module table",
+    "test_page_code": "compares the notebooks' page code with the package's source text",
+    "test_palette": "colour arithmetic (contrast, colour-vision simulation) and matplotlib figures",
+    "test_platforms": "reads README's badges, the requirement files and the simulated platforms' specs",
+    "test_plot": "matplotlib figures of given numbers",
+    "test_prose_numbers": "reads the notebooks' prose",
+    "test_reader_cells": "reads the notebooks' section tables, glossaries and Questions cells",
+    "test_runs": "the run store's bookkeeping over given results",
+    "test_settings": "the settings' declarations and what is derived from them",
+    "test_study_time": "counts words and cells of the stored notebooks",
+    "test_text": "tokenising and vocabularies, in pure Python",
+    "test_verdicts": "verdicts over given perplexities",
+    "test_versions": "reads pyproject.toml, the lock and the README",
+}
+
+
+def _modules():
+    return sorted(path for path in TESTS.glob("test_*.py"))
+
+
+def _marks(source: str) -> set[str]:
+    """The names of the marks a module's `pytestmark = pytest.mark.NAME` gives all its tests."""
+    marks = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytestmark" for t in node.targets):
+            marks |= {n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute)} - {"mark"}
+    return marks
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda path: path.stem)
+def test_each_module_is_torch_dependent_or_says_why_not(path):
+    marks = _marks(path.read_text(encoding="utf-8"))
+    if "browser" in marks:  # the browser tests run once, at the locked versions
+        return
+    dependent = "torch_dependent" in marks
+    assert dependent != (path.stem in TORCH_FREE), (
+        f"{path.name}: give it `pytestmark = pytest.mark.torch_dependent` or list it in TORCH_FREE "
+        "with the reason its result cannot change with torch's version" if not dependent else
+        f"{path.name} is marked torch_dependent and listed in TORCH_FREE: choose one")
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_FREE))
+def test_a_module_said_torch_free_does_not_import_torch(name):
+    path = TESTS / f"{name}.py"
+    assert path.is_file(), f"TORCH_FREE names {name}, which is not a test module"
+    imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.ImportFrom) and node.module}
+    assert "torch" not in imported, f"{name} imports torch: mark it torch_dependent"

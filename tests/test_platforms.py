@@ -1,0 +1,74 @@
+"""Where students open the course: the README's badges, Binder's and the devcontainer's
+requirements, and what tools/simulate_platforms.py installs as each platform (the simulation
+itself runs in .ci/run: it installs, downloads and runs every notebook, minutes of work)."""
+
+import importlib.util
+import json
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
+SPEC = importlib.util.spec_from_file_location("simulate_platforms", ROOT / "tools" / "simulate_platforms.py")
+simulate_platforms = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(simulate_platforms)
+
+
+def repository() -> str:
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        return tomllib.load(handle)["project"]["urls"]["Repository"].removeprefix("https://github.com/")
+
+
+def readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_every_colab_badge_has_a_kaggle_badge_beside_it():
+    lines = readme().splitlines()
+    for path in NOTEBOOKS:
+        colab = f"https://colab.research.google.com/github/{repository()}/blob/main/notebooks/{path.name}"
+        kaggle = f"https://kaggle.com/kernels/welcome?src=https://github.com/{repository()}/blob/main/notebooks/{path.name}"
+        (line,) = [line for line in lines if colab in line]
+        assert kaggle in line, f"README: a Kaggle badge beside {path.name}'s Colab badge"
+
+
+def test_the_readme_says_kaggle_needs_a_verified_phone_for_the_internet():
+    text = " ".join(readme().split())
+    assert re.search(r"Kaggle keeps a notebook's internet off until the account's phone number is\s*verified",
+                     text.replace("**", ""))
+
+
+def test_the_binder_badge_opens_the_course_map():
+    assert f"https://mybinder.org/v2/gh/{repository()}/main?urlpath=lab/tree/notebooks/00_start_here.ipynb" \
+        in readme()
+
+
+def test_binder_installs_the_cpu_torch_and_the_quick_starts_requirements():
+    lines = [line for line in (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+             if line and not line.startswith("#")]
+    assert simulate_platforms.TORCH_CPU_INDEX in lines
+    assert "-r ../requirements.txt" in lines, "Binder installs what the README's quick start installs"
+    (torch,) = [line for line in lines if line.startswith("torch")]
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        assert torch in tomllib.load(handle)["project"]["dependencies"], "the same range as pyproject.toml"
+
+
+def test_the_devcontainer_is_python_3_11_with_binders_requirements():
+    config = json.loads((ROOT / ".devcontainer" / "devcontainer.json").read_text())
+    assert re.fullmatch(r"mcr\.microsoft\.com/devcontainers/python:1-3\.11-\w+", config["image"])
+    assert config["postCreateCommand"] == "python -m pip install -r binder/requirements.txt"
+
+
+def test_the_colab_like_venv_is_the_lowest_versions_without_what_the_cell_must_install():
+    requirements = simulate_platforms.base_requirements("colab", None)
+    assert "ipywidgets==7.7.1" in requirements and any(r.startswith("torch~=2.") for r in requirements)
+    named = {re.match(r"[\w-]+", r).group(0) for r in requirements}
+    assert not named & set(simulate_platforms.CELL_INSTALLS)
+    assert simulate_platforms.base_requirements("colab", "torch==2.13.0")[0] == "torch==2.13.0"
+
+
+def test_the_kaggle_like_venv_has_ipywidgets_8_and_no_anywidget():
+    requirements = simulate_platforms.base_requirements("kaggle", None)
+    assert "ipywidgets>=8,<9" in requirements and "torch" in requirements
+    assert not {r.split(">")[0] for r in requirements} & set(simulate_platforms.CELL_INSTALLS)

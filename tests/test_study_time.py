@@ -1,0 +1,71 @@
+"""The course map's study times come from tools/study_time.py; the core path fits a two-week unit (#36)."""
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import study_time  # noqa: E402 - a tool script, imported from tools/
+
+CORE_PATH_LIMIT_HOURS = 15.5  # issue #36: a core path of about 15 hours
+
+
+def test_the_map_and_the_readme_state_the_computed_times():
+    entries = study_time.course_times()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert study_time.stale_statements(entries, study_time.map_text(), readme) == []
+
+
+def test_the_core_path_fits_the_unit():
+    core, optional = study_time.totals(study_time.course_times())
+    assert core / 60 <= CORE_PATH_LIMIT_HOURS and optional > 0
+
+
+def test_a_changed_time_is_caught():
+    entries = study_time.course_times()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    doctored = study_time.map_text().replace(study_time.map_time(entries[0]), "9.9 h", 1)
+    problems = study_time.stale_statements(entries, doctored, readme)
+    assert any(entries[0].name in problem for problem in problems)
+
+
+def _notebook(tmp_path, cells) -> Path:
+    path = tmp_path / "09_probe.ipynb"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = cells
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_the_formula_counts_core_and_optional(tmp_path):
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    path = _notebook(tmp_path, [
+        md("# 09 · Probe\n\n" + "word " * 196),                       # 200 words: 1 minute
+        code("x = 1"),                                                # a code cell
+        md("## 1. Extra (optional)\n\n" + "word " * 196),             # 200 optional words
+        code("panel = make_probe_panel(x)"),                          # an optional panel
+        md("### 1b. still inside the optional section"),
+        code("y = 2"),
+        md("## Exercises\n\n**Exercise 1.** A question.\n\n**Exercise 2 (explore, no self-check).** Try."),
+        code("answer = None  # your answer: a number"),
+        code("def f(x):\n    # your code here\n    return None"),
+    ])
+    entry = study_time.notebook_time(path)
+    core, optional = entry.core, entry.optional
+    assert (core.code_cells, core.questions, core.coding, core.panels) == (1, 1, 1, 0)
+    assert (optional.code_cells, optional.panels, optional.explore) == (2, 1, 1)
+    assert optional.words == 200 + 7 and core.minutes() == pytest.approx(
+        core.words / study_time.READING_WPM + study_time.CODE_CELL_MINUTES + study_time.QUESTION_MINUTES
+        + study_time.CODING_MINUTES)
+
+
+def test_an_optional_notebook_is_optional_throughout(tmp_path):
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    path = _notebook(tmp_path, [md("# 09b · Extra (optional)\n\nText."), md("## 1. Part"), code("x = 1")])
+    entry = study_time.notebook_time(path)
+    assert entry.core.minutes() == 0 and entry.optional.code_cells == 1
+    assert study_time.map_time(entry).startswith("optional")

@@ -1,0 +1,239 @@
+"""Open the course as Colab, Kaggle and Binder do, each in a fresh venv, and run every notebook.
+
+    python tools/simulate_platforms.py --work /tmp/platforms                  # all three
+    python tools/simulate_platforms.py --work DIR --platform kaggle --wheel DIR/dist/d2lmini-*.whl
+    python tools/simulate_platforms.py --work DIR --platform colab --colab-torch torch==2.13.0
+
+- colab: what Google Colab ships that matters here, at the lowest versions d2lmini supports
+  (tools/lowest_versions.py: the oldest torch, numpy, matplotlib, ipywidgets 7.7), and no
+  anywidget, psygnal or pyppmd;
+- kaggle: torch 2.13.0 (the lock), ipywidgets 8, no anywidget, psygnal or pyppmd.
+
+In each, for every notebook in turn: d2lmini and what its first cell installs are removed, the
+notebook's first cell runs as a script with D2LMINI_WHEEL pointing at a wheel built here (no
+network but the package index), and the script asserts that the cell printed nothing to stderr,
+installed d2lmini, anywidget, psygnal and pyppmd, and left torch, numpy, matplotlib and ipywidgets
+at the versions the platform had. Then every notebook runs top to bottom, alone in an empty
+folder (tools/run_notebooks.py --alone), with that venv's python.
+
+- binder: binder/requirements.txt, the file mybinder.org and .devcontainer/ install, in a fresh
+  venv where torch is already installed from the package index (`--binder-torch`); with
+  `--offline-torch-index` its PyTorch CPU index line is left out, for a machine that cannot reach
+  download.pytorch.org. Then one notebook runs (`--binder-notebook`).
+
+Prints how long each step took. Exits non-zero at the first failure, saying what failed.
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
+PLATFORM_PACKAGES = ["torch", "numpy", "matplotlib", "ipywidgets"]  # the platform's: never replaced
+CELL_INSTALLS = ["d2lmini", "anywidget", "psygnal", "pyppmd"]        # what the first cell must bring
+KERNEL_TOOLS = ["ipykernel", "nbclient", "nbformat"]                 # to run notebooks, as Jupyter does
+TORCH_CPU_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
+
+
+class SimulationFailed(Exception):
+    """A platform did not behave as the course needs; the message says what and where."""
+
+
+def lowest_pins() -> list[str]:
+    """Return tools/lowest_versions.py's pins, e.g. ["torch~=2.3.0", ..., "ipywidgets==7.7.1"]."""
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "lowest_versions.py")],
+                          capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
+def base_requirements(platform: str, colab_torch: str | None) -> list[str]:
+    """Return the pip arguments that install what `platform` ships before any notebook runs."""
+    if platform == "colab":
+        pins = [p for p in lowest_pins() if p.split("=")[0].rstrip("~") in PLATFORM_PACKAGES]
+        if colab_torch:
+            pins = [colab_torch if p.startswith("torch") else p for p in pins]
+        return [*pins, *KERNEL_TOOLS]
+    if platform == "kaggle":
+        return ["-c", str(ROOT / "constraints.txt"), "torch", "numpy", "matplotlib", "ipywidgets>=8,<9",
+                *KERNEL_TOOLS]
+    raise ValueError(f"platform must be colab or kaggle, not {platform!r}")
+
+
+def clean_environment() -> dict:
+    """os.environ without PYTHONPATH: nothing may find d2lmini's source folder instead of the install."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environment.setdefault("OMP_NUM_THREADS", "1")
+    return environment
+
+
+def run(command: list[str], what: str, **kwargs) -> subprocess.CompletedProcess:
+    """Run `command` with its python's bin/ first on PATH; raise SimulationFailed naming `what`,
+    with its output's tail, if it fails."""
+    environment = clean_environment()
+    environment["PATH"] = str(Path(command[0]).parent) + os.pathsep + environment["PATH"]
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, **kwargs)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise SimulationFailed(f"{what} failed (exit {done.returncode}):\n{tail}")
+    return done
+
+
+def make_venv(folder: Path) -> Path:
+    """Create a fresh venv in `folder` and return its python."""
+    run([sys.executable, "-m", "venv", "--clear", str(folder)], f"creating the venv {folder}")
+    return folder / "bin" / "python"
+
+
+def pip(python: Path, *arguments: str, what: str) -> None:
+    """Run `python -m pip install` quietly with `arguments`."""
+    run([str(python), "-m", "pip", "install", "--quiet", *arguments], what)
+
+
+def versions(python: Path, names: list[str]) -> dict[str, str | None]:
+    """Return the installed version of each distribution in `names` (None where it is absent)."""
+    code = ("import importlib.metadata as m, json, sys\n"
+            "def version(name):\n"
+            "    try:\n        return m.version(name)\n"
+            "    except m.PackageNotFoundError:\n        return None\n"
+            "print(json.dumps({name: version(name) for name in sys.argv[1:]}))")
+    return json.loads(run([str(python), "-c", code, *names], "reading versions").stdout)
+
+
+def first_cell(path: Path) -> str:
+    """Return the source of the notebook's first code cell (its install cell)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "".join(next(c for c in cells if c["cell_type"] == "code")["source"])
+
+
+def check_install_cell(python: Path, path: Path, wheel: Path, shipped: dict) -> None:
+    """Remove what the cell installs, run the notebook's first cell, and check what it did."""
+    run([str(python), "-m", "pip", "uninstall", "--yes", "--quiet", *CELL_INSTALLS], "pip uninstall")
+    with tempfile.TemporaryDirectory() as empty:  # not the repository: its d2lmini/ would be found
+        environment = clean_environment() | {"D2LMINI_WHEEL": str(wheel)}
+        done = subprocess.run([str(python), "-c", first_cell(path)], capture_output=True, text=True,
+                              cwd=empty, env=environment, timeout=600)
+    if done.returncode != 0 or done.stderr.strip():
+        raise SimulationFailed(f"{path.name}: the install cell failed:\n{done.stdout}{done.stderr}")
+    after = versions(python, PLATFORM_PACKAGES + CELL_INSTALLS)
+    missing = [name for name in CELL_INSTALLS if after[name] is None]
+    changed = {name: (shipped[name], after[name])
+               for name in PLATFORM_PACKAGES if after[name] != shipped[name]}
+    if missing or changed:
+        raise SimulationFailed(f"{path.name}: the install cell left out {missing}; changed {changed}")
+
+
+def run_notebooks_alone(python: Path, paths: list[Path]) -> None:
+    """Run each notebook top to bottom alone in an empty folder with `python` (tools/run_notebooks.py)."""
+    run([str(python), str(ROOT / "tools" / "run_notebooks.py"), "--alone", *map(str, paths)],
+        "running the notebooks")
+
+
+def simulate_notebook_platform(platform: str, work: Path, wheel: Path, colab_torch: str | None,
+                               timings: list) -> None:
+    """Colab- or Kaggle-like: install what the platform ships, check every install cell, run all."""
+    start = time.perf_counter()
+    python = make_venv(work / platform)
+    pip(python, *base_requirements(platform, colab_torch), what=f"{platform}: the platform's packages")
+    shipped = versions(python, PLATFORM_PACKAGES + CELL_INSTALLS)
+    present = [name for name in CELL_INSTALLS if shipped[name] is not None]
+    if present:
+        raise SimulationFailed(f"{platform}: the platform already has {present}; the cell would go untested")
+    timings.append((platform, "venv with the platform's packages", time.perf_counter() - start, shipped))
+    start = time.perf_counter()
+    for path in NOTEBOOKS:
+        check_install_cell(python, path, wheel, shipped)
+    timings.append((platform, f"first cell of {len(NOTEBOOKS)} notebooks", time.perf_counter() - start, ""))
+    start = time.perf_counter()
+    run_notebooks_alone(python, NOTEBOOKS)
+    timings.append((platform, f"{len(NOTEBOOKS)} notebooks top to bottom", time.perf_counter() - start, ""))
+
+
+def binder_requirements(offline_torch_index: bool) -> Path:
+    """Return binder/requirements.txt, or a copy beside it without the PyTorch index line."""
+    path = ROOT / "binder" / "requirements.txt"
+    if not offline_torch_index:
+        return path
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if TORCH_CPU_INDEX not in lines:
+        raise SimulationFailed(f"binder/requirements.txt has no line {TORCH_CPU_INDEX!r}")
+    copy = path.with_name(".requirements-offline.txt")  # beside it: its -r ../ lines stay right
+    copy.write_text("\n".join(line for line in lines if line != TORCH_CPU_INDEX) + "\n", encoding="utf-8")
+    return copy
+
+
+def simulate_binder(work: Path, binder_torch: str, notebook: str, offline_torch_index: bool,
+                    timings: list) -> None:
+    """A fresh venv, binder/requirements.txt installed from the repository root, one notebook run."""
+    start = time.perf_counter()
+    python = make_venv(work / "binder")
+    pip(python, binder_torch, what="binder: torch")
+    requirements = binder_requirements(offline_torch_index)
+    try:
+        run([str(python), "-m", "pip", "install", "--quiet", "-r", str(requirements)],
+            "binder: pip install -r binder/requirements.txt", cwd=ROOT)
+    finally:
+        if requirements.name.startswith("."):
+            requirements.unlink()
+    installed = versions(python, PLATFORM_PACKAGES + CELL_INSTALLS + ["jupyterlab"])
+    absent = [name for name, version in installed.items() if version is None]
+    if absent:
+        raise SimulationFailed(f"binder: binder/requirements.txt did not install {absent}")
+    timings.append(("binder", "venv from binder/requirements.txt", time.perf_counter() - start, installed))
+    start = time.perf_counter()
+    run_notebooks_alone(python, [ROOT / "notebooks" / f"{notebook}.ipynb"])
+    timings.append(("binder", f"{notebook} top to bottom", time.perf_counter() - start, ""))
+
+
+def build_wheel(work: Path) -> Path:
+    """Build d2lmini's wheel once into work/dist and return its path."""
+    run([sys.executable, "-m", "build", "--wheel", "--outdir", str(work / "dist"), str(ROOT)],
+        "building the wheel")
+    (wheel,) = glob.glob(str(work / "dist" / "d2lmini-*.whl"))
+    return Path(wheel)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, required=True, help="a folder for the wheel and the venvs")
+    parser.add_argument("--platform", action="append", choices=["colab", "kaggle", "binder"],
+                        help="one platform (repeatable); all three when not given")
+    parser.add_argument("--wheel", type=Path, help="a d2lmini wheel already built (else built here)")
+    parser.add_argument("--colab-torch", help="replace the lowest torch pin, e.g. torch==2.13.0")
+    parser.add_argument("--binder-torch", default="torch==2.13.0", help="torch installed before binder/")
+    parser.add_argument("--binder-notebook", default="00_start_here", help="the notebook binder runs")
+    parser.add_argument("--offline-torch-index", action="store_true",
+                        help="leave binder/requirements.txt's PyTorch index line out (no route to it)")
+    args = parser.parse_args()
+    platforms = args.platform or ["colab", "kaggle", "binder"]
+    args.work.mkdir(parents=True, exist_ok=True)
+    timings = []
+    try:
+        start = time.perf_counter()
+        wheel = args.wheel.resolve() if args.wheel else build_wheel(args.work)
+        timings.append(("all", f"wheel {wheel.name}", time.perf_counter() - start, ""))
+        for platform in platforms:
+            if platform == "binder":
+                simulate_binder(args.work, args.binder_torch, args.binder_notebook,
+                                args.offline_torch_index, timings)
+            else:
+                simulate_notebook_platform(platform, args.work, wheel, args.colab_torch, timings)
+    except SimulationFailed as failure:
+        print(f"FAILED: {failure}", file=sys.stderr)
+        return 1
+    finally:
+        print("| platform | step | seconds | versions |\n|---|---|---|---|")
+        for platform, step, seconds, found in timings:
+            shown = ", ".join(f"{k} {v}" for k, v in found.items()) if isinstance(found, dict) else found
+            print(f"| {platform} | {step} | {seconds:.0f} | {shown} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
