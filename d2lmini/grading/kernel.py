@@ -135,7 +135,11 @@ class Kernel:
                                   stderr=subprocess.DEVNULL)
         self.client = self.manager.client()
         self.client.start_channels()
-        self.client.wait_for_ready(timeout=120)
+        try:
+            self.client.wait_for_ready(timeout=120)
+        except BaseException:  # a kernel that never answered: end it, and remove its sockets' folder
+            self.shutdown()
+            raise
 
     def alive(self) -> bool:
         return self.manager.is_alive()
