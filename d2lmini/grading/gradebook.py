@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from d2lmini.grading import sandbox
 from d2lmini.grading.config import Config
 from d2lmini.grading.files import inside, read_only, student_key, write_atomic
 from d2lmini.grading.judge import Mark, Submission, grade_notebook, matching_notebook, read_submission
@@ -243,6 +244,8 @@ def grade_class(
     """
     out = Path(out)
     roster = check_folders(submissions, out)
+    isolation = sandbox.probe()  # said before any submission runs
+    progress(("" if isolation.isolated else "WARNING: ") + "submissions run " + isolation.describe())
     if only:
         config = replace(config, points={i: p for i, p in config.points.items() if i in only})
     for folder in (out, out / RECORDS, out / FEEDBACK):

@@ -6,7 +6,11 @@ builds a zip with `setup.sh` (a virtual environment with PyTorch's CPU wheel and
 dependencies), `run_autograder`, the config and the d2lmini package. On Gradescope,
 `run_autograder` runs `python -m d2lmini.grading.gradescope /autograder`: it grades the files
 in /autograder/submission and writes /autograder/results/results.json (a test per exercise:
-name, score, max_score, output). `D2LMINI_AUTOGRADER_ROOT` replaces /autograder (for tests).
+name, score, max_score, output) once every process the submission started is gone. Student
+code runs in the same sandbox as locally (`d2lmini.grading.sandbox`): bubblewrap where the
+container allows it, else as an unprivileged user (the autograder runs as root), with the
+config (the seed) and the upload readable by root alone. `D2LMINI_AUTOGRADER_ROOT` replaces
+/autograder (for tests).
 """
 
 import json
@@ -18,14 +22,14 @@ from pathlib import Path
 
 import torch
 
-from d2lmini.grading import manifest
+from d2lmini.grading import manifest, sandbox
 from d2lmini.grading.config import DEFAULT_CONFIG, load_config
 from d2lmini.grading.gradebook import grade_student
 from d2lmini.grading.report import feedback_text
 
 PACKAGE = Path(__file__).parents[1]
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
-GRADER_PACKAGES = ("ipykernel>=6.29", "jupyter_client>=8", "nbformat>=5.10")
+GRADER_PACKAGES = ("ipykernel>=6.29", "jupyter_client>=8", "nbformat>=5.10", "cloudpickle>=3")
 KERNEL_MEMORY_MB = 512  # Gradescope's container has 768 MB: the kernel gets this much of it
 
 SETUP = """#!/usr/bin/env bash
@@ -37,6 +41,11 @@ root="${{D2LMINI_AUTOGRADER_ROOT:-/autograder}}"
 python="${{PYTHON:-python3}}"
 if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     apt-get update -q && apt-get install -y -q python3 python3-venv python3-pip
+fi
+# The sandbox for student code: bubblewrap where the container allows user namespaces, else
+# setpriv (util-linux) runs it as an unprivileged user (docs/instructors.md, "Threat model").
+if ! command -v bwrap >/dev/null || ! command -v setpriv >/dev/null; then
+    apt-get update -q && apt-get install -y -q bubblewrap util-linux || true
 fi
 "$python" -m venv "$root/venv"
 index="${{D2LMINI_TORCH_INDEX-{index}}}"
@@ -90,6 +99,11 @@ def results(result, exercises) -> dict:
 def main(root: Path) -> int:
     """Grade `root`/submission with `root`/source/points.toml; write `root`/results/results.json."""
     exercises = manifest.load()
+    # The seed and the upload: root's alone (student code may run as another user here).
+    for private in (root / "source" / "points.toml", root / "submission"):
+        if private.exists():
+            private.chmod(0o600 if private.is_file() else 0o700)
+    print(f"submissions run {sandbox.probe().describe()}")
     config = load_config(root / "source" / "points.toml", exercises)
     config.limits.memory_mb = min(config.limits.memory_mb, KERNEL_MEMORY_MB)
     out = root / "results"
@@ -102,7 +116,8 @@ def main(root: Path) -> int:
     import resource  # Unix only: Gradescope's autograder runs on Linux; importing this module need not
 
     grader_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak memory: grader {grader_mb:.0f} MB, kernel {result.stats.get('kernel_mb', 0):.0f} MB; "
+    print(f"peak memory: grader {grader_mb:.0f} MB, kernel {result.stats.get('kernel_mb', 0):.0f} MB, "
+          f"function caller {result.stats.get('caller_mb', 0):.0f} MB; "
           f"graded in {result.stats.get('seconds', 0):.1f} s")
     return 0
 

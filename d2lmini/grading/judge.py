@@ -1,23 +1,45 @@
 """Grade one student's submitted notebooks: run each in its kernel, judge here, give points and messages.
 
-Answers and functions come out of the student's kernel (`d2lmini.grading.kernel`); each is
-judged by the notebook's own check, in this process, with the released notebook's arguments
-and the instructor's seed: the check's cases and expected values are never in the kernel.
+Answers and functions come out of the student's sandboxed kernel (`d2lmini.grading.kernel`),
+which is shut down, every process of its sandbox gone, before anything is judged. Each answer
+is judged by the notebook's own check, in this process, with the released notebook's arguments
+and the instructor's seed: the check's cases and expected values are never in the kernel. A
+function is called for its check in a fresh sandboxed process (`d2lmini.grading.caller`) that
+has none of the package's reference code, with the check's own bans.
 """
 
 import ast
 import contextlib
+import functools
+import importlib
 import io
+import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import shifted_seeds
-from d2lmini.grading.kernel import CALL_MARGIN, OUTPUT_LIMIT, Kernel, Limits, NotebookRun, rewrite
+from d2lmini.grading import copies, evidence, sandbox
+from d2lmini.grading.kernel import (
+    CALL_MARGIN,
+    OUTPUT_LIMIT,
+    Kernel,
+    Limits,
+    NotebookRun,
+    peak_of_tree,
+    rewrite,
+)
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
-from d2lmini.grading.remote import CALL_SECONDS, RemoteFunction, decode, local_device
+from d2lmini.grading.remote import CALL_SECONDS, RemoteFunction, decode, local_device, read_line
+
+FUNCTION_LIMIT = 64 * 2**20  # bytes of a saved function the grader passes on to a caller process
+READY_SECONDS = 180.0  # for a caller process to start and load the function
 
 BOOTSTRAP = "import d2lmini.grading.agent as __d2lmini_grading__"
 
@@ -45,6 +67,9 @@ def read_submission(path: Path) -> Submission:
     """Read a submitted file as a notebook; one that is not readable says why, in words for the student."""
     import nbformat
 
+    if path.is_symlink() or path.parent.is_symlink():  # a link to a classmate's file is not an upload
+        return Submission(path, None, f"{path.name} is a link to another file, not an uploaded notebook, "
+                                      "so it was not graded: upload the .ipynb file itself.")
     try:
         notebook = nbformat.read(path, as_version=4)
         cells = [c.source for c in notebook.cells if c.cell_type == "code"]
@@ -149,44 +174,167 @@ def _reason_missing(exercise: Exercise, run: NotebookRun, limits: Limits) -> str
     return f"Not graded: {run.stopped or 'the check cell did not reach the check'}."
 
 
-def judge(exercise: Exercise, values: dict, kernel: Kernel | None, seed: int) -> Verdict:
-    """Judge one recorded exercise with its check, in this process, on the instructor's seed."""
+@functools.cache
+def caller_files(with_models: bool) -> tuple[Path, ...]:
+    """The package files a caller process needs (the exercise machinery; with the model classes if asked)."""
+    modules = "d2lmini.grading.limits, d2lmini.grading.caller" + (", d2lmini.rnn" if with_models else "")
+    listing = (f"import sys, json, {modules}; print(json.dumps(sorted({{m.__file__ for n, m in "
+               "list(sys.modules.items()) if n.split('.')[0] == 'd2lmini' "
+               "and getattr(m, '__file__', None)})))")
+    env = dict(os.environ, PYTHONPATH=str(sandbox.PACKAGE.parent))
+    found = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, env=env,
+                           check=True)
+    return tuple(Path(f) for f in json.loads(found.stdout.splitlines()[-1]))
+
+
+@functools.cache
+def package_fingerprints() -> dict[str, str]:
+    """The fingerprints of the package's functions (`d2lmini.grading.copies`), computed here."""
+    return copies.known_fingerprints([sandbox.PACKAGE])
+
+
+class Caller:
+    """A fresh process, sandboxed, that calls a student's saved functions for one check."""
+
+    def __init__(self, functions: dict[str, Path], folder: Path, limits: Limits, with_models: bool):
+        shutil.rmtree(folder, ignore_errors=True)
+        self.scratch, self.status = folder / "scratch", folder / "status"
+        self.scratch.mkdir(parents=True)
+        known, saved = self.scratch / "known.json", []
+        known.write_text(json.dumps(package_fingerprints()), "utf-8")
+        for index, (slot, function) in enumerate(functions.items()):
+            copy = self.scratch / f"function-{index}.pkl"
+            shutil.copyfile(function, copy)
+            saved.append(f"{slot}={copy}")
+        program = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb),
+                   "--", sys.executable, "-m", "d2lmini.grading.caller", str(known), *saved]
+        env = sandbox.clean_env(self.scratch)
+        if sandbox.probe().namespaces:
+            argv = sandbox.command(program, self.scratch, env, caller_files(with_models), status=self.status)
+            env = {}
+        elif sandbox.probe().isolated:  # another user, with the grader's Python path
+            argv = sandbox.command(program, self.scratch, env)
+        else:
+            argv, env = program, dict(os.environ) | env | {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, cwd=self.scratch, env=env or None,
+                                        start_new_session=True)
+
+    def ready(self) -> str | None:
+        """Wait for the process to load the function; None if it did, else what went wrong."""
+        line = read_line(self.process.stdout, READY_SECONDS)
+        try:
+            answer = json.loads(line) if line is not None else None
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            return "the process that calls your function did not start"
+        if answer.get("ready") is True:
+            return None
+        error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
+        which = f"{str(answer.get('function', ''))[:60]}: " if answer.get("function") else ""
+        return f"{which}{str(error.get('type', 'Error'))[:60]}: {str(error.get('message', ''))[:300]}"
+
+    def close(self) -> None:
+        """End the process and every process it started; return once they are gone.
+
+        Keeps the peak resident memory of its processes (MB) in `peak`.
+        """
+        self.peak = peak_of_tree(self.process.pid)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+        if not sandbox.wait_gone(self.status):
+            raise RuntimeError(f"the sandbox of {self.scratch} did not end")
+
+
+def _saved_function(data: dict, scratch: Path) -> Path | None:
+    """The saved function's file, if it lies inside the kernel's scratch folder and is not too large."""
+    try:
+        path = (scratch / str(data.get("file", ""))).resolve()
+        inside = path.is_relative_to(scratch.resolve()) and path.is_file()
+        return path if inside and path.stat().st_size <= FUNCTION_LIMIT else None
+    except (OSError, ValueError):
+        return None
+
+
+def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed: int,
+          cells: list[str] | None = None, found: list | None = None, stats: dict | None = None) -> Verdict:
+    """Judge one recorded exercise with its check, in this process, on the instructor's seed.
+
+    The exercise's functions are called in one fresh sandboxed process; `found` gets the evidence
+    about them (`d2lmini.grading.evidence`), `stats` the peak memory of that process.
+    """
     arguments = exercise.instructor_arguments()
+    saved, names, functions, caller = {}, {}, [], None
     for slot in exercise.slots:
         data = values.get(slot)
-        if isinstance(data, dict) and data.get("t") == "function":
-            if kernel is None:
-                return Verdict(False, "Not graded: the kernel holding your function stopped.")
-            arguments[slot] = RemoteFunction(data["handle"], kernel.client, kernel.manager.is_alive,
-                                             CALL_SECONDS + CALL_MARGIN, str(data.get("name", slot)),
-                                             getattr(kernel.manager.provisioner, "pid", None))
-        else:
+        if not (isinstance(data, dict) and data.get("t") == "function"):
             arguments[slot] = decode(data, local_device)
-    with shifted_seeds(seed), contextlib.redirect_stdout(io.StringIO()):  # the verdict goes to feedback
-        return exercise.checker()(**arguments)
+            continue
+        names[slot] = name = str(data.get("name", slot))[:80]
+        if data.get("error"):
+            return Verdict(False, f"Not graded: your function {name} could not be saved for grading "
+                                  f"({str(data['error'])[:200]}).")
+        saved[slot] = _saved_function(data, scratch)
+        if saved[slot] is None:
+            return Verdict(False, f"Not graded: your function {name} was not found after your notebook "
+                                  "ran.")
+    try:
+        if saved:  # one process for all the exercise's functions (the capstone passes eight)
+            with_models = hasattr(importlib.import_module(exercise.module), "RNNScratch")
+            caller = Caller(saved, scratch.parent / f".{scratch.name}-call", limits, with_models)
+            problem = caller.ready()
+            if problem is not None:
+                return Verdict(False, f"Your function was refused: it could not be loaded in the grader's "
+                                      f"clean process ({problem}). The exercise asks you to write it "
+                                      "yourself: the package's own implementation (d2lmini's modules) and "
+                                      "the solutions are not there, and a copy of them is refused.")
+            state = {"broken": False}
+            for slot in saved:
+                arguments[slot] = RemoteFunction(caller.process, CALL_SECONDS + CALL_MARGIN, names[slot],
+                                                 slot, state)
+                functions.append(arguments[slot])
+        with shifted_seeds(seed), contextlib.redirect_stdout(io.StringIO()):  # the verdict goes to feedback
+            return exercise.checker()(**arguments)
+    finally:
+        if caller is not None:
+            caller.close()
+            if stats is not None:
+                stats["caller_mb"] = max(stats.get("caller_mb", 0.0), caller.peak)
+        for function in functions if found is not None and cells is not None else ():
+            report = evidence.report(exercise.id, cells, function.__name__, dict(function.calls))
+            if report is not None:
+                found.append(report)
 
 
 def grade_notebook(submission: Submission, exercises: list[Exercise], points: dict[str, float],
                    scratch: Path, limits: Limits, seed: int, stats: dict | None = None) -> list[Mark]:
     """The marks of one submitted notebook (its exercises are `exercises`, all of one notebook).
 
-    `stats`, if given, gets the grading time ("seconds") and the kernel's peak memory ("kernel_mb").
+    `stats`, if given, gets the grading time ("seconds"), the peak memory of the kernel ("kernel_mb")
+    and of the processes that called the functions ("caller_mb"), the isolation ("isolation") and the
+    evidence about graded functions ("evidence").
     """
     scratch.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     run, kernel = execute(submission, exercises, scratch, limits)
-    marks = []
+    if kernel is not None:  # every process of the student's sandbox is gone before anything is judged
+        kernel.shutdown()
+    marks, found = [], []
     try:
         for exercise in exercises:
             worth = points[exercise.id]
             if exercise.id not in run.records:
                 marks.append(Mark(exercise.id, 0, worth, _reason_missing(exercise, run, limits)))
                 continue
-            if kernel is not None and not kernel.alive():
-                kernel.shutdown()
-                run, kernel = execute(submission, exercises, scratch, limits)
             try:
-                verdict = judge(exercise, run.records.get(exercise.id, {}), kernel, seed)
+                verdict = judge(exercise, run.records.get(exercise.id, {}), scratch, limits, seed,
+                                submission.cells, found, stats)
             except Exception as error:  # a grader fault must cost nobody the batch; it is reported
                 verdict = Verdict(False, "Not graded: the grader failed on this exercise "
                                          f"({type(error).__name__}: {error}); tell your instructor.")
@@ -194,8 +342,11 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
     finally:
         if kernel is not None:
             kernel.shutdown()
-        shutil.rmtree(scratch, ignore_errors=True)
+        for made in (scratch, *scratch.parent.glob(f".{scratch.name}-*")):  # what this grading created
+            shutil.rmtree(made, ignore_errors=True)
         if stats is not None:
             stats["seconds"] = stats.get("seconds", 0) + time.monotonic() - started
             stats["kernel_mb"] = max(stats.get("kernel_mb", 0), getattr(kernel, "peak", 0.0))
+            stats["isolation"] = sandbox.probe().describe()
+            stats.setdefault("evidence", []).extend(found)
     return marks

@@ -1,19 +1,24 @@
 """Run a submitted notebook in a fresh, limited kernel, with its check cells turned into recorders.
 
 The kernel is a child process started through `d2lmini.grading.limits` (a memory limit, a
-limit on the size of files it writes), in a scratch folder inside the grader's output folder,
-with HOME, TMPDIR and caches pointing there and no route to a package index or the network
-(a proxy that answers nothing). Each cell runs with a time limit; a cell still running then is
-interrupted, and a cell that prints more than `OUTPUT_LIMIT` characters is stopped. A cell
-that ends the kernel (`os._exit`, a crash, too much memory) is noted, and the notebook is run
-again in a fresh kernel without it, so the other exercises are still graded.
+limit on the size of files it writes) inside a bubblewrap sandbox (`d2lmini.grading.sandbox`:
+no network, the system read-only, its scratch folder its only writable place, its own PID
+namespace), talking to the grader over Unix sockets in a short temporary folder bound into it.
+Without a sandbox (no bwrap) it runs as the grader's user, with HOME, TMPDIR and caches in the
+scratch folder and a proxy that answers nothing, and the results say it was not isolated. Each
+cell runs with a time limit; a cell still running then is interrupted, and a cell that prints
+more than `OUTPUT_LIMIT` characters is stopped. A cell that ends the kernel (`os._exit`, a crash, too
+much memory) is noted, and the notebook is run again in a fresh kernel without it, so the other
+exercises are still graded. `Kernel.shutdown` returns once every process of the sandbox is gone.
 """
 
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +26,13 @@ from pathlib import Path
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
+from d2lmini.grading import sandbox
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import MIME
 from d2lmini.grading.settings import Limits
 
 OUTPUT_LIMIT = 1_000_000  # characters a cell may print before it is stopped
+RECORD_LIMIT = 64 * 2**20  # characters of one grading message the grader reads (a record)
 CALL_MARGIN = 20.0  # seconds a remote call may take beyond the guard's own limit (transfers)
 KERNEL_NAME = "d2lmini-grading"
 BLOCKED_NETWORK = "http://127.0.0.1:9"  # the discard port: every HTTP(S) request fails at once
@@ -69,26 +76,34 @@ def rewrite(source: str, exercises: dict[str, Exercise]) -> tuple[str, list[str]
     return "".join(lines), found
 
 
-def _kernel_spec_dir(scratch: Path, limits: Limits) -> Path:
-    folder = scratch / ".kernel" / KERNEL_NAME
+def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path) -> Path:
+    """A kernel spec (outside the scratch folder, which the student's code may write) for the kernel."""
+    folder = private / KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb), "--",
-            sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (folder / "kernel.json").write_text(json.dumps(
-        {"argv": argv, "display_name": "d2lmini grading", "language": "python"}), "utf-8")
+    program = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb),
+               "--", sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    spec = {"display_name": "d2lmini grading", "language": "python"}
+    if sandbox.probe().namespaces:
+        # Interrupted by a message: a signal would reach bwrap, not the kernel inside it.
+        argv = sandbox.command(program, scratch, sandbox.clean_env(scratch), status=private / "status",
+                               sockets=sockets)
+        spec |= {"argv": argv, "interrupt_mode": "message"}
+    elif sandbox.probe().isolated:  # setpriv execs the kernel: a signal reaches it
+        spec["argv"] = [sys.executable, "-m", "d2lmini.grading.handover", "{connection_file}", "--",
+                        *sandbox.command(program, scratch, sandbox.clean_env(scratch))]
+    else:
+        spec["argv"] = program
+    (folder / "kernel.json").write_text(json.dumps(spec), "utf-8")
     return folder.parent
 
 
 def _kernel_env(scratch: Path) -> dict:
+    """The unsandboxed kernel's environment: the grader's, with paths into the scratch folder, no network."""
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-    home = scratch / "home"
-    home.mkdir(exist_ok=True)
-    env.update(HOME=str(home), TMPDIR=str(home), MPLCONFIGDIR=str(home), XDG_CACHE_HOME=str(home / ".cache"),
-               D2LMINI_CACHE=str(home / ".cache" / "d2lmini"), IPYTHONDIR=str(home / ".ipython"),
-               JUPYTER_RUNTIME_DIR=str(home / ".runtime"), PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="agg",
-               http_proxy=BLOCKED_NETWORK, https_proxy=BLOCKED_NETWORK, HTTP_PROXY=BLOCKED_NETWORK,
-               HTTPS_PROXY=BLOCKED_NETWORK, PIP_NO_INDEX="1", PIP_FIND_LINKS="", PIP_CONFIG_FILE=os.devnull,
-               PYTHONNOUSERSITE="1", OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+    env.update(sandbox.clean_env(scratch) | {"PATH": env.get("PATH", ""),
+                                             "PYTHONPATH": env.get("PYTHONPATH", "")})
+    env.update(http_proxy=BLOCKED_NETWORK, https_proxy=BLOCKED_NETWORK, HTTP_PROXY=BLOCKED_NETWORK,
+               HTTPS_PROXY=BLOCKED_NETWORK, PIP_FIND_LINKS="", PIP_CONFIG_FILE=os.devnull)
     return env
 
 
@@ -97,15 +112,34 @@ class Kernel:
 
     def __init__(self, scratch: Path, limits: Limits):
         self.scratch, self.limits = scratch, limits
-        specs = KernelSpecManager(kernel_dirs=[str(_kernel_spec_dir(scratch, limits))])
-        self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
-        self.manager.connection_file = str(scratch / ".kernel" / f"connection-{os.getpid()}-{id(self)}.json")
+        self.private = scratch.parent / f".{scratch.name}-grader"  # beside the scratch, outside the sandbox
+        shutil.rmtree(self.private, ignore_errors=True)
+        # Made before the sandbox's user is given the folder (user isolation).
+        (scratch / ".kernel").mkdir(parents=True, exist_ok=True)
+        # Unix socket paths must be short (107 bytes): not in a scratch folder that may lie deep.
+        short = "/tmp" if Path("/tmp").is_dir() else None
+        self.sockets = Path(tempfile.mkdtemp(prefix="d2lmini-kernel-", dir=short))
+        spec_dir = _kernel_spec_dir(scratch, self.private, limits, self.sockets)
+        specs = KernelSpecManager(kernel_dirs=[str(spec_dir)])
+        isolation = sandbox.probe()
+        # Unix sockets in a bound folder cross the sandbox's network namespace; TCP would not.
+        name = f"{os.getpid()}-{id(self)}"  # a restarted kernel's files never meet its predecessor's clean-up
+        ipc = {"transport": "ipc", "ip": str(self.sockets / "kernel")}
+        ports = ipc if isolation.namespaces else {}
+        self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, **ports)
+        self.manager.connection_file = str(scratch / ".kernel" / f"connection-{name}.json")
+        env = sandbox.clean_env(scratch) if isolation.isolated else _kernel_env(scratch)
+        env = {} if isolation.namespaces else env  # bwrap sets the kernel's environment itself
         # The kernel's own stderr (ipykernel's warnings, a student's os.write(2, ...)) is not the grader's.
-        self.manager.start_kernel(env=_kernel_env(scratch), cwd=str(scratch), stdout=subprocess.DEVNULL,
+        self.manager.start_kernel(env=env, cwd=str(scratch), stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
         self.client = self.manager.client()
         self.client.start_channels()
-        self.client.wait_for_ready(timeout=120)
+        try:
+            self.client.wait_for_ready(timeout=120)
+        except BaseException:  # a kernel that never answered: end it, and remove its sockets' folder
+            self.shutdown()
+            raise
 
     def alive(self) -> bool:
         return self.manager.is_alive()
@@ -142,7 +176,7 @@ class Kernel:
             elif kind == "error":
                 error = f"{content.get('ename', 'Error')}: {content.get('evalue', '')}"[:300]
             elif kind in ("display_data", "update_display_data") and MIME in content.get("data", {}):
-                if on_message is not None:
+                if on_message is not None and len(json.dumps(content["data"][MIME])) <= RECORD_LIMIT:
                     on_message(content["data"][MIME])
             elif kind == "status" and content.get("execution_state") == "idle":
                 return interrupted or error, False
@@ -153,20 +187,43 @@ class Kernel:
         return True
 
     def peak_mb(self) -> float:
-        """The kernel's peak resident memory so far, in MB (Linux; 0 where /proc cannot tell)."""
+        """The peak resident memory of the kernel's processes so far, in MB (Linux; else 0)."""
         pid = getattr(self.manager.provisioner, "pid", None)
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            return 0.0
-        line = next((x for x in status.splitlines() if x.startswith("VmHWM:")), "VmHWM: 0 kB")
-        return int(line.split()[1]) / 1024
+        inner = sandbox.sandbox_pid(self.private / "status")
+        return max((peak_of_tree(p) for p in (pid, inner) if p), default=0.0)
 
     def shutdown(self) -> None:
-        """Stop the kernel and its channels (always safe to call); keep its peak memory in `peak`."""
+        """Stop the kernel and its channels, and wait until every process of its sandbox is gone.
+
+        Always safe to call; keeps the kernel's peak memory in `peak`.
+        """
         self.peak = max(getattr(self, "peak", 0.0), self.peak_mb() if self.manager.has_kernel else 0.0)
         try:
             self.client.stop_channels()
         finally:
             if self.manager.has_kernel:
                 self.manager.shutdown_kernel(now=True)
+            gone = sandbox.wait_gone(self.private / "status")
+            shutil.rmtree(self.sockets, ignore_errors=True)
+            if not gone:
+                raise RuntimeError(f"the sandbox of {self.scratch} did not end")
+
+
+def peak_of_tree(pid: int) -> float:
+    """The largest peak resident memory (VmHWM, MB) among `pid` and its descendants."""
+    peak, stack, seen = 0.0, [pid], set()
+    while stack and len(seen) < 1000:
+        current = stack.pop()
+        seen.add(current)
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+        except OSError:
+            continue
+        try:
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:  # a kernel built without CONFIG_PROC_CHILDREN: this process alone
+            children = []
+        line = next((x for x in status.splitlines() if x.startswith("VmHWM:")), "VmHWM: 0 kB")
+        peak = max(peak, int(line.split()[1]) / 1024)
+        stack += [int(c) for c in children if int(c) not in seen]
+    return peak

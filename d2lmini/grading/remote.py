@@ -6,9 +6,10 @@ travels as its class name and parameters. Nothing the student's kernel sends is 
 or evaluated: anything else arrives as an `Unreadable` that names its type.
 
 `RemoteFunction` is what the grading process hands to a checker in place of the student's
-function: calling it sends the inputs to the kernel, where the student's function runs under
-the self-check's guard, and brings back the result, what it printed, the torch functions it
-called, and the inputs as the function left them. So the expected values stay in the grading
+function: calling it sends the inputs (and the check's bans) to a fresh sandboxed process
+(`d2lmini.grading.caller`), where the student's function runs under the self-check's guard,
+and brings back the result, what it printed, the torch functions it called, and the inputs as
+the function left them. So the expected values stay in the grading
 process. This file is part of the guarded call's machinery (`d2lmini.exercises.guard`), the
 only grading module a guarded call may run.
 """
@@ -19,8 +20,7 @@ import io
 import json
 import math
 import os
-import queue
-import signal
+import select
 import sys
 import time
 import types
@@ -102,8 +102,9 @@ def _encode(value, depth: int):
         return _encode_tensor(value)
     if isinstance(value, np.ndarray | np.generic):
         return {"t": "ndarray", "npy": _npy(np.asarray(value)), "scalar": isinstance(value, np.generic)}
-    if isinstance(value, list | tuple) and depth < 8 and len(value) <= 100_000:
-        return {"t": type(value).__name__, "v": [_encode(v, depth + 1) for v in value]}
+    if isinstance(value, list | tuple) and depth < 8 and len(value) <= 100_000:  # torch.Size: a tuple
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {"t": kind, "v": [_encode(v, depth + 1) for v in value]}
     if type(value) is dict and depth < 8 and all(isinstance(k, str) for k in value):
         return {"t": "dict", "v": {k: _encode(v, depth + 1) for k, v in value.items()}}
     if dataclasses.is_dataclass(value) and not isinstance(value, type) and depth < 8:  # settings (a Budget)
@@ -203,68 +204,109 @@ def _call_recorders() -> list:
     return [mode for mode in _get_current_function_mode_stack() if hasattr(mode, "calls")]
 
 
-def request(client, code: str, handle: str, seconds: float, alive: Callable[[], bool]) -> dict | None:
-    """Run `code` in the kernel of the jupyter `client`; return the agent's last reply for `handle`.
+REPLY_LIMIT = 64 * 2**20  # bytes of one reply the grader reads from a caller process
 
-    None if no reply came within `seconds` or the kernel stopped (`alive()` turned False).
+
+def _ban_names() -> dict:
+    from d2lmini.exercises.guard import refusals
+
+    return {name: value for name, value in vars(refusals).items() if isinstance(value, refusals.Ban)}
+
+
+def _active_rules() -> tuple[list[str], list[str]]:
+    """The bans and allowed package files of the check's guard now running here, by name.
+
+    The check calls this function under its own guard (`run_guarded`, as in the self-check):
+    the same bans are then applied to the student's function in the caller process.
     """
-    msg_id = client.execute(code, store_history=False, allow_stdin=False)
-    deadline, replies = time.monotonic() + seconds, []
-    while time.monotonic() < deadline:
-        try:
-            message = client.get_iopub_msg(timeout=1.0)
-        except queue.Empty:
-            if not alive():
-                return None
-            continue
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        content = message["content"]
-        data = content.get("data", {}).get(MIME) if message["msg_type"] == "display_data" else None
-        if isinstance(data, dict) and data.get("reply") == handle:
-            replies.append(data)
-        if message["msg_type"] == "status" and content.get("execution_state") == "idle":
-            return replies[-1] if replies else None
-    return None
+    from d2lmini.exercises.guard import refusals
+
+    hook = sys.getprofile()
+    if not isinstance(hook, refusals.Refuser):
+        return [], []
+    names = {id(ban): name for name, ban in _ban_names().items()}
+    unknown = [ban.what for ban in hook.bans if id(ban) not in names]
+    if unknown:
+        raise RuntimeError(f"the grader cannot name the ban {unknown[0]!r} for the caller process")
+    package = str(refusals.PACKAGE) + os.sep
+    allowed = sorted(f.removeprefix(package) for f in hook.allowed - refusals.MACHINERY
+                     if f.startswith(package))
+    return [names[id(ban)] for ban in hook.bans], allowed
+
+
+def read_line(stream, seconds: float, limit: int = REPLY_LIMIT) -> bytes | None:
+    """One line from the pipe `stream` within `seconds` (None: none came, the process ended, too long)."""
+    deadline, data = time.monotonic() + seconds, bytearray()
+    descriptor = stream.fileno()
+    while b"\n" not in data and len(data) <= limit:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([descriptor], [], [], left)[0]:
+            return None
+        chunk = os.read(descriptor, 1 << 20)
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data).split(b"\n", 1)[0] if b"\n" in data else None
 
 
 class RemoteFunction:
-    """A student's function that lives in its kernel, called from the grading process.
+    """A student's function, called from the grading process in a fresh sandboxed process.
 
-    Calling it runs `d2lmini.grading.agent.call` in the kernel of the jupyter `client`, which
-    calls the function under the self-check's guard and replies with the outcome. `seconds`
-    bounds the wait for a reply; `alive()` says whether the kernel still runs.
+    `process` runs `d2lmini.grading.caller` (already "ready", holding the function as `slot`;
+    `state` is shared by the functions of one process): calling this object sends it the
+    arguments and the check's bans, waits up to `seconds` for its reply, and brings back the
+    result, what it printed, the torch functions it called, and the inputs as the function
+    left them. So the expected values stay in the grading process, and no verdict depends on
+    code the student's process could replace.
     """
 
-    def __init__(self, handle: str, client, alive: Callable[[], bool], seconds: float, name: str,
-                 pid: int | None = None):
-        self.handle, self.client, self.alive, self.seconds = handle, client, alive, seconds
-        self.__name__, self.pid = name, pid
+    def __init__(self, process, seconds: float, name: str, slot: str = "function",
+                 state: dict | None = None):
+        self.process, self.seconds, self.__name__, self.slot = process, seconds, name, slot
+        self.state = {"broken": False} if state is None else state  # shared by the functions of one process
+        self.calls: Counter = Counter()  # every torch function the caller process reported, for evidence
 
     def __repr__(self) -> str:
         return f"<your function {self.__name__}>"
 
     def __call__(self, *args):
-        payload = json.dumps({"args": [_encode(a, 0) for a in args]})
-        code = f"__d2lmini_grading__.call({self.handle!r}, {payload!r})"
-        try:
-            reply = request(self.client, code, self.handle, self.seconds, self.alive)
-        except BaseException:  # the check's time limit stopped the wait: stop the call in the kernel too
-            if self.pid:
-                os.kill(self.pid, signal.SIGINT)
-            raise
-        if reply is None:
+        if self.state["broken"]:
             raise named_error("KernelStopped")(
-                "the kernel running your notebook stopped or stopped answering during this call "
+                "the process running your function stopped during an earlier call")
+        bans, allowed = _active_rules()
+        payload = json.dumps({"function": self.slot, "args": [_encode(a, 0) for a in args], "bans": bans,
+                              "allowed": allowed})
+        try:
+            self.process.stdin.write((payload + "\n").encode())
+            self.process.stdin.flush()
+            line = read_line(self.process.stdout, self.seconds)
+        except BaseException:  # the check's time limit stopped the wait: this process is spent
+            self.state["broken"] = True
+            raise
+        reply = _parse(line)
+        if reply is None:
+            self.state["broken"] = True
+            raise named_error("KernelStopped")(
+                "the process running your function stopped or stopped answering during this call "
                 "(os._exit, a crash, or more memory than allowed)")
         if reply.get("printed"):
-            sys.stdout.write(reply["printed"])
+            sys.stdout.write(str(reply["printed"])[:100_000])
+        calls = Counter({str(k): v for k, v in dict(reply.get("calls", {})).items() if isinstance(v, int)})
+        self.calls.update(calls)
         for recorder in _call_recorders():
-            recorder.calls.update(Counter(reply.get("calls", {})))
-        for original, after in zip(args, reply.get("args_after", []), strict=False):
+            recorder.calls.update(calls)
+        for original, after in zip(args, reply.get("args_after", []) or [], strict=False):
             write_back(original, decode(after, local_device))
         _raise_problem(reply)
         return decode(reply.get("value"), local_device)
+
+
+def _parse(line: bytes | None) -> dict | None:
+    try:
+        reply = json.loads(line) if line is not None else None
+    except ValueError:
+        return None
+    return reply if isinstance(reply, dict) else None
 
 
 def _raise_problem(reply: dict) -> None:

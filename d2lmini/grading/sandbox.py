@@ -1,0 +1,266 @@
+"""The operating-system boundary around everything a submission runs: Debian's bubblewrap (`bwrap`).
+
+Each student's kernel, and each fresh process that calls a student's function for the judge
+(`d2lmini.grading.caller`), starts as `bwrap ... PROGRAM`:
+
+- `--unshare-all`: its own user, PID, network (loopback only), IPC, UTS and cgroup namespaces;
+  inside it is uid/gid 65534 with no capabilities (`--cap-drop ALL`), even when the grader is
+  root (CI, Gradescope's container);
+- `--die-with-parent` and the PID namespace: when the sandbox's first process ends, the kernel
+  ends every process it started, detached ones too; `wait_gone` waits for that before the
+  grader writes any result;
+- a file system made only of what Python needs, read-only: the system's `/usr`, `/etc` and
+  library folders, this Python (its prefix and site folders) and the `d2lmini` package folder
+  alone (not the repository beside it: no `solutions/`), a fresh `/tmp`, a fresh `/proc` of its
+  own PID namespace (the grader's command line is not there), and one writable folder, its
+  scratch. The output folder, the submissions, the instructor's config, /root and /home are not
+  in it (covered by an empty tmpfs where they lie under a folder that is);
+- a clean environment (`--clearenv`), HOME and TMPDIR in the scratch folder.
+
+Where bwrap is missing or cannot make namespaces (macOS, a container without user namespaces)
+`probe` says why, the grader announces before it starts that submissions run NOT isolated, and
+the results record it. A grader running as root where bwrap cannot run (Gradescope's
+container) runs submissions as uid 65534 through `setpriv` instead ("user" isolation: its own
+user, every process of that user ended before results are written, but the network and the
+readable files shared). `D2LMINI_BWRAP` names another bwrap program; `D2LMINI_SANDBOX`
+forces a mode ("bwrap", "user", "none"), for tests.
+"""
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1]  # the d2lmini folder: the only part of a checkout bound
+SANDBOX_UID = 65534  # "nobody" inside the user namespace
+SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/conda")
+# Emptied where a bound folder holds them.
+HIDDEN = ("/root", "/home", "/run", "/var", "/srv", "/mnt", "/media")
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How submissions are isolated: "bwrap", "user" (root without namespaces: setpriv), or not at all."""
+
+    program: str | None  # bwrap or setpriv, or None: not isolated
+    mode: str | None = None  # "bwrap", "user" or None
+    reason: str = ""  # why not bwrap
+
+    @property
+    def isolated(self) -> bool:
+        return self.mode is not None
+
+    @property
+    def namespaces(self) -> bool:
+        """True in a bubblewrap sandbox (own network, file system and PID namespace)."""
+        return self.mode == "bwrap"
+
+    def describe(self) -> str:
+        """One line for the instructor and for results.json."""
+        if self.mode == "bwrap":
+            return "isolated: each submission in its own bubblewrap sandbox (no network, read-only system)"
+        if self.mode == "user":
+            return ("isolated by user only: submissions run as uid 65534 (setpriv), every process of that "
+                    "user ended before results are written, because " + self.reason + "; they can reach the "
+                    "network and read what any user may (see docs/instructors.md, 'Threat model')")
+        return ("NOT isolated: " + self.reason + ". Submissions run as the grader's own user and can read "
+                "and change what it can (see docs/instructors.md, 'Threat model'); install bubblewrap "
+                "(apt-get install bubblewrap) on Linux to isolate them")
+
+
+@functools.cache
+def probe() -> Isolation:
+    """Find how to isolate submissions here (once per process).
+
+    bubblewrap where it can make a sandbox; else, for a grader running as root (a container such
+    as Gradescope's, where user namespaces are forbidden), a separate unprivileged user through
+    setpriv; else nothing. `D2LMINI_SANDBOX` ("bwrap", "user", "none") forces one, for tests.
+    """
+    wanted = os.environ.get("D2LMINI_SANDBOX", "auto")
+    if wanted == "none":
+        return Isolation(None, None, "isolation switched off (D2LMINI_SANDBOX=none)")
+    why = _bwrap_problem() if wanted != "user" else "D2LMINI_SANDBOX=user"
+    if why is None:
+        return Isolation(shutil.which(os.environ.get("D2LMINI_BWRAP", "bwrap")), "bwrap")
+    setpriv = shutil.which("setpriv")
+    if wanted != "bwrap" and os.geteuid() == 0 and setpriv is not None:
+        python = [sys.executable, "-m", "d2lmini.grading.limits", "4096", "64", "--", sys.executable, "-c",
+                  "import d2lmini.grading.caller"]  # as the kernel and the caller start: Python runs Python
+        user = [setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", "--"]
+        trial = subprocess.run([*user, *python], capture_output=True, text=True, timeout=120,
+                               env={"PYTHONPATH": str(PACKAGE.parent)}, cwd="/")
+        if trial.returncode == 0:
+            return Isolation(setpriv, "user", why)
+        why += f"; and uid {SANDBOX_UID} cannot run this Python and d2lmini ({trial.stderr.strip()[-150:]})"
+    return Isolation(None, None, why)
+
+
+def _bwrap_problem() -> str | None:
+    """Why bwrap cannot make a sandbox here, or None if it can."""
+    name = os.environ.get("D2LMINI_BWRAP", "bwrap")
+    program = shutil.which(name) if name else None
+    if program is None:
+        return f"bubblewrap ({name or 'switched off by D2LMINI_BWRAP'}) is not installed"
+    try:
+        trial = subprocess.run([program, *_namespaces(), "--ro-bind", "/", "/", "--", "true"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{program} could not run ({error})"
+    if trial.returncode != 0:
+        return f"{program} cannot make a sandbox here ({trial.stderr.strip()[:200]})"
+    return None
+
+
+def _namespaces() -> list[str]:
+    return ["--unshare-all", "--die-with-parent", "--new-session", "--uid", str(SANDBOX_UID), "--gid",
+            str(SANDBOX_UID), "--cap-drop", "ALL"]
+
+
+def _python_folders() -> list[Path]:
+    """The folders this Python imports from; not a checkout holding d2lmini (its package is bound alone)."""
+    folders = {Path(sys.base_prefix), Path(sys.prefix)}
+    folders |= {Path(p) for p in sysconfig.get_paths().values()}
+    for entry in sys.path:  # installed packages only: never the working folder or a checkout
+        path = Path(entry).resolve() if entry else None
+        if path is not None and path.name in ("site-packages", "dist-packages") and path.is_dir():
+            folders.add(path)
+    real = {Path(os.path.realpath(sys.executable)).parent.parent}
+    return sorted(p for p in folders | real if p.is_dir())
+
+
+def _covered(path: Path, folders: list[Path]) -> bool:
+    return any(path == f or f in path.parents for f in folders)
+
+
+def command(program: list[str], scratch: Path, env: dict[str, str], package_files: list[Path] | None = None,
+            hide: tuple[Path, ...] = (), status: Path | None = None,
+            sockets: Path | None = None) -> list[str]:
+    """The argv that runs `program` in a sandbox whose only writable folder is `scratch`.
+
+    `package_files`: only these files of the d2lmini package are in the sandbox (the judge's
+    caller), else the whole package folder. `hide`: more folders to cover with an empty tmpfs
+    where a bound folder holds them (the output folder, the submissions). `status`: a file where
+    bwrap writes the host PID of the sandbox's first process (`wait_gone` reads it). `sockets`: a
+    second writable folder, with a short path, for the kernel's Unix sockets (at most 107 bytes).
+    """
+    isolation = probe()
+    if not isolation.isolated:
+        raise RuntimeError(isolation.describe())
+    if not isolation.namespaces:
+        return _as_sandbox_user(isolation.program, program, scratch)
+    argv = [isolation.program, *_namespaces()]
+    bound = [Path(p) for p in SYSTEM if Path(p).exists()]
+    for path in bound:
+        argv += ["--ro-bind", str(path), str(path)] if not Path(path).is_symlink() else \
+            ["--symlink", os.readlink(path), str(path)]
+    argv += ["--tmpfs", "/tmp", "--dir", "/tmp/home"]  # before the binds: a venv in /tmp stays seen
+    for folder in _python_folders():
+        if not _covered(folder, bound):
+            argv += ["--ro-bind", str(folder), str(folder)]
+            bound.append(folder)
+    if _covered(PACKAGE, bound):  # an installed (not editable) d2lmini: empty its folder, then bind
+        argv += ["--tmpfs", str(PACKAGE)]
+    for path in (package_files if package_files is not None else [PACKAGE]):
+        argv += ["--ro-bind", str(path), str(path)]
+    bound += [PACKAGE]
+    for path in (*[Path(p) for p in HIDDEN], PACKAGE.parent / "solutions", *hide):
+        path = Path(path).resolve()
+        if path.is_dir() and _covered(path, bound) and not _covered(PACKAGE, [path]):
+            argv += ["--tmpfs", str(path)]
+    if sockets is not None:
+        argv += ["--bind", str(sockets), str(sockets)]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--bind", str(scratch), str(scratch),
+             "--chdir", str(scratch), "--clearenv"]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    if status is not None:
+        return ["/bin/sh", "-c", f'exec "$@" 3>"{status}"', "sh", *argv, "--json-status-fd", "3", "--",
+                *program]
+    return [*argv, "--", *program]
+
+
+def _as_sandbox_user(setpriv: str, program: list[str], scratch: Path) -> list[str]:
+    """`program` run as uid/gid 65534 with no groups and no way to gain privileges; `scratch` made its own."""
+    for path in (scratch, *scratch.rglob("*")):
+        os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+    return [setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", "--no-new-privs",
+            "--", *program]
+
+
+def end_user_processes(seconds: float = 30.0) -> bool:
+    """End every process of the sandbox user (user isolation); True once none is left."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _uid_of(p) == SANDBOX_UID]
+        if not left:
+            return True
+        subprocess.run([probe().program, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
+                        "--", "kill", "-KILL", "-1"], capture_output=True, timeout=30)
+        time.sleep(0.1)
+    return False
+
+
+def _uid_of(process: Path) -> int | None:
+    try:
+        line = next(x for x in (process / "status").read_text().splitlines() if x.startswith("Uid:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1])
+
+
+def sandbox_pid(status: Path) -> int | None:
+    """The host PID of the sandbox's first process (bwrap wrote it to `status`), or None."""
+    try:
+        for line in status.read_text("utf-8").splitlines():
+            data = json.loads(line)
+            if "child-pid" in data:
+                return int(data["child-pid"])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def wait_gone(status: Path, seconds: float = 30.0) -> bool:
+    """Wait until the sandbox whose status file is `status` has no process left; True if so.
+
+    Its first process is the PID namespace's init: the kernel ends every process of the
+    namespace when it ends, so its PID disappearing means the whole tree is gone.
+    """
+    if probe().mode == "user":
+        return end_user_processes(seconds)
+    pid = sandbox_pid(status)
+    if pid is None:
+        return True
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return True
+        if state.rsplit(")", 1)[-1].split()[0] in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def clean_env(scratch: Path) -> dict[str, str]:
+    """The environment a program of a submission gets: no proxies, no secrets, HOME in a fresh place.
+
+    In a sandbox HOME, TMPDIR and IPython's folder are in its own fresh /tmp, so nothing written
+    there (an IPython startup file) outlives the sandbox; unsandboxed they are in `scratch`.
+    """
+    home = Path("/tmp/home") if probe().namespaces else scratch / "home"
+    if not probe().namespaces:
+        home.mkdir(parents=True, exist_ok=True)
+    return {"HOME": str(home), "TMPDIR": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "LANG": "C.UTF-8", "MPLCONFIGDIR": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+            "D2LMINI_CACHE": str(home / ".cache" / "d2lmini"), "IPYTHONDIR": str(home / ".ipython"),
+            "JUPYTER_RUNTIME_DIR": str(home / ".runtime"), "PYTHONDONTWRITEBYTECODE": "1",
+            "MPLBACKEND": "agg", "PYTHONNOUSERSITE": "1", "PIP_NO_INDEX": "1",
+            "PYTHONPATH": str(PACKAGE.parent), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}

@@ -1,0 +1,139 @@
+"""The self-check and the grader give the same verdict on the same answer (#32, deliverable 5).
+
+For every exercise: the instructors' solution, a wrong answer and (for coding exercises) a
+solution that also calls what the exercises ban are judged by the check as the notebook runs
+it (the function in this process) and as the grader does (the answer after the wire, the
+function in a fresh caller process, `d2lmini.grading.judge.Caller`), on the same seed.
+"""
+
+import ast
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from solution_files import needs_solutions_beside_the_package
+
+from d2lmini.exercises.coding import shifted_seeds
+from d2lmini.grading import manifest
+from d2lmini.grading.judge import Caller
+from d2lmini.grading.kernel import Limits
+from d2lmini.grading.remote import RemoteFunction, decode, encode
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import grading_samples  # noqa: E402  (tools/ is not a package)
+
+EXERCISES = manifest.load()
+SEED = 11
+SLOW = {"08:capstone", "08:train"}  # each trains a model for a minute or more: graded in test_grading's class
+
+BANNED_PREFIX = """
+import torch
+import torch.nn.functional as F
+
+
+def banned_calls():
+    torch.rnn_tanh_cell(torch.zeros(1, 1), torch.zeros(1, 1), torch.zeros(1, 1), torch.zeros(1, 1))
+    F.cross_entropy(torch.zeros(1, 2), torch.zeros(1, dtype=torch.long))
+"""
+
+
+def _verdict(exercise, answers: dict) -> bool:
+    arguments = exercise.instructor_arguments() | answers
+    with shifted_seeds(SEED), contextlib.redirect_stdout(io.StringIO()):
+        return bool(exercise.checker()(**arguments).correct)
+
+
+def _stub_names(exercise) -> dict[str, str]:
+    """slot -> the name of the notebook's function passed there (`ex.check_fused_step(fused_step)`)."""
+    notebook = grading_samples.released(exercise.notebook)
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and exercise.check in cell.source:
+            for node in ast.walk(ast.parse(manifest.python_of(cell.source))):
+                func = node.func if isinstance(node, ast.Call) else None
+                called = getattr(func, "attr", getattr(func, "id", ""))
+                if called == exercise.check:
+                    given = dict(zip(exercise.parameters, node.args, strict=False))
+                    given |= {k.arg: k.value for k in node.keywords if k.arg}
+                    return {slot: given[slot].id for slot in exercise.slots
+                            if isinstance(given.get(slot), ast.Name)}
+    raise AssertionError(f"no check call of {exercise.id} in its notebook")
+
+
+def _student_functions(exercise, banned: bool) -> dict:
+    """The solutions' functions for the exercise's slots, defined as a notebook defines them."""
+    number = exercise.notebook[:2]
+    found = {}
+    for slot, name in _stub_names(exercise).items():
+        source = grading_samples._solution_source(name, grading_samples.SOLUTIONS / f"notebook_{number}.py",
+                                                  grading_samples.SOLUTIONS / "capstone.py")
+        assert source is not None, (exercise.id, name)
+        namespace = {"__name__": "student_notebook"}  # saved by value, as a notebook's function is
+        if banned:
+            source = BANNED_PREFIX + source.replace(":\n", ":\n    banned_calls()\n", 1)
+        exec(compile(source, f"<{exercise.id}>", "exec"), namespace)
+        found[slot] = namespace[name]
+    return found
+
+
+def _wrong_function():
+    namespace = {"__name__": "student_notebook"}
+    exec("def wrong(*args):\n    return None\n", namespace)
+    return namespace["wrong"]
+
+
+def _through_the_grader(exercise, functions: dict, tmp_path: Path) -> bool:
+    import cloudpickle
+
+    saved = {}
+    for slot, function in functions.items():
+        saved[slot] = tmp_path / f"{slot}.pkl"
+        saved[slot].write_bytes(cloudpickle.dumps(function))
+    with_models = "RNNScratch" in exercise.checker().__globals__
+    caller = Caller(saved, tmp_path / "caller", Limits(), with_models)
+    try:
+        assert caller.ready() is None
+        state = {"broken": False}
+        remote = {slot: RemoteFunction(caller.process, 300, f.__name__, slot, state)
+                  for slot, f in functions.items()}
+        return _verdict(exercise, remote)
+    finally:
+        caller.close()
+
+
+CODING = [e for e in EXERCISES if e.kind == "coding" and e.id not in SLOW]
+QUESTIONS = [e for e in EXERCISES if e.kind == "question"]
+
+
+@needs_solutions_beside_the_package
+@pytest.mark.slow
+@pytest.mark.classes
+@pytest.mark.parametrize("exercise", CODING, ids=[e.id for e in CODING])
+def test_a_function_gets_the_same_verdict_from_the_self_check_and_the_grader(exercise, tmp_path):
+    variants = {"solution": _student_functions(exercise, banned=False),
+                "wrong": dict.fromkeys(exercise.slots, _wrong_function()),
+                "banned": _student_functions(exercise, banned=True)}
+    verdicts = {}
+    for name, functions in variants.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        verdicts[name] = (_verdict(exercise, functions), _through_the_grader(exercise, functions, folder))
+    assert verdicts["solution"] == (True, True), verdicts
+    assert verdicts["wrong"] == (False, False), verdicts
+    assert verdicts["banned"][0] == verdicts["banned"][1], verdicts
+
+
+@needs_solutions_beside_the_package
+@pytest.mark.parametrize("exercise", QUESTIONS, ids=[e.id for e in QUESTIONS])
+def test_an_answer_gets_the_same_verdict_from_the_self_check_and_the_grader(exercise):
+    number = exercise.notebook[:2]
+    answers = grading_samples._module(grading_samples.SOLUTIONS / f"notebook_{number}.py").ANSWERS
+    right = answers[exercise.check]
+    for answer, correct in ((right, True), (None, False), ("a guess", False)):
+        slot = exercise.slots[0]
+        wired = decode(json.loads(json.dumps(encode(answer))))
+        assert _verdict(exercise, {slot: answer}) is correct, (exercise.id, answer)
+        assert _verdict(exercise, {slot: wired}) is correct, (exercise.id, answer, wired)
