@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import grading_samples  # noqa: E402  (tools/ is not a package)
 
+pytestmark = pytest.mark.torch_dependent
+
 EXERCISES = manifest.load()
 SEED = 11
 SLOW = {"08:capstone", "08:train"}  # each trains a model for a minute or more: graded in test_grading's class

@@ -31,6 +31,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import cheating_samples  # noqa: E402  (tools/ is not a package)
 import grading_samples  # noqa: E402
 
+pytestmark = pytest.mark.torch_dependent
+
 EXERCISES = manifest.load()
 needs_sandbox = pytest.mark.skipif(not sandbox.probe().isolated, reason=sandbox.probe().describe())
 
