@@ -1,6 +1,8 @@
 """Choosing a device and making runs repeatable (introduced in notebook 00)."""
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -34,3 +36,20 @@ def describe_device(device: torch.device) -> str:
     if device.type == "mps":
         return "Apple GPU (MPS)"
     return f"CPU ({torch.get_num_threads()} threads)"
+
+
+@contextmanager
+def exact_float32() -> Iterator[None]:
+    """Inside the block, float32 products on an NVIDIA GPU are computed in float32 (notebooks 04, 09).
+
+    cuDNN's RNN, GRU and LSTM (and cuBLAS, where switched on) may use TF32, a 10-bit mantissa, on
+    recent NVIDIA GPUs: fast, but about 1e-3 away from float32. A check that the scratch model and
+    torch's compute the same maths turns it off for its block; the previous settings come back
+    after it. On a CPU or Apple's GPU it changes nothing.
+    """
+    cudnn, cublas = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = cudnn, cublas

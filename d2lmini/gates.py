@@ -167,7 +167,9 @@ class TorchGated(nn.Module):
             new_state = last.squeeze(0)
         else:
             H, C = state.chunk(2, dim=1)
-            hiddens, (last_h, last_c) = self.rnn(inputs, (H.unsqueeze(0), C.unsqueeze(0)))
+            # chunk gives views into the state; cuDNN needs each of H and C contiguous
+            start = (H.unsqueeze(0).contiguous(), C.unsqueeze(0).contiguous())
+            hiddens, (last_h, last_c) = self.rnn(inputs, start)
             new_state = torch.cat([last_h.squeeze(0), last_c.squeeze(0)], dim=1)
         return self.output(hiddens.reshape(-1, self.num_hiddens)), new_state
 

@@ -5,7 +5,7 @@ import random
 import pytest
 import torch
 
-from d2lmini.device import describe_device, seed_everything, try_gpu
+from d2lmini.device import describe_device, exact_float32, seed_everything, try_gpu
 
 pytestmark = pytest.mark.torch_dependent
 
@@ -47,3 +47,17 @@ def test_a_count_is_a_number_that_rounds_to_the_expected_whole_number():
     assert not is_count("3", 3), "text is not a number answer (the same rule as every checker)"
     assert not is_count(True, 1), "True is not an answer"
     assert not is_count(4, 3) and not is_count(None, 3) and not is_count("three", 3)
+
+
+def test_exact_float32_turns_tf32_off_inside_and_puts_the_settings_back():
+    before = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    torch.backends.cudnn.allow_tf32 = True
+    try:
+        with exact_float32():
+            assert not torch.backends.cudnn.allow_tf32 and not torch.backends.cuda.matmul.allow_tf32
+        assert torch.backends.cudnn.allow_tf32
+        with pytest.raises(RuntimeError), exact_float32():
+            raise RuntimeError("a failing check inside the block")
+        assert torch.backends.cudnn.allow_tf32
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before
