@@ -184,6 +184,10 @@ RELEASED: dict[str, tuple[Number, ...]] = {
             ),
         ),
     ),
+    # 09
+    "check_saturated_gate_slope": (
+        Number("pre_activation", _one_of(2, 2.5, 3), (r"with \$a = ([\d.]+)\$", r"at \$a = ([\d.]+)\$")),
+    ),
     # 06
     "check_clipped_entry": (
         Number(
