@@ -10,12 +10,16 @@ could be put back (`put_back`), so that no message claims what was not done. Use
 `d2lmini.interrupt`, `d2lmini.train`, `d2lmini.lab` and the self-check's guard.
 """
 
+import contextlib
 import signal
 import threading
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 
 import torch
+
+from d2lmini.held import interrupts_held
 
 
 @dataclass(frozen=True)
@@ -171,3 +175,23 @@ def describe(changes: list[Change], who: str = "Your function") -> str:
 
 def _listed(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+@contextlib.contextmanager
+def put_back_after(who: str, ended: str) -> Iterator[None]:
+    """Record the settings, run the block, then put them back on every exit and warn what changed.
+
+    `who` names the run in the warning ("Training (its callback, or an interrupt)"); ■ is held
+    while the settings are put back, so it can neither cut that in half nor, the run being over,
+    lose its result: one that arrives then is named (`ended` says when: "the run ended").
+    Used by `train()` and `run_lab`.
+    """
+    before = snapshot()
+    try:
+        yield
+    finally:
+        with interrupts_held(deliver=False) as arrived:
+            changes = restore(before, ignore=("sigint",))
+        message = describe(changes, who) + (f" ■ arrived as {ended}: nothing was stopped." if arrived else "")
+        if message:
+            warnings.warn(message.strip(), RuntimeWarning, stacklevel=4)

@@ -23,8 +23,7 @@ from d2lmini.cost import MachineSpeed, RunCost, estimate_cost
 from d2lmini.device import try_gpu
 from d2lmini.divergence import TrainingDiverged, divergence_limit
 from d2lmini.download import TIMEMACHINE_URL, DataUnavailableError
-from d2lmini.held import interrupts_held
-from d2lmini.kernel_settings import describe, restore, snapshot
+from d2lmini.kernel_settings import put_back_after
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
 from d2lmini.rnn import predict, validate_prefix
 from d2lmini.settings import CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
@@ -378,17 +377,8 @@ def run_lab(settings: "LabSettings | LabPlan", on_checkpoint=None, should_stop=N
     only a finished run's numbers are measurements. An interrupt during the sample keeps the
     finished training's perplexities (`interrupted` is True, `sample` None).
     """
-    kernel = snapshot()
-    try:
+    with put_back_after("The lab run (or an interrupt in it)", "the run ended"):
         return _run_lab(settings, on_checkpoint, should_stop)
-    finally:
-        # ■ must neither cut the putting back in half nor, the run being over, lose its result
-        with interrupts_held(deliver=False) as arrived:
-            changes = restore(kernel, ignore=("sigint",))
-        message = describe(changes, "The lab run (or an interrupt in it)") + (
-            " ■ arrived as the run ended: nothing was stopped." if arrived else "")
-        if message:
-            warnings.warn(message.strip(), RuntimeWarning, stacklevel=3)
 
 
 def _run_lab(settings: "LabSettings | LabPlan", on_checkpoint, should_stop) -> LabResult:

@@ -25,7 +25,7 @@ from d2lmini.divergence import (
     validate_final_model,
 )
 from d2lmini.held import interrupts_held
-from d2lmini.kernel_settings import describe, restore, snapshot
+from d2lmini.kernel_settings import put_back_after
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
 from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, validate_settings, validate_value
 
@@ -595,17 +595,9 @@ def run_training(run: TrainingRun) -> History:
     process-wide settings (`d2lmini.kernel_settings`) are put back on every exit, with a
     warning naming any that the run (a callback, or ■ inside `torch.no_grad()`) changed.
     """
-    settings = snapshot()
-    try:
+    ended = "the run ended, after its last minibatch"
+    with put_back_after("Training (its callback, or an interrupt)", ended):
         return _run_and_judge(run)
-    finally:
-        # ■ must neither cut the putting back in half nor, the run being over, lose its history
-        with interrupts_held(deliver=False) as arrived:
-            changes = restore(settings, ignore=("sigint",))
-        message = describe(changes, "Training (its callback, or an interrupt)") + (
-            " ■ arrived as the run ended, after its last minibatch: nothing was stopped." if arrived else "")
-        if message:
-            warnings.warn(message.strip(), RuntimeWarning, stacklevel=3)
 
 
 def _run_and_judge(run: TrainingRun) -> History:

@@ -139,14 +139,15 @@ def test_an_interrupt_while_the_first_optimizer_is_made_never_escapes_train(monk
 
 
 def test_an_interrupt_as_train_puts_the_settings_back_keeps_the_finished_history(monkeypatch):
+    from d2lmini import kernel_settings
     from d2lmini import train as training
-    put_back = training.restore
+    put_back = kernel_settings.restore
 
     def interrupted_while_putting_back(*args, **kwargs):
         signal.raise_signal(signal.SIGINT)
         return put_back(*args, **kwargs)
 
-    monkeypatch.setattr(training, "restore", interrupted_while_putting_back)
+    monkeypatch.setattr(kernel_settings, "restore", interrupted_while_putting_back)
     model = training.make_model("scratch", 20, training.TrainConfig(num_hiddens=8))
     text = torch.randint(0, 20, (300,), generator=torch.Generator().manual_seed(0))
     config = training.TrainConfig(num_hiddens=8, batch_size=4, num_steps=5, max_minibatches=5,
