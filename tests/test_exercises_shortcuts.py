@@ -177,7 +177,7 @@ def test_os_exit_is_refused_and_the_process_lives():
 FIRST_COMPILE = """
 import sys, torch
 from d2lmini.exercises import guard, hidden_state
-assert "torch._dynamo" not in sys.modules  # its import takes longer than the limit: the guard waits for it
+assert "torch._dynamo" in sys.modules  # imported whole with d2lmini (d2lmini.held), never inside a check
 def rnn_step(X, H, W_xh, W_hh, b_h):
     return torch.compile(lambda a: torch.tanh(a), backend="eager")(X @ W_xh + H @ W_hh + b_h)
 result = hidden_state.check_rnn_step(rnn_step)
