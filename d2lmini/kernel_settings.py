@@ -42,7 +42,10 @@ class KernelSettings:
 
 def _default_device() -> torch.device:
     reader = getattr(torch, "get_default_device", None)  # not in every torch this package supports
-    return reader() if reader is not None else torch.empty(()).device
+    try:
+        return reader() if reader is not None else torch.empty(()).device
+    except AttributeError:  # torch 2.3's reader fails once set_default_device(None) has run
+        return torch.empty(()).device
 
 
 def _anomaly() -> tuple[bool, bool]:

