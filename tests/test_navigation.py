@@ -76,3 +76,10 @@ def test_each_row_names_the_checks_solutions_and_panel_keys_its_notebook_has(not
             f"solutions/notebook_{notebook.number}.py: the instructors' answers and solutions"
     if "d2lmini.widgets" in code:
         assert notebook.keyboard, f"{notebook.stem} shows a panel: its row needs the keys that drive it"
+
+
+def test_the_course_site_lists_every_notebook_in_course_order():
+    """site/index.md's table of contents follows the course table (Sphinx fails on a page it omits)."""
+    index = (NOTEBOOKS.parent / "site" / "index.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^notebooks/(\S+)$", index, re.M)
+    assert listed == ORDER, "site/index.md's toctree must list tests/course.py's notebooks in order"
