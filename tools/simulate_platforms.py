@@ -103,7 +103,8 @@ def versions(python: Path, names: list[str]) -> dict[str, str | None]:
             "    try:\n        return m.version(name)\n"
             "    except m.PackageNotFoundError:\n        return None\n"
             "print(json.dumps({name: version(name) for name in sys.argv[1:]}))")
-    return json.loads(run([str(python), "-c", code, *names], "reading versions").stdout)
+    # -I: not from the current folder, where building the wheel leaves d2lmini.egg-info behind
+    return json.loads(run([str(python), "-I", "-c", code, *names], "reading versions").stdout)
 
 
 def first_cell(path: Path) -> str:
