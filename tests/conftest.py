@@ -1,11 +1,19 @@
 """Shared fixtures for the unit tests."""
 
+import signal
+
 import matplotlib.pyplot as plt
 import pytest
 import torch
 
 from d2lmini import kernel_settings
 from d2lmini.corpus import load_corpus
+
+# A shell's background job (`command &`, as .ci/run starts some) inherits ■ (SIGINT) ignored; a terminal
+# and a Jupyter kernel have Python's own handler, which the tests of ■ assume and the fixture below
+# compares against.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
