@@ -68,7 +68,9 @@ def test_the_colab_like_venv_is_the_lowest_versions_without_what_the_cell_must_i
     assert simulate_platforms.base_requirements("colab", "torch==2.13.0")[0] == "torch==2.13.0"
 
 
-def test_the_kaggle_like_venv_has_ipywidgets_8_and_no_anywidget():
+def test_the_kaggle_like_venv_has_the_newest_torch_in_range_ipywidgets_8_and_no_anywidget():
     requirements = simulate_platforms.base_requirements("kaggle", None)
-    assert "ipywidgets>=8,<9" in requirements and "torch" in requirements
+    assert "ipywidgets>=8,<9" in requirements and "-c" not in requirements  # the newest, not the lock
+    torch_range = next(r for r in requirements if r.startswith("torch"))
+    assert torch_range in simulate_platforms.declared_dependencies()
     assert not {r.split(">")[0] for r in requirements} & set(simulate_platforms.CELL_INSTALLS)

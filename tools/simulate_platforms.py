@@ -7,14 +7,19 @@
 - colab: what Google Colab ships that matters here, at the lowest versions d2lmini supports
   (tools/lowest_versions.py: the oldest torch, numpy, matplotlib, ipywidgets 7.7), and no
   anywidget, psygnal or pyppmd;
-- kaggle: torch 2.13.0 (the lock), ipywidgets 8, no anywidget, psygnal or pyppmd.
+- kaggle: the newest torch, numpy and matplotlib the index has (Kaggle's image follows the
+  releases; PyPI's torch is the CUDA build, as Kaggle's is), ipywidgets 8, no anywidget, psygnal
+  or pyppmd.
 
 In each, for every notebook in turn: d2lmini and what its first cell installs are removed, the
 notebook's first cell runs as a script with D2LMINI_WHEEL pointing at a wheel built here (no
 network but the package index), and the script asserts that the cell printed nothing to stderr,
 installed d2lmini, anywidget, psygnal and pyppmd, and left torch, numpy, matplotlib and ipywidgets
-at the versions the platform had. Then every notebook runs top to bottom, alone in an empty
-folder (tools/run_notebooks.py --alone), with that venv's python.
+at the versions the platform had. Then every notebook runs top to bottom under nbval, each copied
+alone into an empty folder of its own (notebooks/conftest.py and sanitize.cfg one level up), with
+that venv's python: its asserts must hold and its cells tagged `nbval-check-output` must give their
+stored output back at that platform's versions. These two runs are the course's notebook runs at
+the lowest and the newest versions (.ci/run runs no other there).
 
 - binder: binder/requirements.txt, the file mybinder.org and .devcontainer/ install, in a fresh
   venv where torch is already installed from the package index (`--binder-torch`); with
@@ -28,17 +33,20 @@ import argparse
 import glob
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 PLATFORM_PACKAGES = ["torch", "numpy", "matplotlib", "ipywidgets"]  # the platform's: never replaced
 CELL_INSTALLS = ["d2lmini", "anywidget", "psygnal", "pyppmd"]        # what the first cell must bring
-KERNEL_TOOLS = ["ipykernel", "nbclient", "nbformat"]                 # to run notebooks, as Jupyter does
+KERNEL_TOOLS = ["ipykernel", "nbclient", "nbformat", "pytest", "nbval"]  # to run notebooks and compare
 TORCH_CPU_INDEX = "--extra-index-url https://download.pytorch.org/whl/cpu"
 
 
@@ -53,6 +61,12 @@ def lowest_pins() -> list[str]:
     return done.stdout.split()
 
 
+def declared_dependencies() -> list[str]:
+    """Return pyproject.toml's runtime dependencies, e.g. ["torch>=2.3,<3", ...]."""
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        return tomllib.load(handle)["project"]["dependencies"]
+
+
 def base_requirements(platform: str, colab_torch: str | None) -> list[str]:
     """Return the pip arguments that install what `platform` ships before any notebook runs."""
     if platform == "colab":
@@ -61,8 +75,9 @@ def base_requirements(platform: str, colab_torch: str | None) -> list[str]:
             pins = [colab_torch if p.startswith("torch") else p for p in pins]
         return [*pins, *KERNEL_TOOLS]
     if platform == "kaggle":
-        return ["-c", str(ROOT / "constraints.txt"), "torch", "numpy", "matplotlib", "ipywidgets>=8,<9",
-                *KERNEL_TOOLS]
+        newest = {"torch", "numpy", "matplotlib"}  # within pyproject's ranges; ipywidgets is 8 on Kaggle
+        ranges = [r for r in declared_dependencies() if re.match(r"[\w-]+", r).group(0) in newest]
+        return [*ranges, "ipywidgets>=8,<9", *KERNEL_TOOLS]
     raise ValueError(f"platform must be colab or kaggle, not {platform!r}")
 
 
@@ -130,10 +145,23 @@ def check_install_cell(python: Path, path: Path, wheel: Path, shipped: dict) -> 
         raise SimulationFailed(f"{path.name}: the install cell left out {missing}; changed {changed}")
 
 
-def run_notebooks_alone(python: Path, paths: list[Path]) -> None:
-    """Run each notebook top to bottom alone in an empty folder with `python` (tools/run_notebooks.py)."""
-    run([str(python), str(ROOT / "tools" / "run_notebooks.py"), "--alone", *map(str, paths)],
-        "running the notebooks")
+def run_notebooks_alone(python: Path, paths: list[Path], work: Path) -> None:
+    """Run each notebook under nbval with `python`, alone in an empty folder of its own.
+
+    nbval starts each notebook's kernel in the notebook's folder; notebooks/conftest.py (lax mode,
+    stderr ignored) and sanitize.cfg sit one level up, where pytest finds them. Nothing is saved back.
+    """
+    alone = work / "alone"
+    shutil.rmtree(alone, ignore_errors=True)
+    alone.mkdir(parents=True)
+    for name in ("conftest.py", "sanitize.cfg"):
+        shutil.copy(ROOT / "notebooks" / name, alone / name)
+    copies = []
+    for path in paths:
+        (alone / path.stem).mkdir()
+        copies.append(str(shutil.copy(path, alone / path.stem / path.name)))
+    run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(alone), *copies],
+        "running the notebooks under nbval", cwd=alone)
 
 
 def simulate_notebook_platform(platform: str, work: Path, wheel: Path, colab_torch: str | None,
@@ -152,8 +180,8 @@ def simulate_notebook_platform(platform: str, work: Path, wheel: Path, colab_tor
         check_install_cell(python, path, wheel, shipped)
     timings.append((platform, f"first cell of {len(NOTEBOOKS)} notebooks", time.perf_counter() - start, ""))
     start = time.perf_counter()
-    run_notebooks_alone(python, NOTEBOOKS)
-    timings.append((platform, f"{len(NOTEBOOKS)} notebooks top to bottom", time.perf_counter() - start, ""))
+    run_notebooks_alone(python, NOTEBOOKS, work / platform)
+    timings.append((platform, f"{len(NOTEBOOKS)} notebooks under nbval", time.perf_counter() - start, ""))
 
 
 def binder_requirements(offline_torch_index: bool) -> Path:
@@ -188,8 +216,9 @@ def simulate_binder(work: Path, binder_torch: str, notebook: str, offline_torch_
         raise SimulationFailed(f"binder: binder/requirements.txt did not install {absent}")
     timings.append(("binder", "venv from binder/requirements.txt", time.perf_counter() - start, installed))
     start = time.perf_counter()
-    run_notebooks_alone(python, [ROOT / "notebooks" / f"{notebook}.ipynb"])
-    timings.append(("binder", f"{notebook} top to bottom", time.perf_counter() - start, ""))
+    pip(python, "pytest", "nbval", what="binder: pytest and nbval, to run the notebook")
+    run_notebooks_alone(python, [ROOT / "notebooks" / f"{notebook}.ipynb"], work / "binder")
+    timings.append(("binder", f"{notebook} under nbval", time.perf_counter() - start, ""))
 
 
 def build_wheel(work: Path) -> Path:
