@@ -87,21 +87,31 @@ def _wrong_function():
     return namespace["wrong"]
 
 
-def _through_the_grader(exercise, functions: dict, tmp_path: Path) -> bool:
+def _through_the_grader(exercise, variants: dict[str, dict], tmp_path: Path) -> dict[str, bool]:
+    """Each variant's verdict with its functions called in a fresh sandboxed caller process.
+
+    One process holds every variant's functions (slot `variant.slot`), as one holds a student's
+    functions for one check: one sandbox start per exercise. The variants run in the order given;
+    the banned calls come last, since a refused call may end the process.
+    """
     import cloudpickle
 
     saved = {}
-    for slot, function in functions.items():
-        saved[slot] = tmp_path / f"{slot}.pkl"
-        saved[slot].write_bytes(cloudpickle.dumps(function))
+    for variant, functions in variants.items():
+        for slot, function in functions.items():
+            saved[f"{variant}.{slot}"] = tmp_path / f"{variant}.{slot}.pkl"
+            saved[f"{variant}.{slot}"].write_bytes(cloudpickle.dumps(function))
     with_models = "RNNScratch" in exercise.checker().__globals__
     caller = Caller(saved, tmp_path / "caller", Limits(), with_models)
     try:
         assert caller.ready() is None
-        state = {"broken": False}
-        remote = {slot: RemoteFunction(caller.process, 300, f.__name__, slot, state)
-                  for slot, f in functions.items()}
-        return _verdict(exercise, remote)
+        verdicts = {}
+        for variant, functions in variants.items():
+            state = {"broken": False}
+            remote = {slot: RemoteFunction(caller.process, 300, f.__name__, f"{variant}.{slot}", state)
+                      for slot, f in functions.items()}
+            verdicts[variant] = _verdict(exercise, remote)
+        return verdicts
     finally:
         caller.close()
 
@@ -118,11 +128,8 @@ def test_a_function_gets_the_same_verdict_from_the_self_check_and_the_grader(exe
     variants = {"solution": _student_functions(exercise, banned=False),
                 "wrong": dict.fromkeys(exercise.slots, _wrong_function()),
                 "banned": _student_functions(exercise, banned=True)}
-    verdicts = {}
-    for name, functions in variants.items():
-        folder = tmp_path / name
-        folder.mkdir()
-        verdicts[name] = (_verdict(exercise, functions), _through_the_grader(exercise, functions, folder))
+    graded = _through_the_grader(exercise, variants, tmp_path)
+    verdicts = {name: (_verdict(exercise, functions), graded[name]) for name, functions in variants.items()}
     assert verdicts["solution"] == (True, True), verdicts
     assert verdicts["wrong"] == (False, False), verdicts
     assert verdicts["banned"][0] == verdicts["banned"][1], verdicts
