@@ -257,7 +257,8 @@ def planted_loop(mistake: str):
                 if mistake == "norm after clipping":
                     norm = math.sqrt(sum(float((g * g).sum()) for g in clipped))
                 if mistake != "clipped after the update":
-                    params = SOLUTION.sgd(params, grads if mistake == "unclipped update" else clipped, budget.lr)
+                    update = grads if mistake == "unclipped update" else clipped
+                    params = SOLUTION.sgd(params, update, budget.lr)
                 state = hiddens[-1]
                 losses.append(float(loss))
                 norms.append(norm)
@@ -695,7 +696,7 @@ PLANTED = [
     ("backward", "H_prev = state if t == 0 else hiddens[t - 1]", "H_prev = hiddens[t]",
      ["Only dW_hh is wrong", "before", "Right: dW_xh, db_h, dW_hq, db_q, d_state"]),
     ("backward", "d_W_xh = d_W_xh.index_add(0, X[:, t], dA)", "d_W_xh = d_W_xh + dA.sum(0)",
-     ["Wrong: dW_xh"]),
+     ["Wrong: dW_xh", "Only dW_xh is wrong", "the row of W_xh of its token"]),
     ("backward", "d_W_xh = d_W_xh.index_add(0, X[:, t], dA)", "d_W_xh[X[:, t]] = d_W_xh[X[:, t]] + dA",
      ["Only dW_xh is wrong", "repeated tokens added up"]),
     ("backward", "d_b_h = d_b_h + dA.sum(0)", "d_b_h = dA.sum(0)", ["Only db_h is wrong", "every step"]),
@@ -758,8 +759,8 @@ PLANTED_CAUSES = [
      ["Likely cause: Y is X itself", "the text shifted by one"]),
     ("minibatches", "range(0, stream - num_steps + 1, num_steps)", "range(0, stream - num_steps + 1)",
      ["Likely cause: the minibatches overlap"]),
-    ("minibatches", STREAMS, tuple(line.replace("reshape(batch_size, stream)", "reshape(stream, batch_size).T")
-                                   for line in STREAMS),
+    ("minibatches", STREAMS,
+     tuple(line.replace("reshape(batch_size, stream)", "reshape(stream, batch_size).T") for line in STREAMS),
      ["Likely cause: each row takes every batch_size-th character", "contiguous streams"]),
     ("forward", STEP, STEP.replace("torch.tanh", "torch.sigmoid"), ["Likely cause: the step uses sigmoid"]),
     ("forward", STEP, STEP.replace("torch.tanh", "torch.relu"), ["Likely cause: the step uses relu"]),
@@ -767,21 +768,24 @@ PLANTED_CAUSES = [
     ("forward", STEP, STEP.replace("H @ W_hh", "H @ W_hh.T"), ["Likely cause: W_hh is transposed"]),
     ("forward", STEP, STEP.replace("H @ W_hh", "state @ W_hh"),
      ["Likely cause: the hidden state is not carried from step to step"]),
-    ("forward", OUTPUT_LAYER, "return torch.cat([state[None], hiddens[:-1]]).reshape(-1, W_hh.shape[0]) @ W_hq"
-                              " + b_q, hiddens",
+    ("forward", OUTPUT_LAYER,
+     "return torch.cat([state[None], hiddens[:-1]]).reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens",
      ["Right: hiddens", "Likely cause: the output of step t is computed from the state before the step"]),
     ("loss_and_grad", LOG_SOFTMAX, tuple(line.replace("dim=1", "dim=0") for line in LOG_SOFTMAX),
      ["Likely cause: the softmax runs over the wrong dimension"]),
-    ("loss_and_grad", "targets = Y.T.reshape(-1)", "targets = Y.T.reshape(-1)\n    outputs = torch.softmax(outputs, 1)",
+    ("loss_and_grad", "targets = Y.T.reshape(-1)",
+     "targets = Y.T.reshape(-1)\n    outputs = torch.softmax(outputs, 1)",
      ["Likely cause: softmax is applied twice"]),
-    ("loss_and_grad", MEAN_LOSS, MEAN_LOSS.replace("-", ""), ["Wrong: loss", "Likely cause: the loss has no minus sign"]),
-    ("loss_and_grad", (MEAN_LOSS, LOSS_RETURN), (MEAN_LOSS.replace("mean()", "sum()"), "return loss, d_outputs"),
+    ("loss_and_grad", MEAN_LOSS, MEAN_LOSS.replace("-", ""),
+     ["Wrong: loss", "Likely cause: the loss has no minus sign"]),
+    ("loss_and_grad", (MEAN_LOSS, LOSS_RETURN),
+     (MEAN_LOSS.replace("mean()", "sum()"), "return loss, d_outputs"),
      ["Likely cause: the loss is summed over the rows, not averaged"]),
     ("loss_and_grad", (MEAN_LOSS, LOSS_RETURN),
      (MEAN_LOSS.replace("mean()", "sum() / len(Y)"), LOSS_RETURN.replace("len(targets)", "len(Y)")),
      ["Likely cause: the loss is divided by the batch size"]),
-    ("loss_and_grad", LOG_SOFTMAX[0], "shifted = outputs", ["logits of size about 40", "Likely cause: your "
-                                                            "result has inf or nan", "largest logit before exp"]),
+    ("loss_and_grad", LOG_SOFTMAX[0], "shifted = outputs",
+     ["logits of size about 40", "Likely cause: your result has inf or nan", "largest logit before exp"]),
     ("backward", "dA = (d_from_outputs[t] + d_H) * (1 - hiddens[t] ** 2)",
      "dA = (d_from_outputs[t] + d_H) * (1 - (state if t == 0 else hiddens[t - 1]) ** 2)",
      ["Likely cause: the tanh derivative uses the previous state"]),
@@ -793,14 +797,16 @@ PLANTED_CAUSES = [
     ("clip", "norm = math.sqrt(sum(float((g * g).sum()) for g in grads))",
      "norm = sum(float((g * g).sum()) for g in grads)", ["Likely cause: the norm is not square-rooted"]),
     ("sgd", SGD, SGD.replace("p - lr", "p + lr"), ["Likely cause: the update adds the gradient"]),
-    ("sgd", SGD, SGD.replace("p - lr * g", "p - g"), ["learning rate 0.1", "Likely cause: the learning rate is left out"]),
+    ("sgd", SGD, SGD.replace("p - lr * g", "p - g"),
+     ["learning rate 0.1", "Likely cause: the learning rate is left out"]),
     ("sgd", SGD, "for p, g in zip(params, grads, strict=True):\n        p -= lr * g\n    return params",
      ["changed its input number 1 in place"]),
-    ("perplexity", NATS, NATS.replace("(log_z - logits[torch.arange(len(targets), device=logits.device), targets])",
-                                      "(logits[torch.arange(len(targets), device=logits.device), targets] - log_z)"),
+    ("perplexity", NATS, NATS.replace("(log_z - logits[", "(-log_z + logits["),
      ["Likely cause: the minus sign is missing"]),
-    ("perplexity", NATS, NATS.replace("mean()", "sum()"), ["Likely cause: it is e to the summed cross-entropy"]),
-    ("perplexity", (NATS, PERPLEXITY_RETURN), (NATS.replace("(log_z -", "torch.exp(log_z -"), "return float(nats)"),
+    ("perplexity", NATS, NATS.replace("mean()", "sum()"),
+     ["Likely cause: it is e to the summed cross-entropy"]),
+    ("perplexity", (NATS, PERPLEXITY_RETURN),
+     (NATS.replace("(log_z -", "torch.exp(log_z -"), "return float(nats)"),
      ["Likely cause: it is the arithmetic mean of 1/p", "geometric mean"]),
     ("perplexity", "log_z = top.squeeze(1) + torch.log(torch.exp(logits - top).sum(dim=1))",
      "log_z = torch.log(torch.exp(logits).sum(dim=1))",

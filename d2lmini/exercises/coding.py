@@ -17,7 +17,9 @@ the student writes the function, the check runs it on the exercise's cases (rand
 inputs, several shapes, edge cases; on a GPU too when there is one) and reports the first
 thing that is wrong: an exception, a changed input, a forbidden operation, a wrong type,
 shape, device or value, naming the case and the output. It never prints the reference's
-code or its values: a message says what is wrong and where, not the expected number.
+code or its values: a message says what is wrong and where, not the expected number. An
+exercise may list its typical mistakes (`Mistake`): a wrong result that one of them gives is
+told that mistake as its likely cause.
 """
 
 import contextlib
@@ -370,8 +372,11 @@ def recognised_mistake(got, expected, case: Case, pristine: tuple, mistakes: Seq
             if _not_finite(got) and not _not_finite(expected):
                 return mistake.cause
             continue
-        wrong = mistake.gives(*copy.deepcopy(pristine))
-        wrong = case.convert(wrong) if case.convert is not None else wrong
+        try:
+            wrong = mistake.gives(*copy.deepcopy(pristine))
+            wrong = case.convert(wrong) if case.convert is not None else wrong
+        except Exception:  # a mistake that cannot occur on these inputs is not the one: a check never raises
+            continue
         if first_difference(got, wrong, "", case.names, rtol, atol) is None:
             return mistake.cause
     return None

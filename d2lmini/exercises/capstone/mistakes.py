@@ -181,7 +181,8 @@ BACKWARD_MISTAKES = (
 def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False):
     """(clipped gradients, norm) with the flags' mistakes: the norm of some gradients or the largest
     one's, squared; each gradient scaled by its own norm, clamped entry by entry, or always scaled."""
-    norms = torch.stack([torch.linalg.vector_norm(g.double()) for g in grads])
+    # In float64 on the CPU: MPS has no float64.
+    norms = torch.stack([torch.linalg.vector_norm(g.detach().cpu().double()) for g in grads])
     counted = norms[:3] if norm_of == "first three" else norms
     if norm_of == "largest":
         norm = float(norms.max())
@@ -227,7 +228,9 @@ SGD_MISTAKES = (
 def _perplexity_with(logits, targets, base=math.e, bits=False, reduce="mean", sign=-1.0, inverse_mean=False):
     """The perplexity with the flags' mistakes: another base, the loss in bits, summed, without the
     minus, or the arithmetic mean of 1/p."""
-    log_p = torch.log_softmax(logits.double(), dim=1)[torch.arange(len(targets), device=logits.device), targets]
+    # In float64 on the CPU (MPS has no float64), where e to a large sum is inf rather than an error.
+    log_probs = torch.log_softmax(logits.detach().cpu().double(), dim=1)
+    log_p = log_probs[torch.arange(len(targets)), targets.cpu()]
     if inverse_mean:
         return float(torch.exp(-log_p).mean())
     nats = sign * (log_p.sum() if reduce == "sum" else log_p.mean())

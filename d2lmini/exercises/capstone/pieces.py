@@ -7,7 +7,10 @@ random inputs (more than three gradients for clipping, large logits for the loss
 perplexity, a d_final for backpropagation through time) and returns a `Verdict`. A `Case`
 holds its inputs and the reference *function* (never an expected value), and each piece
 refuses torch's built-in version of itself (`refusals.RNN`, `refusals.CROSS_ENTROPY`;
-clipping is refused always) and the package's own code under any name.
+clipping is refused always) and the package's own code under any name. A wrong piece is
+told which of its outputs are right and which wrong, the likely cause when its result is one
+of the piece's typical mistakes (`d2lmini.exercises.capstone.mistakes`), else a hint keyed to
+the pattern of wrong outputs.
 
 `params` is always the list [W_xh, W_hh, b_h, W_hq, b_q]. `forward` returns (outputs,
 hiddens); `backward(X, state, hiddens, d_outputs, d_final, params)` returns (the five
