@@ -54,8 +54,8 @@ MINIBATCH_MISTAKES = (
     Mistake("the minibatches overlap: minibatch k+1 starts one character after minibatch k, not "
             "num_steps characters after it, so row i no longer continues where it stopped.",
             partial(_minibatches_with, stride=1)),
-    Mistake("each row takes every batch_size-th character of the text, so it is no stream of text at all. "
-            "Cut the text into batch_size contiguous streams (reshape(batch_size, -1)), one per row.",
+    Mistake("each row takes every batch_size-th character of the text, so a row is not a stretch of the "
+            "text. Cut the text into batch_size contiguous streams (reshape(batch_size, -1)), one per row.",
             partial(_minibatches_with, interleaved=True)),
 )
 
@@ -119,8 +119,8 @@ def _loss_with(outputs, Y, dim=1, softmax_first=False, sign=-1.0, divisor="rows"
 
 
 LOSS_MISTAKES = (
-    Mistake("the softmax runs over the wrong dimension (the rows, dim=0): each row of outputs is one "
-            "prediction, normalised over the vocabulary, dim=1.", partial(_loss_with, dim=0)),
+    Mistake("the softmax runs over the wrong dimension (dim=0, down each column): each row of outputs "
+            "is one prediction, normalised over the vocabulary, dim=1.", partial(_loss_with, dim=0)),
     Mistake("softmax is applied twice: the cross-entropy takes the log-softmax of the logits themselves, "
             "not of probabilities.", partial(_loss_with, softmax_first=True)),
     Mistake("the loss has no minus sign: the cross-entropy is the mean of -log p(target), a positive "
