@@ -198,25 +198,27 @@ def minibatches_labels_two_ahead(indices, batch_size, num_steps):
         yield xs[:, start : start + num_steps], ys[:, start : start + num_steps]
 
 
+# (piece, the wrong function, words of the cause its message must name)
 PIECE_MISTAKES = [
-    ("backward", backward_wrong_transpose),
-    ("clip", clip_per_element),
-    ("clip", clip_first_three),
-    ("perplexity", perplexity_base_two),
-    ("perplexity", perplexity_from_log2),
-    ("minibatches", minibatches_one_short),
-    ("minibatches", minibatches_labels_two_ahead),
+    ("backward", backward_wrong_transpose, "the gradient passed back to the previous state is dt W_hh;"),
+    ("clip", clip_per_element, "the gradients are clamped entry by entry"),
+    ("clip", clip_first_three, "the norm counts only the first three gradients"),
+    ("perplexity", perplexity_base_two, "it is 2 to the mean cross-entropy in nats"),
+    ("perplexity", perplexity_from_log2, "it is e to the mean cross-entropy in bits"),
+    ("minibatches", minibatches_one_short, "the last minibatch is dropped"),
+    ("minibatches", minibatches_labels_two_ahead, "Y starts two characters after X"),
 ]
 
 
-@pytest.mark.parametrize("name, wrong", PIECE_MISTAKES, ids=[w.__name__ for _, w in PIECE_MISTAKES])
-def test_a_wrong_piece_is_named(pieces, name, wrong):
+@pytest.mark.parametrize("name, wrong, cause", PIECE_MISTAKES, ids=[w.__name__ for _, w, _ in PIECE_MISTAKES])
+def test_a_wrong_piece_is_named_with_its_cause(pieces, name, wrong, cause):
     alone = getattr(capstone, f"check_{name}")(wrong)
     assert not alone and alone.message.startswith("Not yet."), alone.message
+    assert f"Likely cause: {cause}" in alone.message, alone.message
     verdict = capstone.check_capstone(**dict(pieces, **{name: wrong}))
     assert not verdict and verdict.run is None
     named = f"Not yet. The first piece that is not right yet is {name}, "
-    assert verdict.message.startswith(named), verdict.message
+    assert verdict.message.startswith(named) and cause in verdict.message, verdict.message
 
 
 def test_clipping_is_checked_with_more_than_three_tensors():
@@ -226,12 +228,16 @@ def test_clipping_is_checked_with_more_than_three_tensors():
 def planted_loop(mistake: str):
     """The solution's loop with one `mistake`: "not detached" (the gradient carried across
     minibatches), "state reset" (a zero state every minibatch), "state kept across passes" (one
-    zero state before the first pass only) or "unclipped update" (the update ignores the clip)."""
+    zero state before the first pass only), "unclipped update" (the update ignores the clip),
+    "clipped after the update" (the clip comes after the step), "gradients accumulate" (added to
+    the clipped ones before, as a `.grad` never zeroed) or "norm after clipping" (the norm of the
+    clipped gradients recorded)."""
 
     def train(indices, params, budget):
         W_hh, losses, norms = params[1], [], []
         zero = torch.zeros(budget.batch_size, W_hh.shape[0], dtype=W_hh.dtype)
         state = d_state = zero
+        kept = [torch.zeros_like(p) for p in params]
         for _ in range(budget.epochs):
             if mistake != "state kept across passes":
                 state, d_state = zero, torch.zeros_like(zero)
@@ -242,8 +248,17 @@ def planted_loop(mistake: str):
                 loss, d_outputs = SOLUTION.loss_and_grad(outputs, Y)
                 d_final = d_state if mistake == "not detached" else torch.zeros_like(state)
                 grads, d_state = SOLUTION.backward(X, state, hiddens, d_outputs, d_final, params)
+                if mistake == "gradients accumulate":
+                    grads = [k + g for k, g in zip(kept, grads, strict=True)]
+                if mistake == "clipped after the update":
+                    params = SOLUTION.sgd(params, grads, budget.lr)
                 clipped, norm = SOLUTION.clip(grads, budget.theta)
-                params = SOLUTION.sgd(params, grads if mistake == "unclipped update" else clipped, budget.lr)
+                kept = clipped
+                if mistake == "norm after clipping":
+                    norm = math.sqrt(sum(float((g * g).sum()) for g in clipped))
+                if mistake != "clipped after the update":
+                    update = grads if mistake == "unclipped update" else clipped
+                    params = SOLUTION.sgd(params, update, budget.lr)
                 state = hiddens[-1]
                 losses.append(float(loss))
                 norms.append(norm)
@@ -257,8 +272,12 @@ def planted_loop(mistake: str):
     (planted_loop("not detached"), "the state is not detached"),
     (planted_loop("state reset"), "every minibatch starts from a zero state"),
     (planted_loop("state kept across passes"), "from the end of one pass"),
-    (planted_loop("unclipped update"), "The loss of minibatch 1 ("),
-], ids=["not_detached", "state_reset", "state_kept_across_passes", "unclipped_update"])
+    (planted_loop("unclipped update"), "the update uses the gradients before clipping"),
+    (planted_loop("clipped after the update"), "clipped only after the update"),
+    (planted_loop("gradients accumulate"), "added to those of the minibatches before"),
+    (planted_loop("norm after clipping"), "the norms it returns are those of the clipped gradients"),
+], ids=["not_detached", "state_reset", "state_kept_across_passes", "unclipped_update", "clipped_after_update",
+        "gradients_accumulate", "norm_after_clipping"])
 def test_a_wrong_loop_is_named(pieces, wrong, words):
     """The loop check is a short run on a random text; the solution's loop passes the same check."""
     alone = capstone.check_train(wrong)
@@ -660,13 +679,15 @@ def test_correct_pieces_written_otherwise_pass():
 
 # --- diagnosis: each typical mistake's message names its cause (issue #36) -------------------
 
-def solution_with(old: str, new: str):
-    """solutions/capstone.py with one planted mistake (`old` replaced by `new`), as a cell would have it."""
+def solution_with(old: str | tuple[str, ...], new: str | tuple[str, ...]):
+    """solutions/capstone.py with one planted mistake (`old` replaced by `new`, or each of several
+    lines by its replacement), as a cell would have it."""
     text = SOLUTION_FILE.read_text(encoding="utf-8")
-    assert text.count(old) == 1, old
+    for line, replacement in zip(*((old, new) if isinstance(old, tuple) else ((old,), (new,))), strict=True):
+        assert text.count(line) == 1, line
+        text = text.replace(line, replacement)
     module = types.ModuleType("planted_capstone")
-    exec(compile(text.replace(old, new), "<cell planted>", "exec", dont_inherit=True, optimize=2),  # noqa: S102
-         module.__dict__)
+    exec(compile(text, "<cell planted>", "exec", dont_inherit=True, optimize=2), module.__dict__)  # noqa: S102
     return module
 
 
@@ -675,7 +696,7 @@ PLANTED = [
     ("backward", "H_prev = state if t == 0 else hiddens[t - 1]", "H_prev = hiddens[t]",
      ["Only dW_hh is wrong", "before", "Right: dW_xh, db_h, dW_hq, db_q, d_state"]),
     ("backward", "d_W_xh = d_W_xh.index_add(0, X[:, t], dA)", "d_W_xh = d_W_xh + dA.sum(0)",
-     ["Wrong: dW_xh"]),
+     ["Wrong: dW_xh", "Only dW_xh is wrong", "the row of W_xh of its token"]),
     ("backward", "d_W_xh = d_W_xh.index_add(0, X[:, t], dA)", "d_W_xh[X[:, t]] = d_W_xh[X[:, t]] + dA",
      ["Only dW_xh is wrong", "repeated tokens added up"]),
     ("backward", "d_b_h = d_b_h + dA.sum(0)", "d_b_h = dA.sum(0)", ["Only db_h is wrong", "every step"]),
@@ -683,9 +704,10 @@ PLANTED = [
     ("backward", "d_W_hq = hiddens.reshape(-1, num_hiddens).T @ d_outputs",
      "d_W_hq = hiddens.transpose(0, 1).reshape(-1, num_hiddens).T @ d_outputs", ["Only dW_hq is wrong"]),
     ("backward", "dA = (d_from_outputs[t] + d_H) * (1 - hiddens[t] ** 2)", "dA = d_from_outputs[t] + d_H",
-     ["4 of 6 outputs are wrong", "Right: dW_hq, db_q", "(1 - H_t^2)"]),
+     ["4 of 6 outputs are wrong", "Right: dW_hq, db_q", "Likely cause: the tanh derivative is missing",
+      "(1 - H_t^2)"]),
     ("backward", "d_H = d_final\n", "d_H = torch.zeros_like(d_final)\n",
-     ["Right: dW_hq, db_q", "d_final at the last step"]),
+     ["Right: dW_hq, db_q", "Likely cause: d_final is ignored"]),
     ("backward", "d_H = dA @ W_hh.T  # the gradient reaching H_{t-1}",
      "d_H = dA @ W_hh.T\n        if t == 0: d_H = dA",
      ["Every weight gradient is right and d_state is not"]),
@@ -694,31 +716,111 @@ PLANTED = [
      ["returned None", "return"]),
     ("forward", "return hiddens.reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens",
      "return hiddens.reshape(-1, W_hh.shape[0]) @ W_hq, hiddens",
-     ["Wrong: outputs", "Right: hiddens", "output layer is what is wrong"]),
+     ["Wrong: outputs", "Right: hiddens", "Likely cause: b_q is missing from the output layer"]),
     ("forward", "return hiddens.reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens",
      "return hiddens.transpose(0, 1).reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens",
-     ["Right: hiddens", "step-major"]),
+     ["Right: hiddens", "Likely cause: the outputs are in batch-major order", "step-major"]),
     ("forward", "H = torch.tanh(W_xh[X[:, t]] + H @ W_hh + b_h)", "H = torch.tanh(W_xh[X[:, t]] + H @ W_hh)",
-     ["Wrong: hiddens", "H_t = tanh"]),
+     ["Wrong: hiddens", "Likely cause: b_h is missing from the step", "H_t = tanh"]),
     ("loss_and_grad", "return loss, d_outputs / len(targets)", "return loss, d_outputs",
      ["Wrong: d_outputs", "Right: loss", "divided by the number of rows"]),
-    ("loss_and_grad", "targets = Y.T.reshape(-1)", "targets = Y.reshape(-1)", ["Y.T.reshape(-1)"]),
+    ("loss_and_grad", "targets = Y.T.reshape(-1)", "targets = Y.reshape(-1)",
+     ["Likely cause: the targets are in batch-major order", "Y.T.reshape(-1)"]),
     ("loss_and_grad", "loss = -log_probs[rows, targets].mean()",
      "loss = -log_probs[rows, targets].mean() / math.log(2)",
-     ["Wrong: loss", "Right: d_outputs", "natural log"]),
+     ["Wrong: loss", "Right: d_outputs", "Likely cause: the loss is in bits", "natural log"]),
     ("clip", "norm = math.sqrt(sum(float((g * g).sum()) for g in grads))",
-     "norm = max(float(g.norm()) for g in grads)", ["The norm is wrong", "every gradient together"]),
+     "norm = max(float(g.norm()) for g in grads)", ["Likely cause: the norm is the largest gradient's norm",
+                                                     "every gradient together"]),
     ("clip", "scale = min(1.0, theta / (norm + 1e-12))", "scale = theta / (norm + 1e-12)",
-     ["Right: the norm", "only when the norm is above theta"]),
-    ("perplexity", "return math.exp(float(nats))", "return 2 ** float(nats)", ["not the right value"]),
+     ["Right: the norm", "scaled even when their norm is below theta"]),
+    ("perplexity", "return math.exp(float(nats))", "return 2 ** float(nats)",
+     ["not the right value", "Likely cause: it is 2 to the mean cross-entropy in nats"]),
     ("perplexity", "return math.exp(float(nats))", "math.exp(float(nats))", ["returned None"]),
     ("sgd", "return [p - lr * g for p, g in zip(params, grads, strict=True)]",
      "[p - lr * g for p, g in zip(params, grads, strict=True)]", ["returned None"]),
     ("train", "    return params, losses, norms", "    params, losses, norms", ["returned None"]),
 ]
 
+STEP = "H = torch.tanh(W_xh[X[:, t]] + H @ W_hh + b_h)"
+OUTPUT_LAYER = "return hiddens.reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens"
+LOG_SOFTMAX = ("shifted = outputs - outputs.max(dim=1, keepdim=True).values",
+               "log_probs = shifted - torch.log(torch.exp(shifted).sum(dim=1, keepdim=True))")
+MEAN_LOSS, LOSS_RETURN = "loss = -log_probs[rows, targets].mean()", "return loss, d_outputs / len(targets)"
+NATS = "nats = (log_z - logits[torch.arange(len(targets), device=logits.device), targets]).mean()"
+PERPLEXITY_RETURN = "return math.exp(float(nats))"
+STREAMS = ("xs = indices[: stream * batch_size].reshape(batch_size, stream)",
+           "ys = indices[1 : stream * batch_size + 1].reshape(batch_size, stream)")
+SGD = "return [p - lr * g for p, g in zip(params, grads, strict=True)]"
 
-@pytest.mark.parametrize("piece, old, new, words", PLANTED, ids=[f"{p}:{n[:30]}" for p, _, n, _ in PLANTED])
+# The typical mistakes not among those above (issue #36: 31 kinds at least), each told by its cause.
+PLANTED_CAUSES = [
+    ("minibatches", STREAMS[1], "ys = indices[: stream * batch_size].reshape(batch_size, stream)",
+     ["Likely cause: Y is X itself", "the text shifted by one"]),
+    ("minibatches", "range(0, stream - num_steps + 1, num_steps)", "range(0, stream - num_steps + 1)",
+     ["Likely cause: the minibatches overlap"]),
+    ("minibatches", STREAMS,
+     tuple(line.replace("reshape(batch_size, stream)", "reshape(stream, batch_size).T") for line in STREAMS),
+     ["Likely cause: each row takes every batch_size-th character", "contiguous streams"]),
+    ("forward", STEP, STEP.replace("torch.tanh", "torch.sigmoid"), ["Likely cause: the step uses sigmoid"]),
+    ("forward", STEP, STEP.replace("torch.tanh", "torch.relu"), ["Likely cause: the step uses relu"]),
+    ("forward", STEP, STEP.replace("+ b_h", "+ b_h + b_h"), ["Likely cause: b_h is added twice"]),
+    ("forward", STEP, STEP.replace("H @ W_hh", "H @ W_hh.T"), ["Likely cause: W_hh is transposed"]),
+    ("forward", STEP, STEP.replace("H @ W_hh", "state @ W_hh"),
+     ["Likely cause: the hidden state is not carried from step to step"]),
+    ("forward", OUTPUT_LAYER,
+     "return torch.cat([state[None], hiddens[:-1]]).reshape(-1, W_hh.shape[0]) @ W_hq + b_q, hiddens",
+     ["Right: hiddens", "Likely cause: the output of step t is computed from the state before the step"]),
+    ("loss_and_grad", LOG_SOFTMAX, tuple(line.replace("dim=1", "dim=0") for line in LOG_SOFTMAX),
+     ["Likely cause: the softmax runs over the wrong dimension"]),
+    ("loss_and_grad", "targets = Y.T.reshape(-1)",
+     "targets = Y.T.reshape(-1)\n    outputs = torch.softmax(outputs, 1)",
+     ["Likely cause: softmax is applied twice"]),
+    ("loss_and_grad", MEAN_LOSS, MEAN_LOSS.replace("-", ""),
+     ["Wrong: loss", "Likely cause: the loss has no minus sign"]),
+    ("loss_and_grad", (MEAN_LOSS, LOSS_RETURN),
+     (MEAN_LOSS.replace("mean()", "sum()"), "return loss, d_outputs"),
+     ["Likely cause: the loss is summed over the rows, not averaged"]),
+    ("loss_and_grad", (MEAN_LOSS, LOSS_RETURN),
+     (MEAN_LOSS.replace("mean()", "sum() / len(Y)"), LOSS_RETURN.replace("len(targets)", "len(Y)")),
+     ["Likely cause: the loss is divided by the batch size"]),
+    ("loss_and_grad", LOG_SOFTMAX[0], "shifted = outputs",
+     ["logits of size about 40", "Likely cause: your result has inf or nan", "largest logit before exp"]),
+    ("backward", "dA = (d_from_outputs[t] + d_H) * (1 - hiddens[t] ** 2)",
+     "dA = (d_from_outputs[t] + d_H) * (1 - (state if t == 0 else hiddens[t - 1]) ** 2)",
+     ["Likely cause: the tanh derivative uses the previous state"]),
+    ("backward", "for t in reversed(range(steps)):", "for t in range(steps):",
+     ["Likely cause: the steps are walked from first to last"]),
+    ("clip", "return [g * scale for g in grads], norm",
+     "return [g * min(1.0, theta / (float(g.norm()) + 1e-12)) for g in grads], norm",
+     ["Right: the norm", "Likely cause: each gradient is clipped by its own norm"]),
+    ("clip", "norm = math.sqrt(sum(float((g * g).sum()) for g in grads))",
+     "norm = sum(float((g * g).sum()) for g in grads)", ["Likely cause: the norm is not square-rooted"]),
+    ("sgd", SGD, SGD.replace("p - lr", "p + lr"), ["Likely cause: the update adds the gradient"]),
+    ("sgd", SGD, SGD.replace("p - lr * g", "p - g"),
+     ["learning rate 0.1", "Likely cause: the learning rate is left out"]),
+    ("sgd", SGD, "for p, g in zip(params, grads, strict=True):\n        p -= lr * g\n    return params",
+     ["changed its input number 1 in place"]),
+    ("perplexity", NATS, NATS.replace("(log_z - logits[", "(-log_z + logits["),
+     ["Likely cause: the minus sign is missing"]),
+    ("perplexity", NATS, NATS.replace("mean()", "sum()"),
+     ["Likely cause: it is e to the summed cross-entropy"]),
+    ("perplexity", (NATS, PERPLEXITY_RETURN),
+     (NATS.replace("(log_z -", "torch.exp(log_z -"), "return float(nats)"),
+     ["Likely cause: it is the arithmetic mean of 1/p", "geometric mean"]),
+    ("perplexity", "log_z = top.squeeze(1) + torch.log(torch.exp(logits - top).sum(dim=1))",
+     "log_z = torch.log(torch.exp(logits).sum(dim=1))",
+     ["logits of size about 200", "Likely cause: your result has inf or nan"]),
+    ("train", "for _ in range(budget.epochs):", "for _ in range(1):",
+     ["returned 15 losses; expected 30, one per minibatch of every pass"]),
+    ("train", ("W_hh = params[1]", "    return params, losses, norms"),
+     ("W_hh, initial = params[1], params", "    return initial, losses, norms"),
+     ["the parameters you return are not the trained ones"]),
+]
+
+
+@pytest.mark.parametrize("piece, old, new, words", PLANTED + PLANTED_CAUSES,
+                         ids=[f"{p}:{str(n)[:40]}" for p, _, n, _ in PLANTED + PLANTED_CAUSES])
 def test_a_planted_mistake_is_told_by_its_cause(piece, old, new, words):
     verdict = getattr(capstone, f"check_{piece}")(getattr(solution_with(old, new), piece))
     assert not verdict

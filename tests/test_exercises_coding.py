@@ -15,7 +15,7 @@ from IPython.lib.pretty import pretty
 from solution_files import load_solution
 
 from d2lmini.exercises import bptt, clipping, concat_matmul, hidden_state, one_hot, perplexity, rnn_scratch
-from d2lmini.exercises.coding import NOT_ATTEMPTED, CallRecorder, Case, check_function, count_matmuls
+from d2lmini.exercises.coding import NOT_ATTEMPTED, CallRecorder, Case, Mistake, check_function, count_matmuls
 
 pytestmark = pytest.mark.torch_dependent
 
@@ -349,3 +349,45 @@ def test_a_changed_input_is_reported_before_the_values():
     result = check_function(doubles_in_place, cases, "fine")
     assert not result and "in place" in result.message
     assert check_function(lambda x: x * 2, cases, "fine")
+
+
+def _softmax_cases(device):
+    rand = torch.Generator().manual_seed(3)
+    for scale in (1.0, 300.0):
+        x = (torch.randn(4, 5, generator=rand) * scale).to(device)
+        yield Case(f"logits of size about {scale:g}", (x,), reference=lambda x: torch.softmax(x, dim=1))
+
+
+SOFTMAX_MISTAKES = (Mistake("the softmax runs over the columns.", lambda x: torch.softmax(x, dim=0)),
+                    Mistake("this mistake cannot occur here.", lambda x: x[99]),
+                    Mistake("an overflow."))
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (lambda x: torch.softmax(x, dim=0),
+     ["about 1: the result is wrong", "Likely cause: the softmax runs over the columns."]),
+    (lambda x: torch.exp(x) / torch.exp(x).sum(dim=1, keepdim=True),
+     ["about 300: the result contains nan or inf", "Likely cause: an overflow."]),
+], ids=["columns", "overflow"])
+def test_a_known_mistake_is_told_by_its_cause(wrong, words):
+    """A wrong result that a known mistake gives names its cause; a mistake that raises is passed over."""
+    verdict = check_function(wrong, _softmax_cases, "fine", mistakes=SOFTMAX_MISTAKES)
+    assert not verdict and all(word in verdict.message for word in words), verdict.message
+    right = check_function(lambda x: torch.softmax(x, dim=1), _softmax_cases, "fine",
+                           mistakes=SOFTMAX_MISTAKES)
+    assert right, right.message
+
+
+def test_a_wrong_result_no_known_mistake_gives_is_told_only_where_it_is_wrong():
+    verdict = check_function(lambda x: torch.softmax(x, dim=1) * 2, _softmax_cases, "fine",
+                             mistakes=SOFTMAX_MISTAKES)
+    assert not verdict and "Likely cause" not in verdict.message, verdict.message
+    assert "the result is wrong at row 0, column 0 (20 of 20 entries differ)" in verdict.message
+
+
+def test_a_wrong_entry_of_a_vector_is_told_by_its_index():
+    def cases(device):
+        yield Case("four numbers", (torch.arange(4.0, device=device),), reference=lambda x: x * 2)
+
+    verdict = check_function(lambda x: x * 2 + (x == 2), cases, "fine")
+    assert not verdict and "is wrong at index 2 (1 of 4 entries differ)" in verdict.message, verdict.message

@@ -17,7 +17,9 @@ the student writes the function, the check runs it on the exercise's cases (rand
 inputs, several shapes, edge cases; on a GPU too when there is one) and reports the first
 thing that is wrong: an exception, a changed input, a forbidden operation, a wrong type,
 shape, device or value, naming the case and the output. It never prints the reference's
-code or its values: a message says what is wrong and where, not the expected number.
+code or its values: a message says what is wrong and where, not the expected number. An
+exercise may list its typical mistakes (`Mistake`): a wrong result that one of them gives is
+told that mistake as its likely cause.
 """
 
 import contextlib
@@ -46,6 +48,7 @@ NOT_ATTEMPTED = ("Not attempted yet: write your code in the cell above in place 
 RETURNED_NONE = ("Your function returned None, although its body is written: it computes something "
                  "but never returns it. Check that it ends with `return ...` on every path (a forgotten "
                  "`return`, or one indented inside a loop or an `if` that did not run).")
+LIKELY_CAUSE = "Likely cause: "  # how a verdict words the cause of a known mistake its result shows
 
 # Every torch function that multiplies matrices (or vectors), under the names torch gives them.
 MATMUL_NAMES = frozenset({
@@ -83,6 +86,19 @@ class Case:
     reference: Callable | None = None
     digest: bytes | None = None  # of the reference's result, computed before any student code runs
     outputs: Sequence[str] = ()  # names of every output, nested ones flattened: each judged and reported
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known mistake in an exercise, recognised by what it returns, and its cause in words.
+
+    `gives(*args)` computes what a function with the mistake returns for a case's inputs (in
+    the form of the reference's result, before the case's `convert`); without `gives`, the
+    mistake is a result with inf or nan where the reference's is finite (an overflow).
+    """
+
+    cause: str
+    gives: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -173,8 +189,9 @@ def _shape(value) -> str:
 def _where(index: tuple[int, ...]) -> str:
     if not index:
         return ""
-    axes = ("row", "column") if len(index) == 2 else tuple(f"index {i}" for i in range(len(index)))
-    return " at " + ", ".join(f"{axis} {i}" for axis, i in zip(axes, index, strict=True))
+    if len(index) == 2:
+        return f" at row {index[0]}, column {index[1]}"
+    return f" at index {index[0]}" if len(index) == 1 else f" at index {index}"
 
 
 def _unreadable_tensor(got, expected: torch.Tensor, what: str) -> str | None:
@@ -331,6 +348,40 @@ def output_report(got, expected, names: Sequence[str], rtol: float, atol: float,
     return report, frozenset(wrong)
 
 
+def _not_finite(value) -> bool:
+    """True if any number or tensor entry in `value` (nested sequences too) is inf or nan."""
+    try:
+        if isinstance(value, torch.Tensor):
+            return value.dtype.is_floating_point and not bool(torch.isfinite(value.detach()).all())
+        if isinstance(value, list | tuple):
+            return any(_not_finite(item) for item in value)
+        return isinstance(value, numbers.Real) and not math.isfinite(value)
+    except Exception:  # a value no test can read is not recognised as an overflow
+        return False
+
+
+def recognised_mistake(got, expected, case: Case, pristine: tuple, mistakes: Sequence[Mistake],
+                       rtol: float, atol: float) -> str | None:
+    """The cause of the first of `mistakes` that `got` (a wrong result for `case`) shows, or None.
+
+    Each mistake's result is computed from a copy of the `pristine` inputs, after the student's
+    function ran, and compared with the check's tolerances.
+    """
+    for mistake in mistakes:
+        if mistake.gives is None:
+            if _not_finite(got) and not _not_finite(expected):
+                return mistake.cause
+            continue
+        try:
+            wrong = mistake.gives(*copy.deepcopy(pristine))
+            wrong = case.convert(wrong) if case.convert is not None else wrong
+        except Exception:  # a mistake that cannot occur on these inputs is not the one: a check never raises
+            continue
+        if first_difference(got, wrong, "", case.names, rtol, atol) is None:
+            return mistake.cause
+    return None
+
+
 def _changed_input(before: tuple, after: tuple) -> int | None:
     for i, (old, new) in enumerate(zip(before, after, strict=True)):
         if isinstance(old, torch.Tensor) and not _same_tensor(old, new):
@@ -454,11 +505,13 @@ def expected_of(case: Case, pristine: tuple) -> tuple[object, str | None]:
 def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol: float,
              output: CappedText | None = None, allowed: frozenset[str] = frozenset(),
              bans: tuple[Ban, ...] = (),
-             diagnose: Callable[[frozenset[str]], str | None] | None = None) -> str | None:
+             diagnose: Callable[[frozenset[str]], str | None] | None = None,
+             mistakes: Sequence[Mistake] = ()) -> str | None:
     """Run `fn` on one case under the guard; return what is wrong (None if nothing).
 
     A case that names its `outputs` reports each of them right or wrong, and `diagnose(wrong
-    names)` adds a hint keyed to that pattern. None returned by a stub is "not attempted"; by a
+    names)` adds a hint keyed to that pattern. A wrong result that one of `mistakes` gives is
+    told that mistake's cause instead. None returned by a stub is "not attempted"; by a
     written body, `RETURNED_NONE`.
     """
     saved = copy.deepcopy(case.args)
@@ -484,14 +537,23 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     expected, problem = expected_of(case, saved)
     if problem:
         return problem
+    report, wrong = _value_report(outcome.value, expected, case, rtol, atol)
+    if report is None:
+        return None
+    cause = recognised_mistake(outcome.value, expected, case, saved, mistakes, rtol, atol)
+    hint = diagnose(wrong) if diagnose is not None and wrong else None
+    return f"For {case.label}: {report}" + (
+        f" {LIKELY_CAUSE}{cause}" if cause else f" Hint: {hint}" if hint else "")
+
+
+def _value_report(got, expected, case: Case, rtol: float, atol: float) -> tuple[str | None, frozenset[str]]:
+    """(What is wrong with the value `got`, or None; the names of the wrong outputs, when the case
+    names them and `got` is shaped like `expected`)."""
     if case.outputs:
-        judged = output_report(outcome.value, expected, case.outputs, rtol, atol, case.locate)
+        judged = output_report(got, expected, case.outputs, rtol, atol, case.locate)
         if judged is not None:
-            report, wrong = judged
-            hint = diagnose(wrong) if diagnose is not None else None
-            return f"For {case.label}: {report}" + (f" Hint: {hint}" if hint else "")
-    problem = first_difference(outcome.value, expected, "the result", case.names, rtol, atol, case.locate)
-    return f"For {case.label}: {problem}" if problem else None
+            return judged
+    return first_difference(got, expected, "the result", case.names, rtol, atol, case.locate), frozenset()
 
 
 def check_on_devices(fn, problem_on: Callable[[torch.device], str | None], success: str,
@@ -519,7 +581,8 @@ def check_on_devices(fn, problem_on: Callable[[torch.device], str | None], succe
 def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], success: str,
                    rules: Sequence[Rule] = (), signature: str = "a function",
                    rtol: float = 1e-5, atol: float = 1e-6, bans: tuple[Ban, ...] = (),
-                   diagnose: Callable[[frozenset[str]], str | None] | None = None) -> Verdict:
+                   diagnose: Callable[[frozenset[str]], str | None] | None = None,
+                   mistakes: Sequence[Mistake] = ()) -> Verdict:
     """Run the student's `fn` on every case of `make_cases(device)` for each available device.
 
     Every case is built, and its reference result computed (and kept only as a digest), before
@@ -527,7 +590,8 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
     found. `signature` ("fused_step(X, H, W_xh, W_hh, b_h)") is named when `fn` is not a function;
     `bans` (`d2lmini.exercises.guard.Ban`) names torch's built-ins the exercise refuses;
     `diagnose(names of the wrong outputs)` returns a hint for that pattern (cases that name their
-    `outputs` report every one of them).
+    `outputs` report every one of them); a wrong result that one of `mistakes` gives is told its
+    cause instead of that hint.
     """
     ready = callable(fn)
     cases = {device: [seal(case) for case in make_cases(device)] if ready else []
@@ -537,6 +601,6 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
     def problem_on(device: torch.device) -> str | None:
         return next((p for case in cases[device]
                      if (p := run_case(fn, case, rules, rtol, atol, output, bans=bans,
-                                       diagnose=diagnose))), None)
+                                       diagnose=diagnose, mistakes=mistakes))), None)
 
     return check_on_devices(fn, problem_on, success, signature, output)

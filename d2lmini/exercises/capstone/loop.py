@@ -81,15 +81,20 @@ def initial_params(vocab: int, budget: Budget) -> list[torch.Tensor]:
 
 
 def reference_train(indices, params, budget: Budget, carry_gradient: bool = False,
-                    carry_state: bool = True, reset_each_pass: bool = True):
+                    carry_state: bool = True, reset_each_pass: bool = True, clip_update: bool = True,
+                    accumulate: bool = False, norm_after_clip: bool = False):
     """The loop from the package's pieces; return (params, losses, norms), as the student's `train` does.
 
     `carry_gradient` feeds each backward's d_state into the next backward (the state not
     detached); `carry_state=False` starts every minibatch from zeros; `reset_each_pass=False`
-    carries the state from the end of one pass into the next.
+    carries the state from the end of one pass into the next; `clip_update=False` updates with
+    the gradients before clipping; `accumulate` adds each minibatch's gradients to the (clipped)
+    ones before, as `.grad` does when it is never zeroed; `norm_after_clip` records the norm of
+    the clipped gradients.
     """
     losses, norms = [], []
     state = d_state = torch.zeros(budget.batch_size, budget.num_hiddens, dtype=params[0].dtype)
+    kept = [torch.zeros_like(p) for p in params]
     for _ in range(budget.epochs):
         if reset_each_pass:
             state = torch.zeros_like(state)
@@ -100,12 +105,19 @@ def reference_train(indices, params, budget: Budget, carry_gradient: bool = Fals
             loss, d_outputs = reference_loss_and_grad(outputs, Y)
             d_final = d_state if carry_gradient else torch.zeros_like(state)
             *grads, d_state = reference_backward(X, state, hiddens, d_outputs, d_final, params)
-            norms.append(float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads]))))
-            grads = reference_clip(grads, budget.theta)
-            params = [p - budget.lr * g for p, g in zip(params, grads, strict=True)]
+            grads = [k + g for k, g in zip(kept, grads, strict=True)] if accumulate else grads
+            clipped = reference_clip(grads, budget.theta)
+            kept = clipped if accumulate else kept
+            norms.append(_joint_norm(clipped if norm_after_clip else grads))
+            update = clipped if clip_update else grads
+            params = [p - budget.lr * g for p, g in zip(params, update, strict=True)]
             state = hiddens[-1]
             losses.append(loss)
     return params, losses, norms
+
+
+def _joint_norm(grads: list[torch.Tensor]) -> float:
+    return float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads])))
 
 
 MISTAKES = (
@@ -119,6 +131,15 @@ MISTAKES = (
     ({"reset_each_pass": False},
      "the state is carried from the end of one pass over the text into the start of the next, where "
      "the text starts again: start every pass from a zero state."),
+    ({"clip_update": False},
+     "the update uses the gradients before clipping (unclipped, or clipped only after the update): "
+     "clip first, then take the SGD step with the clipped gradients."),
+    ({"accumulate": True},
+     "each minibatch's gradients are added to those of the minibatches before (as `.grad` does when "
+     "it is never zeroed): every update uses the gradients of its own minibatch only."),
+    ({"norm_after_clip": True},
+     "the norms it returns are those of the clipped gradients: record the joint norm before clipping "
+     "(what `clip` returns), so that the run shows when clipping acted."),
 )
 
 
@@ -167,7 +188,7 @@ def loop_problem(train: Callable, output: CappedText | None = None) -> str | Non
         variant = reference_train(indices, params, budget, **flags)
         # Within a pass only, as a loop may reset or keep its mistake from one pass to the next.
         span = len(variant[1]) if "reset_each_pass" in flags else per_pass
-        if _matches(got[1][:span], variant[1][:span]):
+        if _matches(got[1][:span], variant[1][:span]) and _matches(got[2][:span], variant[2][:span]):
             return "Your loop runs, but " + mistake
     return _first_divergence(got, expected)
 

@@ -7,7 +7,10 @@ random inputs (more than three gradients for clipping, large logits for the loss
 perplexity, a d_final for backpropagation through time) and returns a `Verdict`. A `Case`
 holds its inputs and the reference *function* (never an expected value), and each piece
 refuses torch's built-in version of itself (`refusals.RNN`, `refusals.CROSS_ENTROPY`;
-clipping is refused always) and the package's own code under any name.
+clipping is refused always) and the package's own code under any name. A wrong piece is
+told which of its outputs are right and which wrong, the likely cause when its result is one
+of the piece's typical mistakes (`d2lmini.exercises.capstone.mistakes`), else a hint keyed to
+the pattern of wrong outputs.
 
 `params` is always the list [W_xh, W_hh, b_h, W_hq, b_q]. `forward` returns (outputs,
 hiddens); `backward(X, state, hiddens, d_outputs, d_final, params)` returns (the five
@@ -23,6 +26,7 @@ import torch.nn.functional as F
 
 from d2lmini.batching import sequential_batches
 from d2lmini.exercises import Verdict
+from d2lmini.exercises.capstone.mistakes import MISTAKES
 from d2lmini.exercises.clipping import reference_clip
 from d2lmini.exercises.coding import (
     NOT_ATTEMPTED,
@@ -99,7 +103,8 @@ def check_minibatches(minibatches) -> Verdict:
     return check_function(minibatches, _minibatch_cases,
                           "Row i of each minibatch continues row i of the one before, and Y is X "
                           "shifted by one character.",
-                          signature="minibatches(indices, batch_size, num_steps)")
+                          signature="minibatches(indices, batch_size, num_steps)",
+                          mistakes=MISTAKES["minibatches"])
 
 
 # --- the forward pass ----------------------------------------------------------------------
@@ -142,7 +147,7 @@ def check_forward(forward) -> Verdict:
     return check_function(forward, _forward_cases,
                           "Your forward pass gives the package's outputs and hidden states.",
                           RULES["forward"], signature="forward(X, state, params)", bans=(RNN,),
-                          diagnose=forward_hint)
+                          diagnose=forward_hint, mistakes=MISTAKES["forward"])
 
 
 # --- the loss and its gradient -------------------------------------------------------------
@@ -187,7 +192,8 @@ def check_loss_and_grad(loss_and_grad) -> Verdict:
     return check_function(loss_and_grad, _loss_cases,
                           "Your loss and its gradient match the package's, even for large logits.",
                           RULES["loss_and_grad"], signature="loss_and_grad(outputs, Y)",
-                          rtol=1e-4, atol=1e-6, bans=(CROSS_ENTROPY,), diagnose=loss_hint)
+                          rtol=1e-4, atol=1e-6, bans=(CROSS_ENTROPY,), diagnose=loss_hint,
+                          mistakes=MISTAKES["loss_and_grad"])
 
 
 # --- backpropagation through time ----------------------------------------------------------
@@ -271,7 +277,8 @@ def check_backward(backward) -> Verdict:
                              "and the initial state.",
                              RULES["backward"],
                              signature="backward(X, state, hiddens, d_outputs, d_final, params)",
-                             rtol=1e-4, atol=1e-5, bans=(RNN,), diagnose=backward_hint)
+                             rtol=1e-4, atol=1e-5, bans=(RNN,), diagnose=backward_hint,
+                             mistakes=MISTAKES["backward"])
     return _named_items(verdict, GRADIENTS, GRADIENT_NAMES)
 
 
@@ -324,7 +331,8 @@ def check_clip(clip) -> Verdict:
                              [never({"data"}, "Your function reads .data; work with the tensors themselves."),
                               never({"clip_grad_norm_", "clip_grad_value_"},
                                     "Write the clipping yourself, without torch.nn.utils.")],
-                             signature="clip(grads, theta)", rtol=1e-5, atol=1e-7, diagnose=clip_hint)
+                             signature="clip(grads, theta)", rtol=1e-5, atol=1e-7, diagnose=clip_hint,
+                             mistakes=MISTAKES["clip"])
     return _named_items(verdict, CLIPPED[0], tuple(f"clipped gradient {i}" for i in range(7)))
 
 
@@ -347,7 +355,7 @@ def _sgd_cases(device: torch.device):
 def check_sgd(sgd) -> Verdict:
     """Piece 6: `sgd(params, grads, lr)` returns new tensors p - lr * g (the inputs unchanged)."""
     return check_function(sgd, _sgd_cases, "Your update takes one SGD step and leaves its inputs alone.",
-                          signature="sgd(params, grads, lr)")
+                          signature="sgd(params, grads, lr)", mistakes=MISTAKES["sgd"])
 
 
 # --- perplexity ----------------------------------------------------------------------------
@@ -369,7 +377,7 @@ def check_perplexity(perplexity) -> Verdict:
     return check_function(perplexity, _perplexity_cases,
                           "Your perplexity is e to the mean cross-entropy in nats, stable for large logits.",
                           RULES["perplexity"], signature="perplexity(logits, targets)",
-                          rtol=1e-4, bans=(CROSS_ENTROPY,))
+                          rtol=1e-4, bans=(CROSS_ENTROPY,), mistakes=MISTAKES["perplexity"])
 
 
 PIECE_CHECKS: dict[str, tuple[str, Callable[[Callable], Verdict]]] = {

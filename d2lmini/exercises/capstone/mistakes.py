@@ -1,0 +1,257 @@
+"""The typical mistakes in the capstone's pieces (notebook 08), each recognised by what it returns.
+
+A student's piece that returns a wrong result is compared, after it ran, with what each known
+mistake of that piece returns on the same inputs (`coding.Mistake`); the verdict then names the
+first mistake it matches by its cause, instead of only where the first wrong number is. Each
+`_..._with` function below is the piece written with the flags' mistakes; `MISTAKES` maps each
+piece to its mistakes, in the order they are tried. A result with inf or nan where the right
+one is finite is told the overflow (`OVERFLOW`). Like every package function, these are refused
+when a student's code calls them.
+"""
+
+import math
+from functools import partial
+
+import torch
+
+from d2lmini.exercises.coding import Mistake
+
+OVERFLOW = Mistake(
+    "your result has inf or nan where the right one is finite: in float32, exp of a number above "
+    "about 88 is inf (and log of a probability that rounded to 0 is -inf). Subtract each row's "
+    "largest logit before exp, and take the log-softmax as shifted - log(sum(exp(shifted))), never "
+    "log(softmax).")
+
+
+# --- the sequential iterator -------------------------------------------------------------
+
+def _minibatches_with(indices, batch_size, num_steps, label_shift=1, stride=None, drop_last=False,
+                      interleaved=False):
+    """Sequential minibatches with a mistake: labels `label_shift` ahead (0: Y is X), windows
+    `stride` apart, the last one dropped, or streams read across the text (every batch_size-th token)."""
+    stream = (len(indices) - max(label_shift, 1)) // batch_size
+    cut = stream * batch_size
+
+    def rows(start):
+        part = indices[start : start + cut]
+        return part.reshape(stream, batch_size).T if interleaved else part.reshape(batch_size, stream)
+
+    xs, ys = rows(0), rows(label_shift)
+    end = stream - num_steps + (0 if drop_last else 1)
+    for start in range(0, max(end, 0), stride or num_steps):
+        yield xs[:, start : start + num_steps], ys[:, start : start + num_steps]
+
+
+MINIBATCH_MISTAKES = (
+    Mistake("Y is X itself, so the model is asked for the character it is reading. The label of each "
+            "character is the one after it: Y is the text shifted by one.",
+            partial(_minibatches_with, label_shift=0)),
+    Mistake("Y starts two characters after X, not one: the label of each character is the very next one.",
+            partial(_minibatches_with, label_shift=2)),
+    Mistake("the last minibatch is dropped when it ends exactly at the end of the streams: the loop's "
+            "bound is one short (the last start is stream length - num_steps, included).",
+            partial(_minibatches_with, drop_last=True)),
+    Mistake("the minibatches overlap: minibatch k+1 starts one character after minibatch k, not "
+            "num_steps characters after it, so row i no longer continues where it stopped.",
+            partial(_minibatches_with, stride=1)),
+    Mistake("each row takes every batch_size-th character of the text, so a row is not a stretch of the "
+            "text. Cut the text into batch_size contiguous streams (reshape(batch_size, -1)), one per row.",
+            partial(_minibatches_with, interleaved=True)),
+)
+
+
+# --- the forward pass ----------------------------------------------------------------------
+
+def _forward_with(X, state, params, activation=torch.tanh, b_h_times=1, transpose_W_hh=False,
+                  update_state=True, output_from_previous=False, b_q_times=1, batch_major=False):
+    """(outputs, hiddens) of a forward pass with the flags' mistakes (defaults: none)."""
+    W_xh, W_hh, b_h, W_hq, b_q = params
+    recurrent = W_hh.T if transpose_W_hh else W_hh
+    H, hiddens = state, []
+    for t in range(X.shape[1]):
+        H = activation(W_xh[X[:, t]] + (H if update_state else state) @ recurrent + b_h_times * b_h)
+        hiddens.append(H)
+    hiddens = torch.stack(hiddens)
+    read = torch.cat([state[None], hiddens[:-1]]) if output_from_previous else hiddens
+    read = read.transpose(0, 1) if batch_major else read
+    return read.reshape(-1, W_hh.shape[0]) @ W_hq + b_q_times * b_q, hiddens
+
+
+FORWARD_MISTAKES = (
+    Mistake("the step uses sigmoid, not tanh: H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h).",
+            partial(_forward_with, activation=torch.sigmoid)),
+    Mistake("the step uses relu, not tanh: H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h).",
+            partial(_forward_with, activation=torch.relu)),
+    Mistake("b_h is missing from the step: H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h).",
+            partial(_forward_with, b_h_times=0)),
+    Mistake("b_h is added twice in the step (once is right): H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h).",
+            partial(_forward_with, b_h_times=2)),
+    Mistake("W_hh is transposed: the step multiplies H_(t-1) @ W_hh, with W_hh of shape "
+            "(hidden inputs, hidden outputs), not W_hh.T.",
+            partial(_forward_with, transpose_W_hh=True)),
+    Mistake("the hidden state is not carried from step to step: every step starts from `state`, the "
+            "initial one, instead of from H_(t-1), the state the step before computed.",
+            partial(_forward_with, update_state=False)),
+    Mistake("the output of step t is computed from the state before the step, H_(t-1), not from H_t: "
+            "O_t = H_t W_hq + b_q, after the step.",
+            partial(_forward_with, output_from_previous=True)),
+    Mistake("b_q is missing from the output layer: O = H W_hq + b_q.", partial(_forward_with, b_q_times=0)),
+    Mistake("the outputs are in batch-major order: stack them step-major (row t * batch + b belongs to "
+            "step t, sequence b), as the states are stacked.",
+            partial(_forward_with, batch_major=True)),
+)
+
+
+# --- the loss and its gradient -------------------------------------------------------------
+
+def _loss_with(outputs, Y, dim=1, softmax_first=False, sign=-1.0, divisor="rows", log_base=None,
+               batch_major=False):
+    """(loss, d_outputs) of the mean cross-entropy with the flags' mistakes (defaults: none)."""
+    targets = (Y if batch_major else Y.T).reshape(-1)
+    logits = torch.softmax(outputs, dim=1) if softmax_first else outputs
+    log_probs = torch.log_softmax(logits, dim=dim)
+    rows = torch.arange(len(targets), device=outputs.device)
+    count = {"rows": len(targets), "batch": Y.shape[0], "none": 1}[divisor]
+    loss = sign * log_probs[rows, targets].sum() / count
+    d_outputs = torch.softmax(logits, dim=dim)
+    d_outputs[rows, targets] -= 1
+    return float(loss) / (math.log(log_base) if log_base else 1.0), d_outputs / count
+
+
+LOSS_MISTAKES = (
+    Mistake("the softmax runs over the wrong dimension (dim=0, down each column): each row of outputs "
+            "is one prediction, normalised over the vocabulary, dim=1.", partial(_loss_with, dim=0)),
+    Mistake("softmax is applied twice: the cross-entropy takes the log-softmax of the logits themselves, "
+            "not of probabilities.", partial(_loss_with, softmax_first=True)),
+    Mistake("the loss has no minus sign: the cross-entropy is the mean of -log p(target), a positive "
+            "number.", partial(_loss_with, sign=1.0)),
+    Mistake("the loss is summed over the rows, not averaged: it is the mean over all batch * steps "
+            "predictions, and its gradient is divided by that count too.",
+            partial(_loss_with, divisor="none")),
+    Mistake("the loss is divided by the batch size, not by the number of predictions: the mean runs over "
+            "all batch * steps rows, and the gradient is divided by that count too.",
+            partial(_loss_with, divisor="batch")),
+    Mistake("the loss is in bits (log base 2): the cross-entropy is in nats, with the natural log.",
+            partial(_loss_with, log_base=2)),
+    Mistake("the targets are in batch-major order: the rows of outputs are step-major, so the targets "
+            "are Y.T.reshape(-1).", partial(_loss_with, batch_major=True)),
+    OVERFLOW,
+)
+
+
+# --- backpropagation through time ----------------------------------------------------------
+
+def _backward_with(X, state, hiddens, d_outputs, d_final, params, transpose_W_hh=True, derivative="H_t",
+                   use_d_final=True, backwards=True):
+    """([dW_xh, dW_hh, db_h, dW_hq, db_q], d_state) of BPTT with the flags' mistakes (defaults: none)."""
+    W_xh, W_hh, b_h, W_hq, b_q = params
+    steps, batch, num_hiddens = hiddens.shape
+    d_from_outputs = (d_outputs @ W_hq.T).reshape(steps, batch, num_hiddens)
+    d_W_xh, d_W_hh, d_b_h = torch.zeros_like(W_xh), torch.zeros_like(W_hh), torch.zeros_like(b_h)
+    d_H = d_final if use_d_final else torch.zeros_like(d_final)
+    for t in reversed(range(steps)) if backwards else range(steps):
+        H_prev = state if t == 0 else hiddens[t - 1]
+        slope = {"H_t": 1 - hiddens[t] ** 2, "H_(t-1)": 1 - H_prev ** 2, "none": 1.0}[derivative]
+        dA = (d_from_outputs[t] + d_H) * slope
+        d_W_hh = d_W_hh + H_prev.T @ dA
+        d_W_xh = d_W_xh.index_add(0, X[:, t], dA)
+        d_b_h = d_b_h + dA.sum(0)
+        d_H = dA @ (W_hh.T if transpose_W_hh else W_hh)
+    return [d_W_xh, d_W_hh, d_b_h, hiddens.reshape(-1, num_hiddens).T @ d_outputs, d_outputs.sum(0)], d_H
+
+
+BACKWARD_MISTAKES = (
+    Mistake("the gradient passed back to the previous state is dt W_hh; it is dt W_hh^T (transposed), "
+            "as H_(t-1) was multiplied by W_hh on the way forward.",
+            partial(_backward_with, transpose_W_hh=False)),
+    Mistake("the tanh derivative is missing: dt = dh * (1 - H_t^2), where dh is the gradient reaching H_t.",
+            partial(_backward_with, derivative="none")),
+    Mistake("the tanh derivative uses the previous state: dt = dh * (1 - H_t^2), with H_t the state "
+            "the step computed, not H_(t-1).", partial(_backward_with, derivative="H_(t-1)")),
+    Mistake("d_final is ignored: the gradient reaching the last state starts as d_final (not zero) and "
+            "is added to what the outputs send back at the last step.",
+            partial(_backward_with, use_d_final=False)),
+    Mistake("the steps are walked from first to last: backpropagation through time starts at the last "
+            "step (with d_final) and walks back to the first.", partial(_backward_with, backwards=False)),
+)
+
+
+# --- clipping ------------------------------------------------------------------------------
+
+def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False):
+    """(clipped gradients, norm) with the flags' mistakes: the norm of some gradients or the largest
+    one's, squared; each gradient scaled by its own norm, clamped entry by entry, or always scaled."""
+    # In float64 on the CPU: MPS has no float64.
+    norms = torch.stack([torch.linalg.vector_norm(g.detach().cpu().double()) for g in grads])
+    counted = norms[:3] if norm_of == "first three" else norms
+    if norm_of == "largest":
+        norm = float(norms.max())
+    else:
+        norm = float(counted.square().sum() if squared else torch.linalg.vector_norm(counted))
+    if scale == "per value":
+        return [g.clamp(-theta, theta) for g in grads], norm
+    if scale == "each":
+        return [g * min(1.0, theta / max(float(n), 1e-12)) for g, n in zip(grads, norms, strict=True)], norm
+    factor = theta / max(norm, 1e-12) if scale == "always" else min(1.0, theta / max(norm, 1e-12))
+    return [g * factor for g in grads], norm
+
+
+CLIP_MISTAKES = (
+    Mistake("the gradients are clamped entry by entry (clipping by value): clipping by the norm scales "
+            "every gradient by the same factor min(1, theta / norm), keeping the direction.",
+            partial(_clip_with, scale="per value")),
+    Mistake("each gradient is clipped by its own norm: all of them are scaled by one factor, "
+            "min(1, theta / norm) with the joint norm of every gradient together.",
+            partial(_clip_with, scale="each")),
+    Mistake("the norm counts only the first three gradients: it runs over every gradient passed, "
+            "however many (the cases pass five and seven).", partial(_clip_with, norm_of="first three")),
+    Mistake("the norm is the largest gradient's norm: it is the square root of the sum of the squares "
+            "of every entry of every gradient together.", partial(_clip_with, norm_of="largest")),
+    Mistake("the norm is not square-rooted: it is the square root of the sum of the squares of every "
+            "entry of every gradient.", partial(_clip_with, squared=True)),
+    Mistake("the gradients are scaled even when their norm is below theta: the factor is "
+            "min(1, theta / norm), so gradients already short enough are left as they are.",
+            partial(_clip_with, scale="always")),
+)
+
+
+# --- the update and the perplexity -----------------------------------------------------------
+
+SGD_MISTAKES = (
+    Mistake("the update adds the gradient: SGD steps against it, p - lr * g.",
+            lambda params, grads, lr: [p + lr * g for p, g in zip(params, grads, strict=True)]),
+    Mistake("the learning rate is left out: the step is p - lr * g.",
+            lambda params, grads, lr: [p - g for p, g in zip(params, grads, strict=True)]),
+)
+
+
+def _perplexity_with(logits, targets, base=math.e, bits=False, reduce="mean", sign=-1.0, inverse_mean=False):
+    """The perplexity with the flags' mistakes: another base, the loss in bits, summed, without the
+    minus, or the arithmetic mean of 1/p."""
+    # In float64 on the CPU (MPS has no float64), where e to a large sum is inf rather than an error.
+    log_probs = torch.log_softmax(logits.detach().cpu().double(), dim=1)
+    log_p = log_probs[torch.arange(len(targets)), targets.cpu()]
+    if inverse_mean:
+        return float(torch.exp(-log_p).mean())
+    nats = sign * (log_p.sum() if reduce == "sum" else log_p.mean())
+    return float(base ** (nats / math.log(2) if bits else nats))
+
+
+PERPLEXITY_MISTAKES = (
+    Mistake("it is 2 to the mean cross-entropy in nats: perplexity is e to the mean in nats (2 to it only "
+            "when the mean is in bits).", partial(_perplexity_with, base=2.0)),
+    Mistake("it is e to the mean cross-entropy in bits: perplexity is e to the mean in nats, or 2 to the "
+            "mean in bits; the base of the exp and of the log must be the same.",
+            partial(_perplexity_with, bits=True)),
+    Mistake("it is e to the summed cross-entropy: perplexity is e to the *mean* over the predictions, so "
+            "texts of any length compare.", partial(_perplexity_with, reduce="sum")),
+    Mistake("the minus sign is missing: exp of the mean of log p is 1 / perplexity; perplexity is exp of "
+            "the mean of -log p.", partial(_perplexity_with, sign=1.0)),
+    Mistake("it is the arithmetic mean of 1/p: perplexity is the geometric mean of 1/p, exp of the mean "
+            "of -log p.", partial(_perplexity_with, inverse_mean=True)),
+    OVERFLOW,
+)
+
+MISTAKES = {"minibatches": MINIBATCH_MISTAKES, "forward": FORWARD_MISTAKES, "loss_and_grad": LOSS_MISTAKES,
+            "backward": BACKWARD_MISTAKES, "clip": CLIP_MISTAKES, "sgd": SGD_MISTAKES,
+            "perplexity": PERPLEXITY_MISTAKES}
