@@ -534,7 +534,7 @@ def _sweep_message(sweep, lines: dict[str, float]) -> str:
     parts = []
     if best is not None:
         parts.append(f"Sweep of the {label}: the lowest validation perplexity, {best[1]:.2f}, "
-                     f"came at {value_text(best[0])}.")
+                     f"came at {value_text(best[0], sweep.name)}.")
     else:
         parts.append(f"Sweep of the {label}: no run finished with a number.")
     parts.append("For comparison: " + ", ".join(f"{name} {value:.2f}" for name, value in lines.items()) + ".")
