@@ -20,7 +20,7 @@ import torch
 
 from d2lmini.batching import validate_fits
 from d2lmini.corpus import Corpus, load_corpus
-from d2lmini.cost import MachineSpeed, RunCost, estimate_cost
+from d2lmini.cost import MachineSpeed, RunCost, cell_factor, estimate_cost
 from d2lmini.device import try_gpu
 from d2lmini.divergence import TrainingDiverged, divergence_limit
 from d2lmini.download import TIMEMACHINE_URL, DataUnavailableError
@@ -341,10 +341,14 @@ def validate_click(plan: "LabPlan | LabSettings", limit: float = MAX_CLICK_SECON
     seconds = plan.cost.seconds
     if seconds > limit:
         here = MACHINE_SPEED.seconds(seconds)
+        cell = plan.settings.cell
+        slower = cell_factor(cell, "train", plan.settings.num_hiddens)
+        faster = "" if cell == "rnn" else (f", or choose the RNN cell (the {cell_name(cell)} trains these "
+                                           f"settings about {slower:.0f} times slower)")
         raise RunTooLong(f"These settings would take about {seconds:.0f} s on a 2-core laptop (about "
                          f"{here:.0f} s on this machine); one click of the lab is kept under {limit:g} s. "
                          "Make the hidden size, the batch size, the steps per minibatch or the number of "
-                         "minibatches smaller.")
+                         f"minibatches smaller{faster}.")
     return seconds
 
 

@@ -128,3 +128,9 @@ def test_the_cell_factor_is_measured_at_three_sizes_and_interpolated_in_log_size
     assert cell_factor("lstm", "train", halfway) == pytest.approx((small + middle) / 2, rel=1e-9)
     assert cell_factor("lstm", "train", 1) == small and cell_factor("lstm", "train", 5000) == large
     assert all(f > 1 for cell in ("gru", "lstm") for f in CELL_FACTORS[cell]["train"])
+
+
+def test_a_gated_click_over_the_bound_says_the_rnn_cell_is_faster():
+    with pytest.raises(ValueError, match=r"under 15 s.*smaller, or choose the RNN cell \(the LSTM trains"):
+        validate_click(LabSettings(cell="lstm", num_hiddens=384))
+    assert validate_click(LabSettings(num_hiddens=384)) <= MAX_CLICK_SECONDS  # the same settings, the RNN
