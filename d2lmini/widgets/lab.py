@@ -165,8 +165,8 @@ class LabPanel:
     `learning_rate`, `num_steps`, `batch_size`, `theta` ("off" or a number as text), `optimizer`,
     `budget` (minibatches), `prefix`, `temperature`). `update()` trains a run as the Train button
     does (or, when only the prefix or temperature changed since the last run, resamples from its
-    model); `sweep()` runs the sweep that `sweep_setting` and `sweep_values` describe. Every run is kept in `runs` (a
-    `RunLog`: `runs.to_csv()`, `runs.to_dataframe()`); `clear()` forgets them.
+    model); `sweep()` runs the sweep that `sweep_setting` and `sweep_values` describe. Every run
+    is kept in `runs` (a `RunLog`: `runs.to_csv()`, `runs.to_dataframe()`); `clear()` forgets them.
 
     Shown: `valid_ppl` (CSS class `lab-valid-ppl`), `progress_text` (`lab-progress`: the
     estimate before, progress during and the time after a run), `plot` (the newest runs'
