@@ -12,9 +12,10 @@ limits that keep it so are tested in tests/test_widgets_*.py, tests/test_cost.py
 tests/test_lab*.py.
 
 The perplexity lab (notebook 08) trains on one thread whatever torch's setting (its `num_threads`),
-so its two columns measure the same thing. Its rows: every slider at its maximum alone, the
-slowest combination it accepts, a refused one, a new sample, and the suggested hidden-size sweep
-(a sweep may take longer than a click; the lab shows its estimate first).
+so its two columns measure the same thing. Its rows: the defaults (with each recurrent cell), every
+slider at its maximum alone, the slowest combination it accepts, a refused one, a new sample, and
+the suggested hidden-size sweep (a sweep may take longer than a click; the lab shows its estimate
+first).
 """
 
 import argparse
@@ -122,6 +123,8 @@ def lab_cases() -> list[Case]:
     attribute = {"num_hiddens": "hidden_size", "batch_size": "batch_size", "num_steps": "num_steps",
                  "max_minibatches": "budget"}
     cases = [Case("08", "lab", "the defaults", make_lab)]
+    cases += [Case("08", "lab", f"the defaults with the {cell.upper()} cell",
+                   lambda cell=cell: _set(make_lab(), cell=cell)) for cell in ("gru", "lstm")]
     cases += [Case("08", "lab", f"{LAB_SETTINGS[name].label} {top} (its maximum)",
                    lambda name=name, top=top: _set(make_lab(), **{attribute[name]: top}))
               for name, top in tops.items()]

@@ -7,6 +7,7 @@ trained, every evaluation of the validation text at the checkpoints, and the sam
 the lab can announce how long a run will take here before it starts.
 """
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -23,6 +24,24 @@ TRAIN_SECONDS = {"minibatch": 1.0e-3, "step": 1.3e-5, "step_mac": 1.3e-10, "toke
 EVAL_SECONDS = {"call": 2.0e-4, "step": 3.6e-6, "step_mac": 4.1e-11, "token_mac": 3.2e-11}
 # Generating a sample: one call per generated character, one step per character read or written.
 PREDICT_SECONDS = {"call": 2.5e-4, "step": 8e-6, "step_mac": 1.4e-10}
+# How many times an RNN's seconds each part of a run takes with each cell at the same hidden size:
+# a training minibatch (32 x 35), the validation text read as one stream and as 32 streams, the
+# sample. Measured at these hidden sizes on one thread (CPU time, the cells timed in turn) by
+#     OMP_NUM_THREADS=1 python benchmarks/cell_cost.py --repeats 5 --hiddens 32 128 384
+# and interpolated in log(hidden size) between them (the nearest outside). A gated step is several
+# small operations where the RNN's is one fused one, so reading one stream, one character per step,
+# costs the most more, and the ratio falls as the matmuls grow.
+CELL_FACTOR_SIZES = (32, 128, 384)
+CELL_FACTORS = {
+    "rnn": {"train": (1.0, 1.0, 1.0), "stream": (1.0, 1.0, 1.0), "streams": (1.0, 1.0, 1.0),
+            "predict": (1.0, 1.0, 1.0)},
+    "gru": {"train": (4.6, 4.1, 3.5), "stream": (12.0, 8.7, 5.2), "streams": (4.6, 4.1, 3.6),
+            "predict": (0.7, 0.8, 0.8)},
+    "lstm": {"train": (3.2, 4.2, 4.4), "stream": (7.9, 7.2, 5.8), "streams": (5.0, 5.4, 4.7),
+             "predict": (1.0, 1.0, 1.0)},
+}
+# How many hidden-sized blocks of weights a cell's step multiplies by (its gates).
+CELL_GATES = {"rnn": 1, "gru": 3, "lstm": 4}
 
 
 @dataclass
@@ -40,6 +59,22 @@ class RunCost:
     def seconds(self) -> float:
         """The whole run: training, evaluation and the sample."""
         return self.train_seconds + self.eval_seconds + self.predict_seconds
+
+
+def cell_factor(cell: str, part: str, num_hiddens: int) -> float:
+    """Return how many times the RNN's seconds `part` of a run takes with `cell` (`CELL_FACTORS`).
+
+    `part` is "train", "stream", "streams" or "predict"; between the measured hidden sizes the
+    factor is interpolated in log(hidden size), outside them the nearest one is used.
+    """
+    factors = CELL_FACTORS[cell][part]
+    where = math.log(min(max(num_hiddens, CELL_FACTOR_SIZES[0]), CELL_FACTOR_SIZES[-1]))
+    for (low, high), (f_low, f_high) in zip(itertools.pairwise(CELL_FACTOR_SIZES),
+                                            itertools.pairwise(factors), strict=True):
+        if where <= math.log(high):
+            share = (where - math.log(low)) / (math.log(high) - math.log(low))
+            return f_low + share * (f_high - f_low)
+    return factors[-1]
 
 
 def macs_per_token(num_hiddens: int, vocab_size: int) -> int:
@@ -61,13 +96,14 @@ def estimate_cost(config, vocab_size: int, train_tokens: int, valid_tokens: int,
                   prefix_length: int = 0, num_chars: int = 0) -> RunCost:
     """Return the `RunCost` of training `config` (a `TrainConfig`) and sampling from the model.
 
+    Each part is the RNN's estimate times the measured factor of `config.cell` (`cell_factor`).
     Training is estimated for the minibatches the budget asks for (`config.max_seconds`
     when only the clock limits it); evaluation, at every checkpoint, reads the end of the
     training text and the `valid_tokens` as one stream (`eval_batch_size` None) or the
     `valid_tokens` as `eval_batch_size` streams, in calls of `eval_num_steps`
     (`d2lmini.train.evaluate`).
     """
-    h, v = config.num_hiddens, vocab_size
+    h, v, cell = config.num_hiddens, vocab_size, config.cell
     step_macs = macs_per_token(h, v)
     tokens = config.batch_size * config.num_steps
     per_epoch = steps_per_epoch(train_tokens, config.batch_size, config.num_steps)
@@ -77,7 +113,8 @@ def estimate_cost(config, vocab_size: int, train_tokens: int, valid_tokens: int,
                      + tokens * (t["token"] + t["token_mac"] * step_macs))
     # A budget in minibatches or epochs is estimated as asked, even past the time limit that would
     # stop it: a run cut short by the clock is not the run asked for.
-    train_seconds = config.max_seconds if minibatches is None else minibatches * one_minibatch
+    train_seconds = (config.max_seconds if minibatches is None
+                     else minibatches * one_minibatch * cell_factor(cell, "train", h))
     e, evaluations = EVAL_SECONDS, planned_evaluations(config, minibatches, per_epoch)
 
     def one_evaluation(batch: int, chunk: int, length: int) -> float:
@@ -86,23 +123,27 @@ def estimate_cost(config, vocab_size: int, train_tokens: int, valid_tokens: int,
 
     # The last evaluation reads one stream after the end of the training text; with `eval_batch_size`
     # the others are estimates from that many cold-started streams.
-    one_stream = one_evaluation(1, (config.eval_batch_size is None and config.eval_num_steps) or EVAL_CHUNK,
-                                max(0, valid_tokens - 1) + min(CONTEXT_TOKENS, train_tokens))
+    one_stream = cell_factor(cell, "stream", h) * one_evaluation(
+        1, (config.eval_batch_size is None and config.eval_num_steps) or EVAL_CHUNK,
+        max(0, valid_tokens - 1) + min(CONTEXT_TOKENS, train_tokens))
     if config.eval_batch_size is None:
         eval_batch, eval_steps = 1, config.eval_num_steps or EVAL_CHUNK
         eval_seconds = evaluations * one_stream
     else:
         eval_batch = max(1, min(config.eval_batch_size, valid_tokens - 1))
         eval_steps = config.eval_num_steps or config.num_steps
-        estimate = one_evaluation(eval_batch, eval_steps, max(0, valid_tokens - 1) // eval_batch)
+        estimate = cell_factor(cell, "streams", h) * one_evaluation(eval_batch, eval_steps,
+                                                                    max(0, valid_tokens - 1) // eval_batch)
         eval_seconds = (evaluations - 1) * estimate + one_stream
     p = PREDICT_SECONDS
-    predict_seconds = ((num_chars + 1) * p["call"]
-                       + (prefix_length + num_chars) * (p["step"] + p["step_mac"] * step_macs))
-    parameters = h * h + 2 * h * v + h + v
-    floats = (4 * parameters + 3 * tokens * (h + v)
-              + 2 * max(eval_batch * eval_steps, EVAL_CHUNK, CONTEXT_TOKENS) * (h + v)
-              + 2 * prefix_length * (h + v))
+    predict_seconds = cell_factor(cell, "predict", h) * (
+        (num_chars + 1) * p["call"] + (prefix_length + num_chars) * (p["step"] + p["step_mac"] * step_macs))
+    # A gated cell holds a block of weights, and keeps a block of activations, per gate.
+    gated = CELL_GATES[cell] * h
+    parameters = gated * (h + v + 1) + h * v + v
+    floats = (4 * parameters + 3 * tokens * (gated + v)
+              + 2 * max(eval_batch * eval_steps, EVAL_CHUNK, CONTEXT_TOKENS) * (gated + v)
+              + 2 * prefix_length * (gated + v))
     return RunCost(minibatches, evaluations, train_seconds, eval_seconds, predict_seconds, 4 * floats)
 
 

@@ -1,6 +1,7 @@
 """The perplexity lab of notebook 08, without widgets: settings in, a trained model's numbers out.
 
-`run_lab(LabSettings(...))` loads the corpus, trains a fresh scratch RNN through
+`run_lab(LabSettings(...))` loads the corpus, trains a fresh scratch model (the RNN, or the
+GRU or LSTM of notebook 09: the `cell` setting) through
 `d2lmini.train.train` for a fixed number of minibatches, measures train and validation
 perplexity along the way and generates a sample. It never raises: whatever a slider or a
 text box can hold, it returns a `LabResult` whose `error` says what went wrong and what to
@@ -19,20 +20,21 @@ import torch
 
 from d2lmini.batching import validate_fits
 from d2lmini.corpus import Corpus, load_corpus
-from d2lmini.cost import MachineSpeed, RunCost, estimate_cost
+from d2lmini.cost import MachineSpeed, RunCost, cell_factor, estimate_cost
 from d2lmini.device import try_gpu
 from d2lmini.divergence import TrainingDiverged, divergence_limit
 from d2lmini.download import TIMEMACHINE_URL, DataUnavailableError
 from d2lmini.kernel_settings import put_back_after
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
 from d2lmini.rnn import predict, validate_prefix
-from d2lmini.settings import CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
+from d2lmini.settings import CELLS, CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
 from d2lmini.train import (
     History,
     TrainConfig,
     TrainingRun,
     make_model,
     run_training,
+    validate_cell_init,
 )
 from d2lmini.verdicts import PerplexityVerdict, judge_perplexity, text_baselines
 
@@ -60,8 +62,9 @@ DEFAULT_PREFIXES = {"bundled": "the ", "timemachine": "the time ", "markov": "a"
 class LabSettings(TrainConfig):
     """The training settings (`TrainConfig`) with the lab's defaults, plus what only the lab has.
 
-    Training: 128 hidden units (more learn less in so few steps), Adam at 0.01 decaying along
-    a half cosine, 32 x 35 minibatches, clipping at 1, for `max_minibatches` minibatches,
+    Training: the course's RNN (`cell`: "gru" or "lstm" for a gated cell of notebook 09), 128
+    hidden units (more learn less in so few steps), Adam at 0.01 decaying along a half cosine,
+    32 x 35 minibatches, clipping at 1, for `max_minibatches` minibatches,
     evaluation not counted, about 12 checkpoints per run: the live curve's points before the
     last are an estimate from 32 cold-started streams (`eval_batch_size`), the last, the run's
     reported number, is read as one stream as the baselines read it. `max_seconds` is only a safety
@@ -214,6 +217,7 @@ def validate_lab_settings(settings: LabSettings) -> None:
     if not isinstance(settings, LabSettings):
         raise TypeError(f"run_lab needs a d2lmini.lab.LabSettings, not {type(settings).__name__}.")
     validate_settings(settings, LAB_SETTINGS)
+    validate_cell_init(settings.cell, settings.init)
     validate_device_name(settings.device)
     if settings.max_minibatches is None and settings.num_epochs is None and settings.max_seconds is None:
         raise ValueError("Give the lab a budget: a number of minibatches, of epochs or a time limit.")
@@ -337,17 +341,27 @@ def validate_click(plan: "LabPlan | LabSettings", limit: float = MAX_CLICK_SECON
     seconds = plan.cost.seconds
     if seconds > limit:
         here = MACHINE_SPEED.seconds(seconds)
+        cell = plan.settings.cell
+        slower = cell_factor(cell, "train", plan.settings.num_hiddens)
+        faster = "" if cell == "rnn" else (f", or choose the RNN cell (the {cell_name(cell)} trains these "
+                                           f"settings about {slower:.0f} times slower)")
         raise RunTooLong(f"These settings would take about {seconds:.0f} s on a 2-core laptop (about "
                          f"{here:.0f} s on this machine); one click of the lab is kept under {limit:g} s. "
                          "Make the hidden size, the batch size, the steps per minibatch or the number of "
-                         "minibatches smaller.")
+                         f"minibatches smaller{faster}.")
     return seconds
+
+
+def cell_name(cell: str) -> str:
+    """Return the short name of a recurrent cell, as the panel writes it: "RNN", "GRU" or "LSTM"."""
+    return CELLS.get(cell, cell).split(" (")[0]
 
 
 def describe_settings(settings: LabSettings) -> str:
     """Return a one-line summary of the training settings, for the panel's messages."""
     clipping = "off" if settings.theta is None else f"θ = {settings.theta:g}"
-    return (f"{CORPORA.get(settings.corpus, settings.corpus)}, hidden size {settings.num_hiddens}, "
+    return (f"{CORPORA.get(settings.corpus, settings.corpus)}, {cell_name(settings.cell)}, "
+            f"hidden size {settings.num_hiddens}, "
             f"learning rate {settings.lr:.3g}, {settings.optimizer.upper()}, clipping {clipping}, "
             f"minibatches of {settings.batch_size} x {settings.num_steps} steps")
 
@@ -364,7 +378,7 @@ def divergence_message(error: TrainingDiverged, settings: LabSettings, vocab_siz
 
 
 def run_lab(settings: "LabSettings | LabPlan", on_checkpoint=None, should_stop=None) -> LabResult:
-    """Train a fresh scratch RNN as `settings` (or their `LabPlan`) say; return a `LabResult` (notebook 08).
+    """Train a fresh scratch model (`settings.cell`) as `settings` or their `LabPlan` say; return the result.
 
     Settings are planned first (`plan_lab`: validated, corpus loaded, cost estimated); a plan
     is run as it is. Training goes through `d2lmini.train.run_training`:

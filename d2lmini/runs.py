@@ -16,10 +16,11 @@ from d2lmini.settings import EXPORT_PATH, LAB_SETTINGS, short_repr, validate_val
 from d2lmini.sweep import SweepResult
 
 # The settings a run's summary and a curve's label show, in the order of the lab's controls.
-SHOWN_SETTINGS = ("corpus", "num_hiddens", "lr", "optimizer", "batch_size", "num_steps", "theta",
+SHOWN_SETTINGS = ("corpus", "cell", "num_hiddens", "lr", "optimizer", "batch_size", "num_steps", "theta",
                   "max_minibatches", "prefix", "temperature")
 # Short names for labels and summaries.
-SHORT_NAMES = {"corpus": "", "num_hiddens": "hidden", "lr": "lr", "optimizer": "", "batch_size": "batch",
+SHORT_NAMES = {"corpus": "", "cell": "", "num_hiddens": "hidden", "lr": "lr", "optimizer": "",
+               "batch_size": "batch",
                "num_steps": "steps", "theta": "θ", "max_minibatches": "minibatches", "prefix": "prefix",
                "temperature": "T"}
 # How settings are named in exported rows and which of the results go with them.
@@ -35,9 +36,9 @@ def changed_settings(before: LabSettings | None, after: LabSettings) -> list[str
 
 
 def setting_text(settings: LabSettings, name: str) -> str:
-    """Return one setting of a run as a panel writes it: "hidden 128", "θ off", "Adam"."""
+    """Return one setting of a run as a panel writes it: "hidden 128", "θ off", "Adam", "GRU"."""
     value = getattr(settings, name)
-    if name in ("corpus", "optimizer"):
+    if name in ("corpus", "cell", "optimizer"):
         return LAB_SETTINGS[name].choices[value].split(" (")[0]
     if name == "theta" and value is None:
         return "θ off"

@@ -6,8 +6,8 @@ declarations: `validate_value` and `validate_settings` (the one validation, whos
 the setting by its label), the limits and menus of the widgets in `d2lmini.widgets.lab`
 and `d2lmini.widgets.clipping`, and the command-line choices of `benchmarks/quality.py`.
 
-The named choices (optimizers, learning-rate schedules, clipping modes, sampling, weight
-initialisation) are spelled out here and nowhere else; adding a learning-rate schedule is
+The named choices (recurrent cells, optimizers, learning-rate schedules, clipping modes,
+sampling, weight initialisation) are spelled out here and nowhere else; adding a learning-rate schedule is
 one entry in `LR_SCHEDULES`.
 """
 
@@ -44,6 +44,8 @@ OPTIMIZERS: dict[str, tuple[str, type[torch.optim.Optimizer]]] = {
 }
 CLIP_MODES = {"norm": "joint norm (notebook 06)", "value": "per element"}
 SAMPLINGS = {"sequential": "sequential partitioning", "random": "random sampling"}
+# The recurrent cell of a model (notebook 09): the course's RNN, or one of the gated cells.
+CELLS = {"rnn": "RNN (tanh)", "gru": "GRU", "lstm": "LSTM"}
 INITS = {"lecun": "LeCun, N(0, 1/fan_in)", "normal": "N(0, 0.01²), as in the book"}
 CORPORA = {"bundled": "bundled corpus", "markov": "synthetic Markov source",
            "timemachine": "The Time Machine"}
@@ -215,6 +217,8 @@ def _whole(name, label, help, low=1, high=None, **more) -> Setting:
 
 # Training (`d2lmini.train.TrainConfig`).
 TRAIN_SETTINGS = _declare(
+    Setting("cell", "recurrent cell", "what one step computes: the RNN's tanh, or a gated GRU or LSTM",
+            str, choices=CELLS),
     _whole("num_hiddens", "hidden size", "units in the hidden state", 1, 100_000, slider=(8, 384, 8)),
     Setting("lr", "learning rate", "size of each update (at the start of the schedule)", float, 0,
             low_open=True, menu=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0,

@@ -3,7 +3,8 @@
 `run_sweep(settings, "num_hiddens", [32, 128, 512])` trains one fresh model per value with
 everything else the same (seed, budget, data) through `d2lmini.lab.run_lab`, and returns a
 `SweepResult` whose `perplexities()` put the final validation perplexity against the value,
-the U-curves of hidden size, learning rate and sequence length. `parse_values` reads the
+the U-curves of hidden size, learning rate and sequence length, or the cells side by side.
+`parse_values` reads the
 values as a student types them. A sweep stops at an interrupt, keeping the runs finished so far.
 """
 
@@ -16,13 +17,14 @@ from d2lmini.lab import MAX_CLICK_SECONDS, LabPlan, LabResult, LabSettings, plan
 from d2lmini.settings import LAB_SETTINGS, short_repr, validate_value
 
 # The settings a sweep can vary (those the lab's controls set that change the trained model).
-SWEEPABLE = ("num_hiddens", "lr", "num_steps", "batch_size", "theta", "max_minibatches")
+SWEEPABLE = ("cell", "num_hiddens", "lr", "num_steps", "batch_size", "theta", "max_minibatches")
 MAX_VALUES = 8
 # A sweep started from the panel is refused when its runs add up to more than this many seconds
 # on the reference machine (each run must also pass `d2lmini.lab.validate_click`).
 MAX_SWEEP_SECONDS = 60.0
-# Values a panel suggests for each setting: a factor of about 4 between neighbours.
-SUGGESTED_VALUES = {"num_hiddens": "32, 128, 384", "lr": "0.001, 0.01, 0.1", "num_steps": "8, 35, 140",
+# Values a panel suggests for each setting: a factor of about 4 between neighbours; every cell.
+SUGGESTED_VALUES = {"cell": ", ".join(LAB_SETTINGS["cell"].choices), "num_hiddens": "32, 128, 384",
+                    "lr": "0.001, 0.01, 0.1", "num_steps": "8, 35, 140",
                     "batch_size": "8, 32, 128", "theta": "0.1, 1, off", "max_minibatches": "150, 600, 2400"}
 
 
@@ -47,9 +49,15 @@ class SweepResult:
         return min(finished, key=lambda pair: pair[1]) if finished else None
 
 
-def value_text(value) -> str:
-    """Return a swept value as a panel writes it: "off" for None (no clipping), else the number."""
-    return "off" if value is None else f"{value:g}"
+def value_text(value, name: str | None = None) -> str:
+    """Return a swept value as a panel writes it: "off" for None (no clipping), a named choice of the
+    setting `name` by its short label ("GRU"), else the number."""
+    if value is None:
+        return "off"
+    if isinstance(value, str):
+        choices = LAB_SETTINGS[name].choices if name in LAB_SETTINGS else {}
+        return choices.get(value, value).split(" (")[0]
+    return f"{value:g}"
 
 
 def validate_sweepable(name: str) -> None:
@@ -78,7 +86,8 @@ def validate_sweep(name: str, values: Iterable) -> list:
 
 
 def parse_values(name: str, text: str) -> list:
-    """Return the values typed in `text` ("32, 64, 128"; "off" is no clipping for θ), checked for `name`.
+    """Return the values typed in `text` ("32, 64, 128"; "off" is no clipping for θ; "rnn, gru" for the
+    cell, a choice by its name or short label in any case), checked for `name`.
 
     Raises ValueError naming the setting and the value that is not allowed.
     """
@@ -94,6 +103,9 @@ def parse_values(name: str, text: str) -> list:
         if word.lower() == "off" and setting.optional:
             values.append(None)
             continue
+        if setting.choices:
+            values.append(_choice(setting, word))
+            continue
         try:
             number = float(word)
         except ValueError:
@@ -105,6 +117,15 @@ def parse_values(name: str, text: str) -> list:
             number = int(number)
         values.append(number)
     return validate_sweep(name, values)
+
+
+def _choice(setting, word: str) -> str:
+    """Return the choice of `setting` that `word` names (its name or short label, any case)."""
+    for choice, label in setting.choices.items():
+        if word.lower() in (choice.lower(), label.split(" (")[0].lower()):
+            return choice
+    raise ValueError(f"{word!r} is not a {setting.label}: type some of "
+                     f"{', '.join(setting.choices)} separated by commas.")
 
 
 def sweep_settings(settings: LabSettings, name: str, values: list) -> list[LabSettings]:
@@ -127,7 +148,7 @@ def plan_sweep(settings: LabSettings, name: str, values: list) -> list[LabPlan]:
         try:
             plans.append(plan_lab(run_settings, click_limit=MAX_CLICK_SECONDS))
         except ValueError as error:
-            value = value_text(getattr(run_settings, name))
+            value = value_text(getattr(run_settings, name), name)
             raise ValueError(f"With the {LAB_SETTINGS[name].label} at {value}: {error}") from None
     total = sum(plan.cost.seconds for plan in plans)
     if total > MAX_SWEEP_SECONDS:

@@ -24,10 +24,18 @@ from d2lmini.divergence import (
     safe_exp,
     validate_final_model,
 )
+from d2lmini.gates import GRUScratch, LSTMScratch, TorchGated
 from d2lmini.held import interrupts_held
 from d2lmini.kernel_settings import put_back_after
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
-from d2lmini.settings import LR_SCHEDULES, OPTIMIZERS, TRAIN_SETTINGS, validate_settings, validate_value
+from d2lmini.settings import (
+    CELLS,
+    LR_SCHEDULES,
+    OPTIMIZERS,
+    TRAIN_SETTINGS,
+    validate_settings,
+    validate_value,
+)
 
 
 @dataclass
@@ -38,6 +46,9 @@ class TrainConfig:
     about a minute (README, "Why these defaults"): 320 hidden units, Adam at 0.01 decaying
     along a half cosine to 0 by the end of training (`lr_schedule="cosine"`; "constant" keeps
     it fixed, as the book does with plain SGD), minibatches of 64 x 35 characters.
+
+    `cell` is the recurrent cell `make_model` builds: "rnn" (the course's tanh RNN), "gru" or
+    "lstm" (`d2lmini.gates`, notebook 09).
 
     `theta` is the clipping threshold (None: no clipping). With `clip_mode="norm"` the
     joint gradient norm is clipped to theta (notebook 06's rule); with "value" every
@@ -76,6 +87,7 @@ class TrainConfig:
     sampling: str = "sequential"
     init: str = "lecun"
     seed: int = 0
+    cell: str = "rnn"
 
 
 @dataclass
@@ -124,23 +136,45 @@ class History:
             self.step_clip_cosine.append(step.clipped.cosine)
 
 
+def validate_cell_init(cell: str, init: str) -> None:
+    """Raise ValueError unless a scratch `cell` can start from the initialisation `init`.
+
+    The gated scratch cells (`d2lmini.gates`) start from LeCun's rule only; "normal" is the
+    book's initialisation of the RNN.
+    """
+    if cell != "rnn" and init != "lecun":
+        raise ValueError(f"The {TRAIN_SETTINGS['init'].label} (init) {init!r} is the book's for the RNN; "
+                         f"the scratch {CELLS[cell]} starts from LeCun's rule: use init='lecun'.")
+
+
 def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.device | str = "cpu",
                *, hand_written_bptt: bool = True):
-    """Return a seeded "scratch" (RNNScratch) or "torch" (TorchRNN) model on `device`.
+    """Return a seeded "scratch" or "torch" model of `config.cell` on `device`.
 
-    `hand_written_bptt` chooses the scratch model's backward pass: the hand-written one of
-    `d2lmini.bptt` (default, faster) or autograd through `rnn_forward` (notebook 04).
+    Scratch: `RNNScratch`, `d2lmini.gates.GRUScratch` or `d2lmini.gates.LSTMScratch`; torch:
+    `TorchRNN` or `d2lmini.gates.TorchGated` (torch's own initialisation). `hand_written_bptt`
+    chooses the scratch RNN's and LSTM's backward pass: the hand-written one (`d2lmini.bptt`,
+    `d2lmini.lstm_bptt`; default, faster) or autograd (notebook 04); the GRU has only autograd.
+    The gated scratch cells start from LeCun's rule only: `init="normal"` (the book's RNN
+    initialisation) is refused for them.
     """
-    num_hiddens, init, seed = (validate_value(TRAIN_SETTINGS[name], getattr(config, name))
-                               for name in ("num_hiddens", "init", "seed"))
-    generator = torch.Generator().manual_seed(seed)
-    if kind == "scratch":
-        model = RNNScratch(vocab_size, num_hiddens, init, generator, hand_written_bptt=hand_written_bptt)
-    elif kind == "torch":
-        torch.manual_seed(seed)
-        model = TorchRNN(vocab_size, num_hiddens)
-    else:
+    num_hiddens, init, seed, cell = (validate_value(TRAIN_SETTINGS[name], getattr(config, name))
+                                     for name in ("num_hiddens", "init", "seed", "cell"))
+    if kind not in ("scratch", "torch"):
         raise ValueError(f"kind must be 'scratch' or 'torch', not {kind!r}")
+    generator = torch.Generator().manual_seed(seed)
+    if kind == "torch":
+        torch.manual_seed(seed)
+        model = (TorchRNN(vocab_size, num_hiddens) if cell == "rnn"
+                 else TorchGated(cell, vocab_size, num_hiddens))
+    elif cell == "rnn":
+        model = RNNScratch(vocab_size, num_hiddens, init, generator, hand_written_bptt=hand_written_bptt)
+    elif cell == "gru":
+        validate_cell_init(cell, init)
+        model = GRUScratch(vocab_size, num_hiddens, generator)
+    else:
+        validate_cell_init(cell, init)
+        model = LSTMScratch(vocab_size, num_hiddens, generator, hand_written_bptt=hand_written_bptt)
     return model.to(device)
 
 

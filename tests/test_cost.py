@@ -5,9 +5,17 @@ from dataclasses import replace
 
 import pytest
 
-from d2lmini.cost import EVAL_SECONDS, TRAIN_SECONDS, MachineSpeed, estimate_cost
+from d2lmini.cost import (
+    CELL_FACTOR_SIZES,
+    CELL_FACTORS,
+    EVAL_SECONDS,
+    TRAIN_SECONDS,
+    MachineSpeed,
+    cell_factor,
+    estimate_cost,
+)
 from d2lmini.lab import MAX_CLICK_SECONDS, LabSettings, expected_seconds, reference_seconds, validate_click
-from d2lmini.settings import LAB_SETTINGS
+from d2lmini.settings import CELLS, LAB_SETTINGS
 from d2lmini.train import CONTEXT_TOKENS
 
 VOCAB, TRAIN, VALID = 28, 117_458, 13_051
@@ -89,3 +97,40 @@ def test_every_control_at_its_limit_alone_is_a_click_under_the_bound():
 def test_two_controls_at_their_limits_are_refused_with_what_to_make_smaller():
     with pytest.raises(ValueError, match="about [0-9]+ s on a 2-core laptop.*kept under 15 s.*smaller"):
         validate_click(LabSettings(num_hiddens=384, batch_size=256))
+
+
+@pytest.mark.parametrize("cell", list(CELLS))
+def test_a_default_click_of_every_cell_is_under_the_bound(cell):
+    assert validate_click(LabSettings(cell=cell)) <= MAX_CLICK_SECONDS
+
+
+def test_each_part_of_a_gated_run_is_the_rnns_times_its_measured_factor():
+    rnn = cost(num_hiddens=64)
+    for cell in ("gru", "lstm"):
+        gated = cost(num_hiddens=64, cell=cell)
+        assert gated.train_seconds == pytest.approx(rnn.train_seconds * cell_factor(cell, "train", 64))
+        assert gated.predict_seconds == pytest.approx(rnn.predict_seconds * cell_factor(cell, "predict", 64))
+        assert gated.eval_seconds > rnn.eval_seconds and gated.bytes > rnn.bytes
+        assert gated.seconds > 2 * rnn.seconds  # a gated step is several of the RNN's operations
+
+
+def test_the_rnns_estimate_is_the_one_before_cells_existed():
+    assert cost() == cost(cell="rnn")
+    assert all(cell_factor("rnn", part, h) == 1.0 for part in CELL_FACTORS["rnn"] for h in (1, 50, 10_000))
+
+
+def test_the_cell_factor_is_measured_at_three_sizes_and_interpolated_in_log_size():
+    small, middle, large = CELL_FACTORS["lstm"]["train"]
+    low, mid, high = CELL_FACTOR_SIZES
+    assert (cell_factor("lstm", "train", low), cell_factor("lstm", "train", mid),
+            cell_factor("lstm", "train", high)) == pytest.approx((small, middle, large))
+    halfway = round(math.sqrt(low * mid))  # halfway between 32 and 128 on a log scale
+    assert cell_factor("lstm", "train", halfway) == pytest.approx((small + middle) / 2, rel=1e-9)
+    assert cell_factor("lstm", "train", 1) == small and cell_factor("lstm", "train", 5000) == large
+    assert all(f > 1 for cell in ("gru", "lstm") for f in CELL_FACTORS[cell]["train"])
+
+
+def test_a_gated_click_over_the_bound_says_the_rnn_cell_is_faster():
+    with pytest.raises(ValueError, match=r"under 15 s.*smaller, or choose the RNN cell \(the LSTM trains"):
+        validate_click(LabSettings(cell="lstm", num_hiddens=384))
+    assert validate_click(LabSettings(num_hiddens=384)) <= MAX_CLICK_SECONDS  # the same settings, the RNN

@@ -10,9 +10,10 @@ from dataclasses import replace
 import pytest
 import torch
 
-from d2lmini.lab import LAB_MINIBATCHES, LabResult, LabSettings, corpus_data, run_lab
+from d2lmini.lab import LAB_MINIBATCHES, LabResult, LabSettings, corpus_data, resample, run_lab
 from d2lmini.markov import make_markov_source
-from d2lmini.train import evaluate_perplexity
+from d2lmini.rnn import predict
+from d2lmini.train import evaluate_perplexity, make_model
 from d2lmini.widgets.lab import LabPanel, PanelRun, make_lab
 from d2lmini.widgets.lab_views import curves_png, numbers_html, verdict_html
 
@@ -505,3 +506,72 @@ def test_the_corpus_cache_keeps_only_the_last_few_corpora(tmp_path, monkeypatch)
     assert len(lab._CACHE) == lab.CACHED_CORPORA
     last = corpus_data(folders[-1])
     assert corpus_data(folders[-1]) is last and corpus_data(folders[0]) is not first  # the oldest went
+
+
+CELL_MODELS = {"rnn": "RNNScratch", "gru": "GRUScratch", "lstm": "LSTMScratch"}
+
+
+@pytest.mark.parametrize("cell", CELL_MODELS)
+def test_the_lab_trains_samples_and_scrubs_every_cell(cell):
+    from d2lmini.widgets.memory import memory_view
+
+    result = run_lab(replace(TINY, cell=cell))
+    assert result.error is None and type(result.model).__name__ == CELL_MODELS[cell]
+    assert math.isfinite(result.valid_perplexity) and result.sample.startswith(TINY.prefix)
+    assert len(result.sample) == len(TINY.prefix) + TINY.num_chars
+    resampled = resample(result, replace(result.settings, temperature=None, prefix="a "))
+    assert resampled.sample.startswith("a ") and len(resampled.sample) == 2 + TINY.num_chars
+    text = corpus_data(TINY).corpus.split_text()[1][:60]
+    view = memory_view(result.model, text, corpus_data(TINY).corpus.vocab, 40, max_lag=10)
+    assert len(view.influence) == 10 and all(math.isfinite(v) and v >= 0 for v in view.influence)
+    assert 0 < view.probability < 1
+
+
+@pytest.mark.parametrize("kind, cell, model", [
+    ("scratch", "rnn", "RNNScratch"), ("scratch", "gru", "GRUScratch"), ("scratch", "lstm", "LSTMScratch"),
+    ("torch", "rnn", "TorchRNN"), ("torch", "gru", "TorchGated"), ("torch", "lstm", "TorchGated")])
+def test_make_model_builds_the_cell_of_the_config(kind, cell, model):
+    made = make_model(kind, 28, replace(TINY, cell=cell))
+    assert type(made).__name__ == model and getattr(made, "cell", cell) == cell
+    width = 2 * 16 if cell == "lstm" else 16  # the LSTM's state is [H, C] side by side
+    assert made.begin_state(3).shape == (3, width)
+
+
+def test_a_cell_the_lab_does_not_know_is_refused_naming_the_control():
+    result = run_lab(replace(TINY, cell="transformer"))
+    assert "recurrent cell (cell)" in result.error and "'gru'" in result.error and result.model is None
+
+
+def test_a_gated_cell_with_the_books_rnn_initialisation_is_refused_before_training():
+    result = run_lab(replace(TINY, cell="gru", init="normal"))
+    assert "initialisation (init)" in result.error and "lecun" in result.error and result.minibatches == 0
+    with pytest.raises(ValueError, match="LeCun"):
+        make_model("scratch", 28, replace(TINY, cell="lstm", init="normal"))
+    assert run_lab(replace(TINY, init="normal")).error is None  # the RNN keeps the book's initialisation
+
+
+def test_the_default_cell_is_the_rnn_and_its_run_is_unchanged():
+    assert LabSettings().cell == "rnn"
+    assert run_lab(TINY).valid_perplexity == run_lab(replace(TINY, cell="rnn")).valid_perplexity
+    assert run_lab(TINY).valid_perplexity != run_lab(replace(TINY, cell="gru")).valid_perplexity
+
+
+def test_the_numbers_and_the_message_name_the_cell():
+    result = run_lab(replace(TINY, cell="lstm"))
+    assert "LSTM, validation" in numbers_html(result) and "RNN" not in numbers_html(result)
+    assert "bundled corpus, LSTM, hidden size 16" in verdict_html(result)
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_greedy_predict_of_a_gated_cell_carries_its_whole_state(cell):
+    vocab = corpus_data(TINY).corpus.vocab
+    model = make_model("scratch", len(vocab), replace(TINY, cell=cell, num_hiddens=24))
+    sample = predict(model, vocab, "the ", 15, None, torch.Generator().manual_seed(0))
+    text = "the "
+    with torch.no_grad():  # the definition: read the whole text again from a zero state for each character
+        for _ in range(15):
+            logits, _ = model(torch.tensor([vocab.indices(text)]), model.begin_state(1))
+            scores = logits[-1].clone()
+            scores[vocab.unk] = -math.inf  # predict never writes the unknown token
+            text += vocab.to_tokens([int(scores.argmax())])[0]
+    assert sample == text

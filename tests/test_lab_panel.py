@@ -7,10 +7,12 @@ import signal
 import threading
 from dataclasses import replace
 
+import ipywidgets as widgets
 import pytest
 
 from d2lmini.interrupt import remember_main_loop
 from d2lmini.lab import LabSettings
+from d2lmini.settings import LAB_SETTINGS
 from d2lmini.widgets.lab import PanelRun, make_lab
 from d2lmini.widgets.lab_views import overlay
 
@@ -218,3 +220,39 @@ def test_a_run_is_an_object_made_when_it_begins_that_owns_its_drawing_and_end(pa
     panel.hidden_size.value = 24
     panel.update()
     assert panel.run is not run  # a new run, a new object
+
+
+def test_the_cell_control_comes_from_the_declaration_and_is_named_after_it(panel):
+    setting = LAB_SETTINGS["cell"]
+    assert isinstance(panel.cell, widgets.Dropdown) and panel.cell.value == "rnn"
+    assert panel.cell.options == tuple((label, name) for name, label in setting.choices.items())
+    assert [name for _, name in panel.cell.options] == ["rnn", "gru", "lstm"]
+    assert panel.cell.description == "recurrent cell"
+    assert panel.access.names[panel.cell] == f"{setting.label}: {setting.help}"
+    assert [name for name, _ in panel.sweep_setting.options].count(setting.label) == 1
+
+
+def test_a_gated_cell_chosen_in_the_panel_trains_and_shows_in_the_table_and_curves(panel):
+    panel.update()
+    panel.cell.value = "lstm"
+    result = panel.update()
+    assert result.error is None and type(result.model).__name__ == "LSTMScratch"
+    assert "✱&nbsp;LSTM<" in panel.runs_table.value and "LSTM, validation" in panel.numbers.value
+    assert [label for label, _ in overlay(panel.runs)] == ["#1: RNN", "#2: LSTM"]
+    panel.temperature.value = 1.5  # a new sample from the LSTM's model, without training
+    assert panel.result.settings.temperature == 1.5 and panel.result.sample != result.sample
+    assert panel.result.sample.startswith(SMALL.prefix) and len(panel.runs) == 2
+
+
+def test_a_sweep_over_cells_from_the_panel_puts_the_cells_side_by_side(panel):
+    panel.sweep_setting.value = "cell"
+    assert panel.sweep_values.value == "rnn, gru, lstm"
+    panel.sweep_values.value = "gru, rnn"
+    assert "2 runs, about" in panel.sweep_estimate.value
+    sweep = panel.sweep()
+    assert sweep.stopped is None and sweep.values == ["gru", "rnn"] and len(panel.runs) == 2
+    assert bytes(panel.sweep_plot.value).startswith(b"\x89PNG")
+    alt = panel.access.alts[panel.sweep_plot]
+    assert "Sweep of the recurrent cell" in alt and "GRU: " in alt and "RNN: " in alt
+    best = sweep.best()
+    assert f"came at {best[0].upper()}" in panel.message.value

@@ -41,7 +41,9 @@ def test_changes_name_the_settings_that_differ_from_the_run_before():
     runs.add(finished(LabSettings()))
     runs.add(finished(LabSettings(num_hiddens=64, lr=0.03)))
     runs.add(finished(LabSettings(num_hiddens=64, lr=0.03)))
+    runs.add(finished(LabSettings(num_hiddens=64, lr=0.03, cell="gru")))
     assert runs.changes(0) == [] and runs.changes(1) == ["num_hiddens", "lr"] and runs.changes(2) == []
+    assert runs.changes(3) == ["cell"]
     assert changed_settings(None, LabSettings()) == []
 
 
@@ -52,6 +54,8 @@ def test_curve_labels_name_only_what_differs_among_the_runs_shown():
     assert curve_labels([a, c], [1, 3]) == ["#1: Adam, θ 1", "#3: SGD, θ off"]
     same = finished(LabSettings(temperature=1.5, prefix="a "))  # the sample does not change a curve
     assert curve_labels([a, same], [1, 2]) == ["#1", "#2"]
+    gated = finished(LabSettings(cell="gru"))
+    assert curve_labels([a, gated], [1, 2]) == ["#1: RNN", "#2: GRU"]
     seeded = finished(LabSettings(seed=3))  # a setting the panel does not show still tells runs apart
     assert curve_labels([a, seeded], [1, 2]) == ["#1: seed 0", "#2: seed 3"]
 
@@ -60,6 +64,8 @@ def test_setting_text_is_short_and_exact():
     settings = LabSettings(lr=0.003, theta=None, temperature=None)
     assert [setting_text(settings, n) for n in ("lr", "theta", "temperature", "optimizer", "prefix")] == [
         "lr 0.003", "θ off", "greedy", "Adam", "prefix 'the '"]
+    cells = [setting_text(LabSettings(cell=c), "cell") for c in ("rnn", "gru", "lstm")]
+    assert cells == ["RNN", "GRU", "LSTM"]
 
 
 def test_a_stopped_run_reports_its_last_checkpoint():
@@ -73,12 +79,13 @@ def test_a_stopped_run_reports_its_last_checkpoint():
 def test_the_csv_export_has_every_setting_and_result(tmp_path):
     runs = RunLog()
     runs.add(finished(LabSettings(), valid=6.0))
-    runs.add(finished(LabSettings(num_hiddens=64, data_dir=tmp_path), valid=7.0))
+    runs.add(finished(LabSettings(num_hiddens=64, data_dir=tmp_path, cell="lstm"), valid=7.0))
     text = runs.to_csv(tmp_path / "runs.csv")
     assert (tmp_path / "runs.csv").read_text(encoding="utf-8") == text
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [row["run"] for row in rows] == ["1", "2"]
     assert [row["num_hiddens"] for row in rows] == ["128", "64"]
+    assert [row["cell"] for row in rows] == ["rnn", "lstm"]
     assert [float(row["valid_perplexity"]) for row in rows] == [6.0, 7.0]
     assert rows[1]["data_dir"] == str(tmp_path) and rows[0]["theta"] == "1.0" and rows[0]["stopped"] == ""
     columns = {"valid_bits", "train_perplexity", "minibatches", "seconds", "wall_seconds", "sample"}

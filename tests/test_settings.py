@@ -50,6 +50,7 @@ def test_the_defaults_pass_their_own_declaration():
     ("eval_batch_size", "8", TypeError), ("eval_batch_size", [8], TypeError), ("init", 3, TypeError),
     ("init", "he", ValueError), ("max_seconds", 1e-300, ValueError), ("max_seconds", math.inf, ValueError),
     ("seed", True, TypeError), ("count_eval_time", 1, TypeError), ("optimizer", "rmsprop", ValueError),
+    ("cell", "transformer", ValueError), ("cell", "GRU", ValueError), ("cell", 3, TypeError),
 ])
 def test_a_wrong_value_is_named_by_its_label_and_its_field(name, value, error):
     setting = TRAIN_SETTINGS[name]
@@ -76,6 +77,8 @@ def test_choices_are_spelled_out_once_and_used_everywhere():
     panel = LabPanel(LabSettings(max_minibatches=20))
     assert [value for _, value in panel.optimizer.options] == list(OPTIMIZERS)
     assert [value for _, value in panel.corpus.options] == list(schema.CORPORA)
+    assert list(TRAIN_SETTINGS["cell"].choices) == list(schema.CELLS) == ["rnn", "gru", "lstm"]
+    assert panel.cell.options == tuple((label, name) for name, label in schema.CELLS.items())
     assert THETA_CHOICES == tuple(menu_options(TRAIN_SETTINGS["theta"], None)[0])
     assert set(LR_CHOICES) <= set(TRAIN_SETTINGS["lr"].menu)
 

@@ -6,12 +6,14 @@ import pytest
 
 from d2lmini.lab import LabSettings, run_lab
 from d2lmini.sweep import (
+    MAX_SWEEP_SECONDS,
     MAX_VALUES,
     SUGGESTED_VALUES,
     SWEEPABLE,
     parse_values,
     run_sweep,
     validate_sweep_time,
+    value_text,
 )
 
 pytestmark = pytest.mark.torch_dependent
@@ -25,6 +27,8 @@ SMALL = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=2
     ("lr", "0.001, 1e-2, 0.1", [0.001, 0.01, 0.1]),
     ("theta", "0.5, 1, off", [0.5, 1.0, None]),
     ("max_minibatches", "100, 200.0", [100, 200]),
+    ("cell", "rnn, GRU lstm", ["rnn", "gru", "lstm"]),
+    ("cell", "LSTM; gru", ["lstm", "gru"]),
 ])
 def test_values_are_read_as_a_student_types_them(name, text, values):
     assert parse_values(name, text) == values
@@ -41,6 +45,9 @@ def test_values_are_read_as_a_student_types_them(name, text, values):
     ("lr", "-1, 0.1", "learning rate"),
     ("temperature", "0.5, 1", "A sweep varies one of"),
     ("optimizer", "sgd, adam", "A sweep varies one of"),
+    ("cell", "rnn, transformer", "'transformer' is not a recurrent cell: type some of rnn, gru, lstm"),
+    ("cell", "gru, GRU", "repeat"),
+    ("cell", "rnn", "needs 2 to"),
 ])
 def test_values_that_cannot_be_swept_give_a_message(name, text, words):
     with pytest.raises(ValueError, match=words):
@@ -102,3 +109,18 @@ def test_an_interrupt_during_a_run_stops_the_sweep_and_keeps_the_partial_run():
     assert len(sweep.results) == 2 and sweep.results[1].interrupted
     assert sweep.results[1].history.minibatches and sweep.results[1].valid_perplexity is None
     assert "after 2 of 3 runs" in sweep.stopped
+
+
+def test_a_sweep_over_cells_trains_each_cell_with_everything_else_the_same():
+    sweep = run_sweep(SMALL, "cell", ["rnn", "gru", "lstm"])
+    assert sweep.stopped is None and [v for v, _ in sweep.perplexities()] == ["rnn", "gru", "lstm"]
+    assert [type(r.model).__name__ for r in sweep.results] == ["RNNScratch", "GRUScratch", "LSTMScratch"]
+    assert all(r.settings == replace(SMALL, cell=r.settings.cell) for r in sweep.results)
+    assert sweep.results[2].valid_perplexity == run_lab(replace(SMALL, cell="lstm")).valid_perplexity
+    assert [value_text(v, "cell") for v in sweep.values] == ["RNN", "GRU", "LSTM"]
+
+
+def test_the_suggested_sweep_over_cells_fits_a_sweep_and_costs_more_for_gated_cells():
+    suggested = parse_values("cell", SUGGESTED_VALUES["cell"])
+    rnn, gru, lstm = validate_sweep_time(LabSettings(), "cell", suggested)
+    assert rnn < gru and rnn < lstm and rnn + gru + lstm <= MAX_SWEEP_SECONDS

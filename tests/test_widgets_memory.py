@@ -4,12 +4,15 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import math  # noqa: E402
+
 import pytest  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from d2lmini.bptt import PARAM_NAMES  # noqa: E402
 from d2lmini.corpus import corpus_from_text  # noqa: E402
+from d2lmini.gates import GRUScratch, LSTMScratch, TorchGated, copy_gated_to_torch  # noqa: E402
 from d2lmini.markov import EchoSource  # noqa: E402
 from d2lmini.plot import png_size  # noqa: E402
 from d2lmini.rnn import RNNScratch, TorchRNN, rnn_forward  # noqa: E402
@@ -146,3 +149,40 @@ def test_panel_follows_its_controls(echo, echo_model):
     assert png_size(panel.image.value)[0] > 0 and not any(c.disabled for c in panel.controls)
     with pytest.raises(ValueError, match="more than max_lag"):
         make_memory_panel({"short": (echo_model, "abc", echo.vocab)}, max_lag=10)
+
+
+def torch_twin_influence(scratch, indices, position, max_lag):
+    """The definition through torch.nn.GRU / nn.LSTM with the scratch cell's weights: an independent
+    implementation, the whole prefix read from a zero state with every one-hot input a leaf."""
+    twin = TorchGated(scratch.__class__.__name__[:-7].lower(), scratch.vocab_size, scratch.num_hiddens)
+    twin = twin.double()
+    copy_gated_to_torch(scratch, twin)
+    one_hot = F.one_hot(indices[:position], scratch.vocab_size).double().requires_grad_(True)
+    hiddens, _ = twin.rnn(one_hot[:, None])
+    log_probs = torch.log_softmax(twin.output(hiddens[-1]), dim=1)
+    log_probs[0, indices[position]].backward()
+    return one_hot.grad.norm(dim=1).flip(0)[:max_lag]
+
+
+@pytest.mark.parametrize("cell", [GRUScratch, LSTMScratch], ids=["gru", "lstm"])
+def test_the_scrubber_measures_a_gated_cell_as_torchs_twin_does(cell):
+    model = cell(5, 6, generator=torch.Generator().manual_seed(2)).double()
+    with torch.no_grad():
+        model.b.normal_(0, 0.3, generator=torch.Generator().manual_seed(3))
+    indices = torch.randint(0, 5, (40,), generator=torch.Generator().manual_seed(4))
+    influence = influence_by_lag(model, indices, [6, 25, 39], max_lag=6)
+    for row, p in zip(influence, [6, 25, 39], strict=True):
+        torch.testing.assert_close(row, torch_twin_influence(model, indices, p, 6), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_the_scrubber_panel_shows_a_trained_gated_cell(echo, cell):
+    config = TrainConfig(num_hiddens=16, batch_size=16, num_steps=8, num_epochs=None, max_minibatches=20,
+                         checkpoints=1, cell=cell)
+    model = make_model("scratch", len(echo.vocab), config)
+    train(model, *echo.split(), config)
+    panel = make_memory_panel({cell: (model, echo.text[:300], echo.vocab)}, max_lag=8)
+    view = panel.update()
+    assert len(view.influence) == 8 and all(math.isfinite(v) for v in view.influence)
+    assert 0 < view.probability < 1 and str(view.position) in view.summary
+    assert panel.access.alts[panel.image].strip()

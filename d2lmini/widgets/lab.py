@@ -161,12 +161,12 @@ class LabPanel:
     """The perplexity lab of notebook 08: settings, Train, the session's runs side by side, a sweep.
 
     `controls` maps a `LabSettings` field name to the widget that sets it; each is also an
-    attribute (`corpus`, `hidden_size`, `learning_rate`, `num_steps`, `batch_size`, `theta`
-    ("off" or a number as text), `optimizer`, `budget` (minibatches), `prefix`,
-    `temperature`). `update()` trains a run as the Train button does (or, when only the prefix
-    or temperature changed since the last run, resamples from its model); `sweep()` runs the
-    sweep that `sweep_setting` and `sweep_values` describe. Every run is kept in `runs` (a
-    `RunLog`: `runs.to_csv()`, `runs.to_dataframe()`); `clear()` forgets them.
+    attribute (`corpus`, `cell` (the recurrent cell: RNN, GRU or LSTM), `hidden_size`,
+    `learning_rate`, `num_steps`, `batch_size`, `theta` ("off" or a number as text), `optimizer`,
+    `budget` (minibatches), `prefix`, `temperature`). `update()` trains a run as the Train button
+    does (or, when only the prefix or temperature changed since the last run, resamples from its
+    model); `sweep()` runs the sweep that `sweep_setting` and `sweep_values` describe. Every run
+    is kept in `runs` (a `RunLog`: `runs.to_csv()`, `runs.to_dataframe()`); `clear()` forgets them.
 
     Shown: `valid_ppl` (CSS class `lab-valid-ppl`), `progress_text` (`lab-progress`: the
     estimate before, progress during and the time after a run), `plot` (the newest runs'
@@ -534,7 +534,7 @@ def _sweep_message(sweep, lines: dict[str, float]) -> str:
     parts = []
     if best is not None:
         parts.append(f"Sweep of the {label}: the lowest validation perplexity, {best[1]:.2f}, "
-                     f"came at {value_text(best[0])}.")
+                     f"came at {value_text(best[0], sweep.name)}.")
     else:
         parts.append(f"Sweep of the {label}: no run finished with a number.")
     parts.append("For comparison: " + ", ".join(f"{name} {value:.2f}" for name, value in lines.items()) + ".")

@@ -10,7 +10,7 @@ import math
 
 from matplotlib.figure import Figure
 
-from d2lmini.lab import LabResult, describe_settings
+from d2lmini.lab import LabResult, cell_name, describe_settings
 from d2lmini.palette import REFERENCE_LINE_COLOUR, series_style
 from d2lmini.plot import LineLabels, figure_png
 from d2lmini.runs import SHOWN_SETTINGS, RunLog, curve_labels, result_values, setting_text
@@ -108,7 +108,7 @@ def curves_alt(curves: list, baselines: dict[str, float], floor: float | None = 
 
 def sweep_alt(sweep: SweepResult, lines: dict[str, float]) -> str:
     """Return the text alternative of `sweep_png`'s chart: the final validation perplexity of each value."""
-    points = ", ".join(f"{value_text(v)}: " + ("no number" if r.valid_perplexity is None
+    points = ", ".join(f"{value_text(v, sweep.name)}: " + ("no number" if r.valid_perplexity is None
                                                 or not math.isfinite(r.valid_perplexity)
                                                 else f"{r.valid_perplexity:.3g}")
                        for v, r in zip(sweep.values, sweep.results, strict=False))
@@ -128,25 +128,28 @@ def sweep_figure(sweep: SweepResult, lines: dict[str, float]) -> Figure:
     """Return the figure of a sweep: final validation perplexity against the swept value, with `lines`.
 
     `lines` are the baselines to compare with (the n-gram and PPMd). Numbers spread over orders
-    of magnitude go on a log axis; a sweep including "off" (θ) puts the values side by side.
+    of magnitude go on a log axis; a sweep including "off" (θ) or of named choices (the cell) puts
+    the values side by side.
     """
     figure, ax = _figure()
     _baseline_lines(ax, lines, in_legend=True)
     values = sweep.values[:len(sweep.results)]
     points = [(value, r.valid_perplexity) for value, r in zip(values, sweep.results, strict=True)]
-    categorical = any(value is None for value in sweep.values)  # "off" has no place on a log axis
+    # "off" and a named choice (a cell) have no place on a log axis
+    categorical = any(value is None or isinstance(value, str) for value in sweep.values)
     if categorical:
         where = {value: index for index, value in enumerate(sweep.values)}
-        ax.set_xticks(range(len(sweep.values)), labels=[value_text(v) for v in sweep.values])
+        ax.set_xticks(range(len(sweep.values)), labels=[value_text(v, sweep.name) for v in sweep.values])
     finished = [(v, p) for v, p in points if p is not None and math.isfinite(p)]
     xs = [where[v] if categorical else v for v, _ in finished]
-    ax.plot(xs, [p for _, p in finished], label="RNN, validation (one stream)", **series_style(0))
+    model = "" if sweep.name == "cell" else f"{cell_name(sweep.settings.cell)}, "
+    ax.plot(xs, [p for _, p in finished], label=f"{model}validation (one stream)", **series_style(0))
     for x, (_, p) in zip(xs, finished, strict=True):
         ax.annotate(f"{p:.2f}", (x, p), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
     failed = [v for v, p in points if p is None or not math.isfinite(p)]
     if not categorical:
         ax.set_xscale("log")
-        ax.set_xticks(sweep.values, labels=[value_text(v) for v in sweep.values])
+        ax.set_xticks(sweep.values, labels=[value_text(v, sweep.name) for v in sweep.values])
         ax.minorticks_off()
     top = max([p for _, p in finished] + list(lines.values()), default=10.0)
     ax.set_ylim(1, top * 1.3)
@@ -154,7 +157,7 @@ def sweep_figure(sweep: SweepResult, lines: dict[str, float]) -> Figure:
     ax.set_ylabel("final validation perplexity")
     title = f"Sweep of the {LAB_SETTINGS[sweep.name].label}"
     if failed:
-        title += f" (no number for {', '.join(value_text(v) for v in failed)})"
+        title += f" (no number for {', '.join(value_text(v, sweep.name) for v in failed)})"
     ax.set_title(title, fontsize=10)
     ax.legend(loc="upper right", fontsize=7)
     return figure
@@ -162,12 +165,12 @@ def sweep_figure(sweep: SweepResult, lines: dict[str, float]) -> Figure:
 
 def numbers_html(result: LabResult) -> str:
     """Return a compact table of a run's perplexity and bits per character beside the baselines."""
-    values = result_values(result)
+    values, model = result_values(result), cell_name(result.settings.cell)
     columns = []
     if values["train_perplexity"] is not None:
-        columns.append(("RNN, training", values["train_perplexity"]))
+        columns.append((f"{model}, training", values["train_perplexity"]))
     if values["valid_perplexity"] is not None:
-        columns.append(("RNN, validation", values["valid_perplexity"]))
+        columns.append((f"{model}, validation", values["valid_perplexity"]))
     columns += [(f"{name} baseline", value) for name, value in result.baselines.items()]
     if result.floor is not None:
         columns.append(("entropy floor (no model can beat it)", result.floor))
