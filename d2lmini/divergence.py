@@ -1,10 +1,12 @@
 """The divergence net: when a training run has blown up, and the error that says so (notebooks 04 and 06).
 
 `train_step` refuses an update whose loss passes `divergence_limit` or whose gradient is not
-finite (`StepDiverged`); `d2lmini.train` turns that into `TrainingDiverged`, which keeps the
-history so far, and judges the last update with `validate_final_model`.
+finite (`stop_if_diverged` raises `StepDiverged`), and an update that overflows the optimizer's
+state (`overflow_is_divergence`); `d2lmini.train` turns that into `TrainingDiverged`, which keeps
+the history so far, and judges the last update with `validate_final_model`.
 """
 
+import contextlib
 import math
 from typing import TYPE_CHECKING
 
@@ -70,6 +72,26 @@ class StepDiverged(ArithmeticError):
     def __init__(self, loss: float, norm: float, reason: str | None = None):
         super().__init__(reason or f"loss {loss:.4g}, gradient norm {norm:.4g}")
         self.loss, self.norm, self.reason = loss, norm, reason
+
+
+def stop_if_diverged(model: nn.Module, loss: float, clipped) -> None:
+    """Raise `StepDiverged` when `loss` reached the model's `divergence_limit` or the gradient's norm
+    (`clipped.norm`, a `d2lmini.clipping.Clipped`) is not finite: updating would only make it worse."""
+    if not loss < divergence_limit(model.vocab_size) or not math.isfinite(clipped.norm):
+        raise StepDiverged(loss, clipped.norm)
+
+
+@contextlib.contextmanager
+def overflow_is_divergence(loss: float, clipped):
+    """Turn an overflow of the optimizer's state inside the block into `StepDiverged`.
+
+    torch reports it as a RuntimeError, e.g. "value cannot be converted to type float without
+    overflow" when Adam's running averages pass float32's range.
+    """
+    try:
+        yield
+    except RuntimeError as error:
+        raise StepDiverged(loss, clipped.norm, "the optimizer's state overflowed") from error
 
 
 def diverged(error: StepDiverged, step: int, epoch: int, lr: float, history: "History",

@@ -20,8 +20,9 @@ from d2lmini.divergence import (
     StepDiverged,
     TrainingDiverged,
     diverged,
-    divergence_limit,
+    overflow_is_divergence,
     safe_exp,
+    stop_if_diverged,
     validate_final_model,
 )
 from d2lmini.gates import GRUScratch, LSTMScratch, TorchGated
@@ -292,8 +293,7 @@ def train_step(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, state: torch.
 
     The state is detached first (truncated BPTT: gradients stop at the minibatch's start);
     then forward, loss, backward, `clip` (a `d2lmini.clipping.clipping_rule`) and the update.
-    Raises `StepDiverged` before the update when the loss reaches the model's
-    `divergence_limit` or the gradient is not finite, and when the optimizer overflows.
+    Raises `StepDiverged` (`d2lmini.divergence`) instead of updating when the run has blown up.
     """
     outputs, state = model(X, state.detach())
     loss = sequence_loss(outputs, Y)
@@ -301,12 +301,9 @@ def train_step(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, state: torch.
     loss.backward()
     value = float(loss.detach())
     clipped = clip(list(model.parameters()))
-    if not value < divergence_limit(model.vocab_size) or not math.isfinite(clipped.norm):
-        raise StepDiverged(value, clipped.norm)
-    try:
+    stop_if_diverged(model, value, clipped)
+    with overflow_is_divergence(value, clipped):
         optimizer.step()
-    except RuntimeError as error:  # e.g. "value cannot be converted to type float without overflow"
-        raise StepDiverged(value, clipped.norm, "the optimizer's state overflowed") from error
     return Step(state, value, clipped)
 
 
