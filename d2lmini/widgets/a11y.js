@@ -157,9 +157,20 @@ function render({ model, el }) {
       root.addEventListener('focusout', (event) => { if (event.relatedTarget) last = null; });
     }
     if (!observer) {
-      observer = new MutationObserver(schedule);
+      observer = new MutationObserver((records) => { noteLoss(records); schedule(); });
       observer.observe(root, {subtree: true, childList: true, characterData: true, attributes: true,
                               attributeFilter: ['disabled', 'class', 'src', 'aria-valuenow', 'style', 'title']});
+    }
+  };
+  // Seen from the mutation records, not from the state one frame later: Chromium moves the focus
+  // off a disabled control while it draws a frame, possibly after run() has looked and found the
+  // focus still in place; if nothing else in the panel changes before the control is enabled again,
+  // run() would then see an enabled control and the focus on the page, and never give it back.
+  const noteLoss = (records) => {
+    if (!last || lost) return;
+    const target = last.target;
+    if (!target.isConnected || records.some(r => r.attributeName === 'disabled' && r.target.contains(target))) {
+      lost = last;
     }
   };
   const schedule = () => { if (!scheduled) { scheduled = true; requestAnimationFrame(run); } };

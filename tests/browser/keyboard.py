@@ -67,6 +67,18 @@ def _focus_comes_back(page, control, seconds: float = 5.0) -> bool:
     return _focused(control)
 
 
+def _wait_for_news(page, output, before: str, seconds: float = 30.0) -> None:
+    """Wait until the live region says something other than `before`, or `seconds` pass.
+
+    A fixed wait is not enough on a loaded machine: the key press may reach the kernel only after
+    the kernel was seen idle, and the panel would be judged silent before it had been asked.
+    """
+    for _ in range(int(seconds / 0.25)):
+        if output.evaluate(LIVE_TEXT) != before:
+            return
+        page.wait_for_timeout(250)
+
+
 def _wait_idle(page) -> None:
     page.wait_for_timeout(300)
     page.wait_for_function(KERNEL_IDLE, timeout=120_000, polling=250)
@@ -108,6 +120,9 @@ def drive_panels(page, number: str) -> tuple[list[str], list[str]]:
         else:
             for key in keys:
                 page.keyboard.press(key)
+        expanded = control.get_attribute("aria-expanded")
+        if announces and expanded is None:
+            _wait_for_news(page, output, before)
         _wait_idle(page)
         after = output.evaluate(LIVE_TEXT)
         expanded = control.get_attribute("aria-expanded")
