@@ -133,7 +133,7 @@ def test_panel_computes_from_widget_values(bundled, capsys):
     text = panel.state.encoding.text
     expected = minibatch_layout(text, "random", 3, 4, panel.seed.value)
     assert panel.state.layout == expected
-    assert panel.message.value == ""
+    assert panel.problems == [] and "color:#b30000" not in panel.summary.value
     assert "minibatch 0" in panel.layout_view.value
     assert "(3, 4)" in panel.batch_view.value
     assert capsys.readouterr().out == ""
@@ -151,14 +151,16 @@ def test_panel_handles_empty_and_short_text(bundled, capsys):
     panel = make_one_hot_panel(bundled.vocab)
     panel.text.value = ""
     assert panel.state == OneHotView()
-    assert "Type some text" in panel.message.value
+    assert "Type some text" in panel.summary.value
     panel.text.value = "!!!?"  # preprocesses to a single space
     assert panel.state.encoding.text == " "
     assert panel.state.batch is None and panel.state.layout is None
-    assert "at least 10 characters" in panel.message.value
-    assert "does not fit" in panel.message.value
+    assert "at least 10 characters" in panel.summary.value
+    assert "does not fit" in panel.summary.value
+    assert len(panel.problems) == 2
     panel.text.value = "a text that is long enough"
-    assert panel.message.value == "" and panel.state.layout is not None
+    assert panel.problems == [] and panel.state.layout is not None
+    assert panel.summary.value.startswith("26 characters")
     assert capsys.readouterr().out == ""
 
 

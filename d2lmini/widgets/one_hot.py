@@ -230,7 +230,9 @@ class OneHotPanel:
 
     The widgets are attributes (`text`, `preprocess`, `sampling`, `batch_size`, `num_steps`,
     `seed`); after every change `state` holds what was computed (a `OneHotView`, whose
-    fields are None when they could not be computed) and `message` says why not.
+    fields are None when they could not be computed) and `problems` says why not. The panel has
+    one live region, `summary`: what was read and made, after the problems if there are any, set
+    once per change so that a screen reader announces each change once.
     `widget` is the box to display.
     """
 
@@ -253,8 +255,8 @@ class OneHotPanel:
         self.num_steps = widgets.IntSlider(value=5, min=1, max=12, description="steps", style=style)
         self.seed = widgets.IntSlider(value=0, min=0, max=9, description="seed (offset, order)", style=style,
                                       layout=widgets.Layout(width="340px"))
-        self.message = widgets.HTML()
-        self.summary = widgets.HTML()  # one line a screen reader announces after every change
+        self.problems: list[str] = []
+        self.summary = widgets.HTML()  # the one region a screen reader announces after every change
         self.encoding_view = widgets.HTML()
         self.batch_view = widgets.HTML()
         self.layout_view = widgets.HTML()
@@ -280,10 +282,9 @@ class OneHotPanel:
             else:
                 self.access.name(control, name)
         self.access.expandable(self.encoding_box)
-        self.access.announce(self.message)
         self.access.announce(self.summary)
         self.widget = PanelBox(controls + [
-            self.message, self.summary, self.encoding_box,
+            self.summary, self.encoding_box,
             widgets.HTML("<b>The start of the text as one (batch, steps) block, before and after the "
                          "transpose</b>"),
             self.batch_view,
@@ -319,14 +320,15 @@ class OneHotPanel:
                 layout = [["".join(text[p] for p in row) for row in X.tolist()] for X in positions]
             except ValueError as error:
                 problems.append(f"Minibatches: {error} Type a longer text.")
-        self.message.value = "".join(f'<p style="color:#b30000">{html.escape(p)}</p>' for p in problems)
         self.encoding_view.value = encoding_html(encoding, self.vocab) if text else ""
         self.batch_view.value = batch_html(batch) if batch is not None else "<p>(no minibatch)</p>"
         self.layout_view.value = (layout_html(text, positions) if positions is not None
                                   else "<p>(no minibatches)</p>")
-        self.summary.value = summary_text(text, self.preprocess.value, self.sampling.value,
-                                          self.batch_size.value, self.num_steps.value, self.seed.value,
-                                          positions)
+        self.problems = problems
+        shown = "".join(f'<p style="color:#b30000">{html.escape(p)}</p>' for p in problems)
+        self.summary.value = shown + summary_text(text, self.preprocess.value, self.sampling.value,
+                                                  self.batch_size.value, self.num_steps.value,
+                                                  self.seed.value, positions)
         return OneHotView(encoding if text else None, batch, positions, layout)
 
 
