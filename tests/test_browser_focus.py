@@ -33,7 +33,10 @@ START = """(marks) => {
   window.d2lA11y.render({model, el: document.getElementById('access')});
 }"""
 
-FRAMES = "(count) => new Promise(done => { const next = (n) => n ? requestAnimationFrame(() => next(n - 1)) : done(); next(count); })"
+FRAMES = """(count) => new Promise(done => {
+  const next = (n) => n ? requestAnimationFrame(() => next(n - 1)) : done();
+  next(count);
+})"""
 
 MARKS = {"d2l-a11y-box": {"kind": "control", "text": "preprocess (lower-case)", "valuetext": ""},
          "d2l-a11y-toggle": {"kind": "control", "text": "minibatches", "valuetext": ""}}
