@@ -10,6 +10,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -440,3 +441,68 @@ def test_the_canvas_export_fills_canvas_own_gradebook_export(tmp_path):
     export.write_text("name,grade\n", "utf-8")
     with pytest.raises(ValueError, match="Canvas gradebook export has the columns"):
         canvas_text(results, config_, export, "x")
+
+
+SLOW_GRADE = """import os
+import time
+from pathlib import Path
+
+
+def slow_grade(name, files, exercises, config, work):
+    (Path(__file__).parent / "grading" / str(os.getpid())).touch()
+    time.sleep(600)
+"""
+GRADER = """import sys
+from pathlib import Path
+from slow import slow_grade
+from d2lmini.grading import manifest
+from d2lmini.grading.config import load_config
+from d2lmini.grading.gradebook import grade_class
+exercises = manifest.load()
+grade_class(Path(sys.argv[1]), Path(sys.argv[2]), exercises, load_config(None, exercises), jobs=2,
+            grade=slow_grade)
+"""
+
+
+def _process(pid: int) -> tuple[int, str, str] | None:
+    """(parent's pid, state, command line) of process `pid` from /proc, or None once it has gone."""
+    try:
+        state, parent = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[:2]
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except (OSError, ValueError):
+        return None
+    return (None if state == "Z" else (int(parent), state, command))
+
+
+def _workers(grader: int) -> list[int]:
+    found = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
+    return [pid for pid in found if (info := _process(pid)) and info[0] == grader and "spawn_main" in info[2]]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table in /proc (Linux)")
+def test_a_killed_grader_leaves_no_worker_grading(tmp_path):
+    subs = write(tmp_path / "subs", {f"s{i}.ipynb": IDS[0] for i in range(2)})
+    (tmp_path / "slow.py").write_text(SLOW_GRADE, "utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    grader = subprocess.Popen([sys.executable, "-c", GRADER, str(subs), str(tmp_path / "out")], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    grading = tmp_path / "grading"
+    grading.mkdir()
+    try:
+        for _ in range(480):  # importing the grader in a worker takes seconds on a busy machine
+            if len(list(grading.iterdir())) == 2:
+                break
+            time.sleep(0.25)
+        workers = sorted(int(p.name) for p in grading.iterdir())
+        assert len(workers) == 2 and sorted(_workers(grader.pid)) == workers, "no two workers grading"
+    finally:
+        grader.kill()
+        grader.wait()
+    for _ in range(40):
+        if not any(_process(pid) for pid in workers):
+            break
+        time.sleep(0.25)
+    left = [pid for pid in workers if _process(pid)]
+    for pid in left:
+        os.kill(pid, 9)
+    assert left == [], "workers of a killed grader went on running"

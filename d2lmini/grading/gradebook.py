@@ -10,9 +10,12 @@ one student (or one exercise, `only`) into the class's folder keeps every other 
 import hashlib
 import json
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
@@ -266,6 +269,21 @@ def grade_class(
     return assemble(out, exercises, config, records(out), roster.skipped)
 
 
+def end_with_grader(grader: int, every: float = 0.5) -> None:
+    """Run in each worker process of `grade_class`: end the worker once process `grader` is gone.
+
+    A grader killed outright (SIGKILL, SIGTERM, a closed terminal) runs no cleanup, and a worker would
+    go on grading, with its sandboxes, for a gradebook nobody writes. The sandboxes end with the
+    worker (bubblewrap's --die-with-parent).
+    """
+    def watch() -> None:
+        while os.getppid() == grader:
+            time.sleep(every)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="end-with-grader", daemon=True).start()
+
+
 def _grade_all(todo, out, exercises, config, jobs, progress, only, grade, work) -> None:
     def record(name, student, stamp, old, result: StudentResult) -> None:
         result = replace(
@@ -288,7 +306,8 @@ def _grade_all(todo, out, exercises, config, jobs, progress, only, grade, work) 
             record(name, student, stamp, old, result)
         return
     # processes, not threads: a guarded call redirects its process's sys.stdout while it runs
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=end_with_grader, initargs=(os.getpid(),)) as pool:
         futures = {
             pool.submit(grade, name, student.files, exercises, config, work): (name, student, stamp, old)
             for name, student, stamp, old in todo
