@@ -77,3 +77,12 @@ def test_start_here_links_every_notebook_and_reads_no_sibling_files():
     first = sources(notebook, "markdown")[0]
     assert "Shift+Enter" in first and "Run All" in first and "Idle" in first, \
         "00 starts by saying how to run cells"
+
+
+@pytest.mark.parametrize("name", [MAP.stem, *COURSE, *OPTIONAL_STEMS])
+def test_text_that_stops_a_cell_with_the_mouse_names_the_keys_too(name):
+    """Where the text says ■ (*Kernel → Interrupt*) stops a cell, it also says Esc, then I, I: a
+    keyboard user can stop it too (issue 35; tests/test_browser_stop_keys.py presses them in 04)."""
+    for text in sources(load(name), "markdown"):
+        if "■" in text and "Interrupt" in text:
+            assert re.search(r"Esc.{0,40}I, I", text, re.DOTALL), text[:300]
