@@ -16,13 +16,13 @@ before the cell runs, and a panel's output also its static HTML preview
 kernel's display name is the one JupyterLab will see, so a notebook is not marked modified
 the moment it opens.
 
-`--alone` executes a copy of each notebook in a fresh empty folder with nothing saved back:
-it checks that a notebook runs on its own with the d2lmini that is installed, as it does
-when a student opens it on Google Colab.
+`--alone` runs a copy of each notebook under nbval in a fresh empty folder, with nothing saved
+back: it checks that a notebook runs on its own with the d2lmini that is installed, as it does
+when a student opens it on Google Colab, and gives the stored outputs of its tagged cells (the
+same runner as tools/simulate_platforms.py's Colab- and Kaggle-like venvs).
 """
 
 import argparse
-import shutil
 import sys
 import tempfile
 import time
@@ -89,31 +89,32 @@ class PreviewingClient(NotebookClient):
         return result["data"]["application/json"]
 
 
-def execute(path: Path, timeout: int, workdir: Path | None = None) -> float:
-    """Execute the notebook at `path` in a fresh kernel and return the seconds taken.
-
-    Without `workdir` the notebook runs beside its file and is saved back in the stored
-    form; with one, it runs there and nothing is saved.
-    """
+def execute(path: Path, timeout: int) -> float:
+    """Execute the notebook at `path` beside its file in a fresh kernel, save it back in the stored
+    form, and return the seconds taken."""
     notebook = nbformat.read(path, as_version=4)
-    folder = workdir or path.parent
     client = PreviewingClient(notebook, timeout=timeout, kernel_name="python3",
-                              resources={"metadata": {"path": str(folder)}})
+                              resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
-    if workdir is None:
-        normalise_for_storage(notebook)
-        nbformat.write(notebook, path)
+    normalise_for_storage(notebook)
+    nbformat.write(notebook, path)
     return seconds
 
 
-def execute_alone(path: Path, timeout: int) -> float:
-    """Copy the notebook at `path` alone into an empty temporary folder and execute it there."""
-    with tempfile.TemporaryDirectory(prefix="d2lmini-alone-") as folder:
-        copy = Path(folder) / path.name
-        shutil.copy(path, copy)
-        return execute(copy, timeout, workdir=Path(folder))
+def run_alone(paths: list[Path]) -> int:
+    """Run each notebook under nbval, alone in an empty folder, with this Python; save nothing."""
+    from simulate_platforms import SimulationFailed, run_notebooks_alone  # tools/ is this script's folder
+
+    with tempfile.TemporaryDirectory(prefix="d2lmini-alone-") as work:
+        try:
+            run_notebooks_alone(Path(sys.executable), paths, Path(work))
+        except SimulationFailed as error:
+            print(error)
+            return 1
+    print(f"{len(paths)} notebooks ran alone under nbval")
+    return 0
 
 
 def main() -> int:
@@ -121,14 +122,17 @@ def main() -> int:
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb")
     parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
     parser.add_argument("--alone", action="store_true",
-                        help="run a copy of each notebook alone in an empty folder; save nothing")
+                        help="run a copy of each notebook alone in an empty folder under nbval "
+                             "(stored outputs compared); save nothing")
     args = parser.parse_args()
     paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    if args.alone:
+        return run_alone([path.resolve() for path in paths])
     failed = []
     for index, path in enumerate(paths, 1):
         print(f"[{index}/{len(paths)}] {path.name} ...", end=" ", flush=True)
         try:
-            seconds = execute_alone(path, args.timeout) if args.alone else execute(path, args.timeout)
+            seconds = execute(path, args.timeout)
             print(f"{seconds:.1f} s", flush=True)
         except Exception as error:  # report every notebook, then fail
             print(f"FAILED: {type(error).__name__}: {str(error)[-2000:]}", flush=True)
