@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 python benchmarks/cell_cost.py [--repeats 7] [--hiddens 64 128 256]
 
-Times, on one torch thread as the lab trains, the three parts of a lab run that `d2lmini.cost`
+Times, on one torch thread as the lab trains, the three parts of a lab run that `d2lmini.lab.cost`
 estimates, for each cell at the same hidden size: a training minibatch of the lab's default shape
 (32 x 35, forward, backward, clipping and an Adam step), reading the validation text without a
 gradient as one stream (`EVAL_CHUNK` characters per call, the run's last evaluation) and as 32
@@ -11,7 +11,7 @@ streams (35 per call, the lab's estimates at its checkpoints), and generating a 
 are timed in turn within each repeat; each time is the CPU time of this process (`time.process_time`),
 so that waiting for a core that other processes hold is not counted: on a busy machine wall-clock
 time punishes the longer operation, which waits more often. The table gives the fastest time of
-each over the repeats and its ratio to the RNN's. `d2lmini.cost.CELL_FACTORS` holds these ratios.
+each over the repeats and its ratio to the RNN's. `d2lmini.lab.cost.CELL_FACTORS` holds these ratios.
 """
 
 import argparse

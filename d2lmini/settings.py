@@ -271,7 +271,7 @@ CORPUS_SETTINGS = _declare(
     Setting("timeout", "download timeout", "seconds a download may take", float, 0, 600, low_open=True),
 )
 
-# Where the lab's runs are exported (`d2lmini.runs.RunLog.to_csv`, the panel's "Save as CSV").
+# Where the lab's runs are exported (`d2lmini.lab.runs.RunLog.to_csv`, the panel's "Save as CSV").
 EXPORT_PATH = Setting("path", "CSV file", "where the runs are saved", "path")
 
 # What only the lab has (`d2lmini.lab.LabSettings`), with `predict`'s sample settings.

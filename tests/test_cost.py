@@ -1,11 +1,12 @@
-"""Tests for the time estimate (`d2lmini.cost` and the lab's use of it): arithmetic and calibration."""
+"""Tests for the time estimate (`d2lmini.lab.cost` and the lab's use of it): arithmetic and calibration."""
 
 import math
 from dataclasses import replace
 
 import pytest
 
-from d2lmini.cost import (
+from d2lmini.lab import MAX_CLICK_SECONDS, LabSettings, expected_seconds, reference_seconds, validate_click
+from d2lmini.lab.cost import (
     CELL_FACTOR_SIZES,
     CELL_FACTORS,
     EVAL_SECONDS,
@@ -14,7 +15,6 @@ from d2lmini.cost import (
     cell_factor,
     estimate_cost,
 )
-from d2lmini.lab import MAX_CLICK_SECONDS, LabSettings, expected_seconds, reference_seconds, validate_click
 from d2lmini.settings import CELLS, LAB_SETTINGS
 from d2lmini.train import CONTEXT_TOKENS
 

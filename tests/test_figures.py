@@ -184,8 +184,8 @@ from d2lmini.figures import (  # noqa: E402
     unrolled_rnn_alt,
 )
 from d2lmini.lab import LabResult, LabSettings  # noqa: E402
+from d2lmini.lab.sweep import SweepResult  # noqa: E402
 from d2lmini.plot import perplexity_alt, plot_perplexity  # noqa: E402
-from d2lmini.sweep import SweepResult  # noqa: E402
 from d2lmini.train import History  # noqa: E402
 from d2lmini.widgets import clipping, gradients, hidden_state, lab_views, memory, start  # noqa: E402
 from d2lmini.widgets.perplexity import ConfidencePanel  # noqa: E402

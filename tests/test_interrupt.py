@@ -290,7 +290,7 @@ def test_the_first_optimizer_is_made_with_interrupts_held(monkeypatch):
 
 
 def test_a_sweep_interrupted_keeps_every_later_run_working():
-    from d2lmini.sweep import run_sweep
+    from d2lmini.lab.sweep import run_sweep
 
     small = replace(LabSettings(), max_minibatches=4, checkpoints=1, num_hiddens=8, num_chars=5)
     calls = []

@@ -1,4 +1,4 @@
-"""Tests for the lab's run store (`d2lmini.runs`): numbering, what changed, curve labels, the export."""
+"""Tests for the lab's run store (`d2lmini.lab.runs`): numbering, what changed, curve labels, the export."""
 
 import csv
 import io
@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from d2lmini.lab import LabResult, LabSettings
-from d2lmini.runs import RunLog, changed_settings, curve_labels, result_values, setting_text
+from d2lmini.lab.runs import RunLog, changed_settings, curve_labels, result_values, setting_text
 from d2lmini.train import History
 
 

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 import d2lmini.lab as lab
 from d2lmini.download import DataUnavailableError, download_timemachine
 from d2lmini.lab import LabResult, LabSettings, run_lab
+from d2lmini.lab.runs import RunLog
+from d2lmini.lab.sweep import SweepResult, parse_values, run_sweep, sweep_settings
 from d2lmini.rnn import RNNScratch, predict
-from d2lmini.runs import RunLog
 from d2lmini.settings import (
     CORPUS_SETTINGS,
     EXPORT_PATH,
@@ -29,7 +30,6 @@ from d2lmini.settings import (
     TRAIN_SETTINGS,
     validate_value,
 )
-from d2lmini.sweep import SweepResult, parse_values, run_sweep, sweep_settings
 from d2lmini.train import TrainConfig, TrainingDiverged, make_model, train
 from d2lmini.widgets.generate import generate_text, generation_html
 from d2lmini.widgets.lab import make_lab

@@ -1,11 +1,11 @@
-"""Tests for the lab's sweep (`d2lmini.sweep`): reading values, the time check, runs, stopping."""
+"""Tests for the lab's sweep (`d2lmini.lab.sweep`): reading values, the time check, runs, stopping."""
 
 from dataclasses import replace
 
 import pytest
 
 from d2lmini.lab import LabSettings, run_lab
-from d2lmini.sweep import (
+from d2lmini.lab.sweep import (
     MAX_SWEEP_SECONDS,
     MAX_VALUES,
     SUGGESTED_VALUES,

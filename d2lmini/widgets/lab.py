@@ -1,8 +1,8 @@
 """Notebook 08's perplexity lab panel: controls for `LabSettings`, Train, the runs so far, a sweep.
 
 The work is `d2lmini.lab.run_lab` (one run), `d2lmini.lab.resample` (a new sample from the
-trained model) and `d2lmini.sweep.run_sweep` (one run per value of a setting); the session's
-runs are kept in a `d2lmini.runs.RunLog`, and `d2lmini.widgets.lab_views` draws them. This
+trained model) and `d2lmini.lab.sweep.run_sweep` (one run per value of a setting); the session's
+runs are kept in a `d2lmini.lab.runs.RunLog`, and `d2lmini.widgets.lab_views` draws them. This
 module only lays them out and wires the buttons: `LabPanel.update()` does what Train does and
 `LabPanel.sweep()` what Sweep does, so tests set the widget values from Python and call them.
 The kernel's interrupt button (■) stops a run or a sweep and keeps what was trained. Works with
@@ -33,9 +33,8 @@ from d2lmini.lab import (
     run_lab,
     validate_lab_settings,
 )
-from d2lmini.runs import SHOWN_SETTINGS, RunLog
-from d2lmini.settings import CORPORA, EXPORT_PATH, LAB_SETTINGS, validate_value
-from d2lmini.sweep import (
+from d2lmini.lab.runs import SHOWN_SETTINGS, RunLog
+from d2lmini.lab.sweep import (
     SUGGESTED_VALUES,
     SWEEPABLE,
     parse_values,
@@ -44,6 +43,7 @@ from d2lmini.sweep import (
     validate_sweep_time,
     value_text,
 )
+from d2lmini.settings import CORPORA, EXPORT_PATH, LAB_SETTINGS, validate_value
 from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice, stop_enabled
 from d2lmini.widgets.a11y import Access, name_setting
 from d2lmini.widgets.lab_views import (
@@ -490,7 +490,7 @@ class LabPanel:
     def sweep(self):
         """Do what Sweep does: one run per value of the chosen setting; return the `SweepResult` (or None).
 
-        The estimate is checked first (each run and the whole within `d2lmini.sweep`'s limits);
+        The estimate is checked first (each run and the whole within `d2lmini.lab.sweep`'s limits);
         every run joins the table and the chart as it finishes; ■ stops the sweep, keeping the
         runs so far.
         """

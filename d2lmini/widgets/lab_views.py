@@ -1,7 +1,7 @@
 """What the perplexity lab of notebook 08 shows, as PNG and HTML: curves, a sweep, numbers, the runs table.
 
-Plain functions of results (`d2lmini.lab.LabResult`, `d2lmini.runs.RunLog`,
-`d2lmini.sweep.SweepResult`); the panel in `d2lmini.widgets.lab` puts them on the page and
+Plain functions of results (`d2lmini.lab.LabResult`, `d2lmini.lab.runs.RunLog`,
+`d2lmini.lab.sweep.SweepResult`); the panel in `d2lmini.widgets.lab` puts them on the page and
 tests call them directly.
 """
 
@@ -11,11 +11,11 @@ import math
 from matplotlib.figure import Figure
 
 from d2lmini.lab import LabResult, cell_name, describe_settings
+from d2lmini.lab.runs import SHOWN_SETTINGS, RunLog, curve_labels, result_values, setting_text
+from d2lmini.lab.sweep import SweepResult, value_text
 from d2lmini.palette import REFERENCE_LINE_COLOUR, series_style
 from d2lmini.plot import LineLabels, figure_png
-from d2lmini.runs import SHOWN_SETTINGS, RunLog, curve_labels, result_values, setting_text
 from d2lmini.settings import LAB_SETTINGS
-from d2lmini.sweep import SweepResult, value_text
 from d2lmini.train import History
 from d2lmini.verdicts import judge_perplexity
 

@@ -6,6 +6,9 @@ GRU or LSTM of notebook 09: the `cell` setting) through
 perplexity along the way and generates a sample. It never raises: whatever a slider or a
 text box can hold, it returns a `LabResult` whose `error` says what went wrong and what to
 try instead. The panel that shows it is `d2lmini.widgets.lab`.
+
+The lab's wing: this module, `lab.cost` (what a run will cost before it starts), `lab.runs` (the
+runs of a session and their export) and `lab.sweep` (one run per value of one setting).
 """
 
 import math
@@ -20,11 +23,11 @@ import torch
 
 from d2lmini.batching import validate_fits
 from d2lmini.corpus import Corpus, load_corpus
-from d2lmini.cost import MachineSpeed, RunCost, cell_factor, estimate_cost
 from d2lmini.device import try_gpu
 from d2lmini.divergence import TrainingDiverged, divergence_limit
 from d2lmini.download import TIMEMACHINE_URL, DataUnavailableError
 from d2lmini.kernel_settings import put_back_after
+from d2lmini.lab.cost import MachineSpeed, RunCost, cell_factor, estimate_cost
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
 from d2lmini.rnn import predict, validate_prefix
 from d2lmini.settings import CELLS, CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
@@ -43,7 +46,7 @@ from d2lmini.verdicts import PerplexityVerdict, judge_perplexity, text_baselines
 LAB_MINIBATCHES = 600
 # A safety stop for settings far from the defaults; the default run never reaches it.
 TIME_LIMIT_SECONDS = 60.0
-# Refuse runs whose estimated cost (`d2lmini.cost`: training, every evaluation and the sample)
+# Refuse runs whose estimated cost (`d2lmini.lab.cost`: training, every evaluation and the sample)
 # is more than this many times the default run's, or that need more memory than this: the
 # reason goes into the message.
 MAX_WORK_FACTOR = 10
@@ -51,7 +54,7 @@ MAX_BYTES = 2 * 1024**3
 # The longest time limit the lab accepts, in seconds.
 MAX_LAB_SECONDS = 600.0
 # One click of the lab's panel (and each run of a sweep) is refused when estimated above this many
-# seconds on the reference machine (`d2lmini.cost`): see `validate_click`.
+# seconds on the reference machine (`d2lmini.lab.cost`): see `validate_click`.
 MAX_CLICK_SECONDS = 15.0
 # How this machine compares with the reference, learned from every run the lab finishes.
 MACHINE_SPEED = MachineSpeed()
@@ -105,7 +108,7 @@ class LabResult:
     bad setting `error` explains it;
     `history` then holds whatever was measured before training stopped; `interrupted` says an
     interrupt (■, Ctrl-C) stopped it. `seconds` is the training clock, `wall_seconds` the
-    whole call's, `estimated_seconds` the reference estimate (`d2lmini.cost`). `baselines` maps a
+    whole call's, `estimated_seconds` the reference estimate (`d2lmini.lab.cost`). `baselines` maps a
     name to a perplexity (uniform, unigram) and `floor` is the synthetic source's entropy
     floor as a perplexity (None for real text): a limit, not a model to beat. Every
     validation perplexity is read as one stream after the training text, as the baselines
@@ -313,7 +316,7 @@ def plan_lab(settings: LabSettings, click_limit: float | None = None) -> LabPlan
 
 
 def reference_seconds(settings: LabSettings) -> float:
-    """Return the estimated seconds of a run of `settings` on the reference machine (`d2lmini.cost`).
+    """Return the estimated seconds of a run of `settings` on the reference machine (`d2lmini.lab.cost`).
 
     Raises like `plan_lab` (TypeError/ValueError, DataUnavailableError) for settings it refuses.
     """

@@ -12,8 +12,8 @@ import math
 from dataclasses import fields, replace
 
 from d2lmini.lab import SAMPLE_SETTINGS, LabResult, LabSettings
+from d2lmini.lab.sweep import SweepResult
 from d2lmini.settings import EXPORT_PATH, LAB_SETTINGS, short_repr, validate_value
-from d2lmini.sweep import SweepResult
 
 # The settings a run's summary and a curve's label show, in the order of the lab's controls.
 SHOWN_SETTINGS = ("corpus", "cell", "num_hiddens", "lr", "optimizer", "batch_size", "num_steps", "theta",

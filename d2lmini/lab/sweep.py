@@ -141,7 +141,7 @@ def plan_sweep(settings: LabSettings, name: str, values: list) -> list[LabPlan]:
 
     Each value is planned once (validated, corpus loaded, cost estimated: `plan_lab`); each run
     must pass `validate_click` and all of them together must stay under `MAX_SWEEP_SECONDS` on
-    the reference machine (`d2lmini.cost`). The panel runs these plans (`run_sweep(..., plans=...)`).
+    the reference machine (`d2lmini.lab.cost`). The panel runs these plans (`run_sweep(..., plans=...)`).
     """
     plans = []
     for run_settings in sweep_settings(settings, name, values):
