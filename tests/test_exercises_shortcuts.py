@@ -8,6 +8,7 @@ and that nothing it changed is left behind.
 import gc
 import importlib.util
 import inspect
+import io
 import subprocess
 import sys
 import textwrap
@@ -228,6 +229,18 @@ def test_torch_wrapping_its_own_function_is_not_a_replacement(monkeypatch):
         return rnn_step(*args)
 
     result = hidden_state.check_rnn_step(imports_dynamo)
+    assert result, result.message
+
+
+def test_saving_a_tensor_is_not_a_replacement(monkeypatch):
+    # The first pickling of a tensor in a process caches copyreg's Tensor.__slotnames__.
+    monkeypatch.delattr(torch.Tensor, "__slotnames__", raising=False)
+
+    def saves_its_state(*args):
+        torch.save(args[0], io.BytesIO())
+        return rnn_step(*args)
+
+    result = hidden_state.check_rnn_step(saves_its_state)
     assert result, result.message
 
 

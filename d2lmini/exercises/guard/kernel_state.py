@@ -63,18 +63,24 @@ def _torch_rebinding(old, new) -> bool:
     return wrapped is old
 
 
+# What Python itself caches on a class: copyreg writes `__slotnames__` the first time an instance is
+# pickled (torch.save, copy.deepcopy), which is not a student replacing anything.
+PYTHON_CACHES = frozenset({"__slotnames__"})
+
+
 def restore(snapshot) -> list[str]:
     """Put back every attribute that changed since `snapshot`, remove new ones; return their names.
 
     A new attribute may shadow an inherited one (`torch.Tensor.tanh = ...`); new submodules,
-    which torch imports lazily, stay, and so do torch's own wrappers of its functions.
+    which torch imports lazily, stay, and so do torch's own wrappers of its functions and the
+    caches Python keeps on a class (`PYTHON_CACHES`).
     """
     replaced = []
     for space, before in snapshot:
         now = dict(vars(space))
         label = getattr(space, "__name__", str(space))
         for name, value in now.items():
-            if name not in before and not isinstance(value, types.ModuleType):
+            if name not in before and not isinstance(value, types.ModuleType) and name not in PYTHON_CACHES:
                 _set(space, name, None, delete=True)
                 replaced.append(f"{label}.{name}")
         for name, value in before.items():
