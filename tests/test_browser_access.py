@@ -21,71 +21,25 @@ from pathlib import Path
 
 import pytest
 from browser.jupyterlab import notebook_page, run_all_cells
+from browser.panels import (
+    NARROW,
+    announcements,
+    close_left_sidebar,
+    count_announcements,
+    most_announcements,
+    reflow_problems,
+    spacing_problems,
+    structure_problems,
+)
 from test_browser_lab import lab_only_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 WIDE = {"width": 1366, "height": 768}
-NARROW = {"width": 320, "height": 640}  # WCAG 1.4.10: 1280 px at 400 % zoom
+LAB = ".perplexity-lab"
 PROGRESS_SECONDS = 10  # at most one progress announcement this often
 
 pytestmark = pytest.mark.browser
-
-# Count the changes of what each live region of the panel says (what a screen reader announces).
-COUNT_ANNOUNCEMENTS = """() => {
-  window.d2lAnnounced = [];
-  for (const region of document.querySelectorAll('.perplexity-lab [aria-live]')) {
-    let said = region.textContent.trim();
-    new MutationObserver(() => {
-      const now = region.textContent.trim();
-      if (now !== said) { said = now; window.d2lAnnounced.push([performance.now(), now.slice(0, 80)]); }
-    }).observe(region, {subtree: true, childList: true, characterData: true});
-  }
-}"""
-
-# WCAG 1.4.12's text spacing, as its bookmarklet applies it.
-TEXT_SPACING = """() => {
-  const style = document.createElement('style');
-  style.textContent = `* { line-height: 1.5 !important; letter-spacing: 0.12em !important;
-                           word-spacing: 0.16em !important; }
-                       p { margin-bottom: 2em !important; }`;
-  document.head.appendChild(style);
-}"""
-
-# Controls of the panel that stick out of the window (cannot be seen or scrolled to).
-CLIPPED_CONTROLS = """() => [...document.querySelectorAll(['button', 'select', 'input', '.slider-container']
-                                                         .map(s => '.perplexity-lab ' + s).join(', '))]
-  .filter(e => e.offsetParent !== null)
-  .map(e => [e, e.getBoundingClientRect()])
-  .filter(([e, r]) => r.left < -1 || r.right > window.innerWidth + 1)
-  .map(([e, r]) => `${e.tagName.toLowerCase()} "${(e.getAttribute('aria-label') || e.textContent).trim()}"`
-                   + ` spans ${Math.round(r.left)}..${Math.round(r.right)}`)"""
-
-# Boxes of the panel, other than figures and data tables, that scroll sideways.
-SIDEWAYS = """() => [...document.querySelectorAll('.perplexity-lab, .perplexity-lab *')]
-  .filter(e => e.offsetParent !== null && !e.closest('table, img, .widget-image'))
-  .filter(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
-  .filter(e => e.scrollWidth > e.clientWidth + 1)
-  .map(e => {
-    const edge = e.getBoundingClientRect().right;
-    const wide = [...e.querySelectorAll('*')].filter(k => !k.parentElement.closest('table, img'))
-      .map(k => [k, k.getBoundingClientRect().right - edge]).filter(([k, over]) => over > 1)
-      .sort((a, b) => b[1] - a[1]).slice(0, 3)
-      .map(([k, over]) => `${k.tagName.toLowerCase()}.${[...k.classList].join('.')}`
-                          + ` ${Math.round(over)} px over`);
-    return `${e.className || e.tagName}: ${e.scrollWidth} px in ${e.clientWidth} px (${wide.join(', ')})`;
-  })"""
-
-CUT_LABELS = """() => [...document.querySelectorAll(
-    '.perplexity-lab label, .perplexity-lab .widget-label, .perplexity-lab button')]
-  .filter(e => e.offsetParent !== null)
-  .filter(e => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)
-  .map(e => `"${e.textContent.trim()}"`)"""
-
-TABLES_WITHOUT_HEADERS = """() => [...document.querySelectorAll('.perplexity-lab table')]
-  .filter(t => t.offsetParent !== null && t.querySelectorAll('th').length === 0)
-  .map(t => t.textContent.trim().slice(0, 60))"""
-
 
 def _focused_class(page) -> str:
     return page.evaluate("() => document.activeElement ? document.activeElement.className : ''")
@@ -116,14 +70,12 @@ def test_a_keyboard_user_stops_a_long_run_with_the_panels_stop_button():
             _open_lab(page, base, token)
             stop = page.locator(".perplexity-lab button.lab-stop")
             assert stop.is_disabled()  # out of the tab order while nothing runs
-            assert page.evaluate(TABLES_WITHOUT_HEADERS) == []
-            nulls = page.locator('.perplexity-lab [title="null"]').count()
-            assert nulls == 0, f"{nulls} tooltips in the lab read 'null'"
+            assert structure_problems(page, LAB, most_live=2) == []
             live = page.locator(".perplexity-lab [aria-live]").count()
             assert live == 2, f"{live} live regions in the lab: one for the perplexity, one for the message"
 
             _set_budget(page, "3000")
-            page.evaluate(COUNT_ANNOUNCEMENTS)
+            count_announcements(page, LAB)
             page.locator(".perplexity-lab button.lab-train").focus()
             started = time.monotonic()
             page.keyboard.press("Enter")
@@ -138,10 +90,10 @@ def test_a_keyboard_user_stops_a_long_run_with_the_panels_stop_button():
                                    "document.activeElement.classList.contains('lab-train')", timeout=10_000)
             assert stop.is_disabled()
             page.wait_for_timeout(1_000)
-            announced = page.evaluate("() => window.d2lAnnounced")
+            announced = announcements(page)
             (ARTIFACTS / "access_announcements.txt").write_text(
-                "\n".join(f"{t / 1000:.1f} s: {text}" for t, text in announced) + "\n")
-            most = 2 * (2 + int(ran // PROGRESS_SECONDS))  # two regions: start and end, progress every 10 s
+                "\n".join(f"{t / 1000:.1f} s: {text}" for t, _, text in announced) + "\n")
+            most = 2 * most_announcements(ran, PROGRESS_SECONDS)  # two regions
             assert len(announced) <= most, f"{len(announced)} announcements in a {ran:.0f} s run: {announced}"
 
 
@@ -151,18 +103,10 @@ def test_the_lab_reflows_into_one_column_at_320_css_px():
         lab_only_notebook(Path(root) / "lab.ipynb")
         with notebook_page(Path(root), WIDE, ARTIFACTS / "access_reflow_failure.png") as (page, base, token):
             _open_lab(page, base, token)
-            # As notebook 00 tells students: close the left sidebar (its open tab, clicked again).
-            page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
-            page.wait_for_function("() => !document.querySelector('#jp-left-stack:not(.lm-mod-hidden)')"
-                                   " || document.querySelector('#jp-left-stack').offsetWidth === 0",
-                                   timeout=10_000)
+            close_left_sidebar(page)  # as notebook 00 tells students
             page.set_viewport_size(NARROW)
             page.wait_for_timeout(1_000)
             page.locator(".perplexity-lab").evaluate("e => e.scrollIntoView({block: 'start'})")
             page.screenshot(path=str(ARTIFACTS / "access_lab_320px.png"), full_page=True)
-            assert page.evaluate(CLIPPED_CONTROLS) == []
-            assert page.evaluate(SIDEWAYS) == []
-            page.evaluate(TEXT_SPACING)
-            page.wait_for_timeout(500)
-            assert page.evaluate(CUT_LABELS) == []
-            assert page.evaluate(CLIPPED_CONTROLS) == []
+            assert reflow_problems(page, LAB) == []
+            assert spacing_problems(page, LAB) == []

@@ -13,13 +13,17 @@ no violation in the course's content and none in JupyterLab's own interface that
 tests/browser/jupyterlab_axe.toml does not list; every image in the content has a non-empty alt;
 no text in the content has contrast below 4.5:1; and every panel is operated by keyboard alone
 (tests/browser/keyboard.py: Tab to each control, arrows, Space, Enter, typing; the live region
-announces the result and the focus stays). One screenshot per notebook goes to
+announces the result once and the focus stays). Beyond axe (issue 35, tests/browser/panels.py):
+every panel has one live region (the lab two), every data table header cells, no tooltip reads
+"null"; then, at a 320 px window with the sidebar closed, no control lies outside the window and
+nothing but a figure or a table scrolls sideways, also with WCAG 1.4.12's text spacing (a second
+screenshot, notebook_NN_320px.png). One screenshot per notebook goes to
 test-artifacts/notebook_NN.png, scrolled to its first panel, and the role and accessible name of
 every control and image in its outputs to test-artifacts/controls_NN.txt.
 
 JupyterLab serves a temporary copy of notebooks/, so the notebooks themselves are never written;
 autosave is off, and each case checks that JupyterLab did not save even the copy. One server and
-one browser serve all eight notebooks; each notebook gets a fresh page and its kernel is shut
+one browser serve every notebook; each notebook gets a fresh page and its kernel is shut
 down afterwards. Skips (saying why) without Chromium or Playwright unless
 D2LMINI_REQUIRE_BROWSER=1.
 """
@@ -35,7 +39,15 @@ from pathlib import Path
 import pytest
 from browser.axe import axe_violations, find_axe, low_contrast, new_problems
 from browser.jupyterlab import CHROMIUM_ARGS, require_browser, running_jupyterlab, shutdown_kernels
-from browser.keyboard import drive_panels
+from browser.keyboard import PANELS, drive_panels
+from browser.panels import (
+    NARROW,
+    PANELS_ROOT,
+    close_left_sidebar,
+    reflow_problems,
+    spacing_problems,
+    structure_problems,
+)
 from course import COURSE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,6 +187,20 @@ def _open(page, base: str, token: str, notebook: Path) -> None:
     page.get_by_text(re.compile(r"\| Idle")).wait_for(timeout=120_000)
 
 
+def _narrow_problems(page, number: str) -> list[str]:
+    """At 320 CSS px (400 % zoom), sidebar closed as 00 says: reflow, text spacing (WCAG 1.4.10, 1.4.12)."""
+    problems = []
+    if number in PANELS and page.locator(PANELS_ROOT).count() == 0:
+        problems.append(f"no {PANELS_ROOT} panel in the page: the checks at 320 px would see nothing")
+    close_left_sidebar(page)
+    page.set_viewport_size(NARROW)
+    page.wait_for_timeout(1_000)
+    problems += [f"at 320 px: {p}" for p in reflow_problems(page)]
+    problems += [f"at 320 px: {p}" for p in spacing_problems(page)]
+    page.screenshot(path=str(ARTIFACTS / f"notebook_{number}_320px.png"))
+    return problems
+
+
 def _stored_for_this_python(notebook: Path) -> bool:
     """True if `notebook` was stored under the Python version the kernel runs.
 
@@ -232,6 +258,8 @@ def test_notebook_runs_cleanly_in_jupyterlab(lab, notebook):
         contrast = low_contrast(page)  # again: the keyboard opened what was closed (03's one-hot table)
         if contrast:
             problems.append(f"text below 4.5:1 contrast after the keyboard steps: {contrast[:10]}")
+        problems += structure_problems(page, most_live=2 if number == "08" else 1)
+        problems += _narrow_problems(page, number)
     except Exception:
         page.screenshot(path=str(ARTIFACTS / f"notebook_{number}_failure.png"))
         raise

@@ -5,8 +5,9 @@ tests/course.py), each (role, accessible name, keys): the control is reached wit
 before (the first by Shift+Tab from the second, so it is reachable too), the keys are pressed
 (arrows on a slider, ArrowDown in a dropdown, Space on a checkbox, Enter on a button or an accordion
 header, text then Enter in a text box), and then: the panel's live region (role=status) says
-something new (an accordion header: it is expanded), the control still has the focus when the kernel
-is idle again (nothing took it to the page), and the notebook's active cell did not move
+something new (an accordion header: it is expanded), and no live region says more than "started",
+"done" and one progress line per 10 s (`most_announcements`); the control still has the focus when
+the kernel is idle again (nothing took it to the page), and the notebook's active cell did not move
 (JupyterLab's shortcuts did not get the key).
 A notebook without an entry has no panel. `NEXT_PANEL` between steps starts the steps of a further
 panel of the same notebook (a later cell): its first control is focused directly, as a student
@@ -14,8 +15,12 @@ clicking into it would, and the rest are reached with Tab from there.
 """
 
 import re
+import time
+from collections import Counter
 
 from course import COURSE, NEXT_PANEL
+
+from browser.panels import announcements, count_announcements, most_announcements
 
 # (role, accessible name as the browser computes it, keys: a list of key names; "type:TEXT" types
 # and presses Enter; "leave:TEXT" types, then Tab sends it (a multi-line box) and the focus moves on),
@@ -113,6 +118,8 @@ def drive_panels(page, number: str) -> tuple[list[str], list[str]]:
             continue
         output = control.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')]").first
         before, cell = output.evaluate(LIVE_TEXT), page.evaluate(ACTIVE_CELL)
+        count_announcements(page)
+        started = time.monotonic()
         if isinstance(keys, str):
             action, text = keys.split(":", 1)
             page.keyboard.type(text)
@@ -131,6 +138,11 @@ def drive_panels(page, number: str) -> tuple[list[str], list[str]]:
                 problems.append(f"{where}: {keys} did not open it")
         elif announces and after == before:
             problems.append(f"{where}: the live region did not announce anything new after {keys}")
+        said = announcements(page)
+        most = most_announcements(time.monotonic() - started)
+        if any(count > most for count in Counter(region for _, region, _ in said).values()):
+            problems.append(f"{where}: more than {most} announcements by one live region after {keys}: "
+                            f"{[text for *_, text in said]}")
         moves_on = isinstance(keys, str) and keys.startswith("leave:")
         if not moves_on and not _focus_comes_back(page, control):
             active = page.evaluate("() => document.activeElement?.outerHTML.slice(0, 80)")

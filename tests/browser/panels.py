@@ -1,0 +1,126 @@
+"""Checks of the panels in a page beyond axe (issue 35), for every notebook and for the lab alone.
+
+Each script takes `root`, a CSS selector of the panels to check: `PANELS_ROOT` (every panel's
+output area: a11y.js marks it `.d2l-reflow`) or `.perplexity-lab` (the lab). Each returns a list of
+problems in words; an empty list passes.
+
+- `count_announcements(page, root)` starts counting what each live region says anew;
+  `announcements(page)` returns [(ms, region index, text)] since then; `most_announcements(seconds)`
+  is how often one region may speak during an action that long;
+- `reflow_problems(page, root)`: at the current window size, controls outside the window and boxes
+  (not figures or data tables) that scroll sideways (WCAG 1.4.10);
+- `spacing_problems(page, root)`: with WCAG 1.4.12's text spacing applied, labels or buttons cut off,
+  and controls then outside the window;
+- `structure_problems(page, root)`: data tables without header cells, tooltips that read "null", and
+  panels with more live regions than `most_live` (one a panel, so that a change is announced once).
+"""
+
+PANELS_ROOT = ".d2l-reflow"
+NARROW = {"width": 320, "height": 640}  # WCAG 1.4.10: 1280 px at 400 % zoom
+
+COUNT_ANNOUNCEMENTS = """(root) => {
+  (window.d2lObservers || []).forEach(observer => observer.disconnect());
+  window.d2lObservers = [];
+  const announced = window.d2lAnnounced = [];
+  [...document.querySelectorAll(root + ' [aria-live]')].forEach((region, index) => {
+    let said = region.textContent.trim();
+    const observer = new MutationObserver(() => {
+      const now = region.textContent.trim();
+      if (now !== said) { said = now; announced.push([performance.now(), index, now.slice(0, 80)]); }
+    });
+    observer.observe(region, {subtree: true, childList: true, characterData: true});
+    window.d2lObservers.push(observer);
+  });
+}"""
+
+# WCAG 1.4.12's text spacing, as its bookmarklet applies it.
+TEXT_SPACING = """() => {
+  const style = document.createElement('style');
+  style.textContent = `* { line-height: 1.5 !important; letter-spacing: 0.12em !important;
+                           word-spacing: 0.16em !important; }
+                       p { margin-bottom: 2em !important; }`;
+  document.head.appendChild(style);
+}"""
+
+CLIPPED_CONTROLS = """(root) => [...document.querySelectorAll(
+    ['button', 'select', 'input', '.slider-container'].map(s => root + ' ' + s).join(', '))]
+  .filter(e => e.offsetParent !== null)
+  .map(e => [e, e.getBoundingClientRect()])
+  .filter(([e, r]) => r.left < -1 || r.right > window.innerWidth + 1)
+  .map(([e, r]) => `${e.tagName.toLowerCase()} "${(e.getAttribute('aria-label') || e.textContent).trim()}"`
+                   + ` spans ${Math.round(r.left)}..${Math.round(r.right)}`)"""
+
+SIDEWAYS = """(root) => [...document.querySelectorAll(root + ', ' + root + ' *')]
+  .filter(e => e.offsetParent !== null && !e.closest('table, img, .widget-image'))
+  .filter(e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
+  .filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => {
+    const edge = e.getBoundingClientRect().right;
+    const wide = [...e.querySelectorAll('*')].filter(k => !k.parentElement.closest('table, img'))
+      .map(k => [k, k.getBoundingClientRect().right - edge]).filter(([k, over]) => over > 1)
+      .sort((a, b) => b[1] - a[1]).slice(0, 3)
+      .map(([k, over]) => `${k.tagName.toLowerCase()}.${[...k.classList].join('.')}`
+                          + ` ${Math.round(over)} px over`);
+    return `${e.className || e.tagName}: ${e.scrollWidth} px in ${e.clientWidth} px (${wide.join(', ')})`;
+  })"""
+
+CUT_LABELS = """(root) => [...document.querySelectorAll(
+    [' label', ' .widget-label', ' button'].map(s => root + s).join(', '))]
+  .filter(e => e.offsetParent !== null)
+  .filter(e => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)
+  .map(e => `"${e.textContent.trim()}"`)"""
+
+TABLES_WITHOUT_HEADERS = """(root) => [...document.querySelectorAll(root + ' table')]
+  .filter(t => t.offsetParent !== null && t.querySelectorAll('th').length === 0)
+  .map(t => t.textContent.trim().slice(0, 60))"""
+
+NULL_TOOLTIPS = """(root) => [...document.querySelectorAll(root + ' [title="null"]')]
+  .map(e => e.tagName.toLowerCase() + '.' + [...e.classList].join('.'))"""
+
+LIVE_REGIONS = """(root) => [...document.querySelectorAll(root)]
+  .map(panel => panel.querySelectorAll('[aria-live]').length)"""
+
+
+def most_announcements(seconds: float, progress_every: float = 10.0) -> int:
+    """How often one live region may speak during an action that took `seconds` (issue 35: once per
+    state change: started, done, and progress at most every `progress_every` seconds between)."""
+    return 2 + int(seconds // progress_every)
+
+
+def count_announcements(page, root: str = PANELS_ROOT) -> None:
+    """Start counting the changes of what each live region under `root` says (what is announced)."""
+    page.evaluate(COUNT_ANNOUNCEMENTS, root)
+
+
+def announcements(page) -> list[tuple[float, int, str]]:
+    """The announcements since `count_announcements`: (ms since the page opened, region, text)."""
+    return [tuple(a) for a in page.evaluate("() => window.d2lAnnounced || []")]
+
+
+def reflow_problems(page, root: str = PANELS_ROOT) -> list[str]:
+    """Controls outside the window, and boxes other than figures and tables that scroll sideways."""
+    return ([f"outside the window: {c}" for c in page.evaluate(CLIPPED_CONTROLS, root)]
+            + [f"scrolls sideways: {s}" for s in page.evaluate(SIDEWAYS, root)])
+
+
+def spacing_problems(page, root: str = PANELS_ROOT) -> list[str]:
+    """Apply WCAG 1.4.12's text spacing; return the labels cut off and the controls pushed out."""
+    page.evaluate(TEXT_SPACING)
+    page.wait_for_timeout(500)
+    return ([f"cut off with text spacing: {c}" for c in page.evaluate(CUT_LABELS, root)]
+            + [f"outside the window with text spacing: {c}" for c in page.evaluate(CLIPPED_CONTROLS, root)])
+
+
+def structure_problems(page, root: str = PANELS_ROOT, most_live: int = 1) -> list[str]:
+    """Tables without header cells, "null" tooltips, and panels with more than `most_live` live regions."""
+    problems = [f"a table without header cells: {t!r}" for t in page.evaluate(TABLES_WITHOUT_HEADERS, root)]
+    problems += [f'a tooltip that reads "null": {e}' for e in page.evaluate(NULL_TOOLTIPS, root)]
+    problems += [f"a panel with {n} live regions" for n in page.evaluate(LIVE_REGIONS, root) if n > most_live]
+    return problems
+
+
+def close_left_sidebar(page) -> None:
+    """Close JupyterLab's left sidebar (its open tab, clicked again), as notebook 00 tells students."""
+    page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
+    page.wait_for_function("() => !document.querySelector('#jp-left-stack:not(.lm-mod-hidden)')"
+                           " || document.querySelector('#jp-left-stack').offsetWidth === 0", timeout=10_000)
