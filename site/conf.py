@@ -31,6 +31,12 @@ suppress_warnings = ["myst.header", "mystnb.unknown_mime_type"]
 # the pages render their math offline; without it, Sphinx's default address is used.
 if (HERE / "_static" / "mathjax" / "tex-mml-chtml.js").exists():
     mathjax_path = "mathjax/tex-mml-chtml.js"
+# Speech for every formula: MathJax's semantic enrichment (the speech rule engine, English) gives each
+# formula an aria-label a screen reader reads, beside the assistive MathML that only some read.
+mathjax3_config = {
+    "loader": {"load": ["a11y/semantic-enrich"]},
+    "options": {"enableEnrichment": True, "sre": {"speech": "deep", "domain": "clearspeak", "locale": "en"}},
+}
 
 html_theme = "sphinx_book_theme"
 html_title = "d2lmini"

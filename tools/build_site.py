@@ -39,6 +39,11 @@ def stage(src: Path, mathjax: Path | None) -> None:
         target.mkdir(parents=True)
         shutil.copy(es5 / "tex-mml-chtml.js", target)
         shutil.copytree(es5 / "output" / "chtml" / "fonts", target / "output" / "chtml" / "fonts")
+        # The speech of each formula (site/conf.py): the enrichment and the English speech rules only.
+        shutil.copytree(es5 / "a11y", target / "a11y")
+        (target / "sre" / "mathmaps").mkdir(parents=True)
+        for rules in ("base.json", "en.json"):
+            shutil.copy(es5 / "sre" / "mathmaps" / rules, target / "sre" / "mathmaps" / rules)
 
 
 def folder_size(folder: Path) -> int:

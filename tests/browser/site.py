@@ -4,7 +4,8 @@
 (fails when D2LMINI_REQUIRE_BROWSER=1) saying how to build it. `serving(folder)` serves it with
 Python's http.server on a free 127.0.0.1 port. `page_problems(page, url, folder)` opens one page
 and returns what is wrong with it: a failed load, a script error, a request that left
-127.0.0.1, an image without alt or that did not load, an internal link to a file or anchor that
+127.0.0.1, a formula MathJax did not typeset or gave no speech text (`formula_problems`), an image
+without alt or that did not load, an internal link to a file or anchor that
 does not exist. `site_axe(page, axe_js)` runs axe-core and tells the course's content (the
 page's article) from the theme's chrome.
 """
@@ -89,6 +90,26 @@ def local_file(folder: Path, base: str, url: str) -> Path | None:
     return target / "index.html" if path == "" or path.endswith("/") else target
 
 
+# Each typeset formula and what a screen reader is given to say for it.
+FORMULA_SPEECH = """async () => {
+  if (!document.querySelector('.math') || !window.MathJax) return null;
+  await MathJax.startup.promise;
+  return [...document.querySelectorAll('mjx-container')].map(c => [
+    (c.getAttribute('aria-label') || '').trim(),
+    (c.querySelector('mjx-assistive-mml') || {textContent: ''}).textContent.trim().slice(0, 60)]);
+}"""
+
+
+def formula_problems(page) -> list[str]:
+    """Formulas MathJax did not typeset, or typeset without speech (an empty aria-label)."""
+    formulas = page.evaluate(FORMULA_SPEECH)
+    if formulas is None:
+        return []
+    if not formulas:
+        return ["MathJax typeset none of the page's formulas"]
+    return [f"a formula without speech text: {mml!r}" for label, mml in formulas if not label]
+
+
 def page_problems(page, url: str, folder: Path, base: str, ids_of) -> list[str]:
     """Open `url` in `page` and return each problem found on it (see the module's docstring).
 
@@ -101,6 +122,7 @@ def page_problems(page, url: str, folder: Path, base: str, ids_of) -> list[str]:
     response = page.goto(url, wait_until="load")
     page.wait_for_load_state("networkidle")
     problems = [] if response and response.ok else [f"load: HTTP {response.status if response else '?'}"]
+    problems += formula_problems(page)
     facts = page.evaluate(PAGE_FACTS)
     problems += [f"script error: {error}" for error in errors]
     problems += [f"a request left the site: {address}" for address in outside]
