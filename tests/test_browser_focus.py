@@ -5,7 +5,8 @@ orders a quiet one never does (CI once lost the focus on 03's checkbox). Here th
 on a bare page that loads `d2lmini/widgets/a11y.js` with a stand-in for its widget model:
 
 - the control is disabled, and enabled again at once or some frames later;
-- a redraw replaces the control by a new element (toggle buttons): the new one gets the focus.
+- a redraw replaces the control by a new element (toggle buttons): the new one gets the focus;
+- a run moves the focus to the panel's Stop control and, when it ends, back to the control.
 
 Skips (saying why) without Chromium or Playwright, unless D2LMINI_REQUIRE_BROWSER=1.
 """
@@ -24,6 +25,7 @@ PAGE = """<!doctype html><html lang="en"><body>
 <div class="jp-OutputArea-output">
   <div class="d2l-a11y-box"><label>preprocess <input type="checkbox" id="box"></label></div>
   <div class="d2l-a11y-toggle"><button id="first">random</button><button id="second">sequential</button></div>
+  <div class="d2l-a11y-stop"><button id="stop" disabled>Stop</button></div>
   <div id="access"></div>
 </div></body></html>"""
 
@@ -39,7 +41,8 @@ FRAMES = """(count) => new Promise(done => {
 })"""
 
 MARKS = {"d2l-a11y-box": {"kind": "control", "text": "preprocess (lower-case)", "valuetext": ""},
-         "d2l-a11y-toggle": {"kind": "control", "text": "minibatches", "valuetext": ""}}
+         "d2l-a11y-toggle": {"kind": "control", "text": "minibatches", "valuetext": ""},
+         "d2l-a11y-stop": {"kind": "control", "text": "Stop the run", "valuetext": "", "stop": True}}
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +105,24 @@ def test_the_focus_stays_where_the_student_moved_it(page):
     page.evaluate("() => { document.getElementById('box').disabled = false; }")
     page.evaluate(FRAMES, 3)
     assert _active_id(page) == "first"
+
+
+BOX_AND_STOP = "const box = document.getElementById('box'), stop = document.getElementById('stop');"
+
+
+@pytest.mark.parametrize("order", ["stop disabled first", "box enabled first", "same task"])
+def test_the_focus_goes_to_stop_for_the_run_and_back_after_it(page, order):
+    """A run disables the box and enables Stop: Stop takes the focus; at the end (Stop disabled, the
+    box enabled, in either order or at once) the focus goes back to the box, even while Chromium
+    still has it on the disabled Stop."""
+    _fresh(page)
+    page.focus("#box")
+    page.evaluate(f"() => {{ {BOX_AND_STOP} box.disabled = true; stop.disabled = false; }}")
+    page.evaluate(FRAMES, 3)
+    assert _active_id(page) == "stop"
+    ends = {"stop disabled first": "stop.disabled = true; setTimeout(() => { box.disabled = false; }, 0);",
+            "box enabled first": "box.disabled = false; setTimeout(() => { stop.disabled = true; }, 0);",
+            "same task": "stop.disabled = true; box.disabled = false;"}
+    page.evaluate(f"() => {{ {BOX_AND_STOP} {ends[order]} }}")
+    page.evaluate(FRAMES, 4)
+    assert _active_id(page) == "box"

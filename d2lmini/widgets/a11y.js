@@ -97,6 +97,13 @@ function addReflowStyle() {
   document.head.appendChild(style);
 }
 
+// Where the focus is not a place a student chose: nowhere, the page, or a control that is disabled
+// or gone (Chromium moves the focus off such a control only when it next draws a frame).
+function adrift(active) {
+  return !active || active === document.body || !active.isConnected || active.disabled
+    || !!active.closest('[disabled]');
+}
+
 function stopControl(root, marks) {
   for (const [cls, mark] of Object.entries(marks)) {
     if (!mark.stop) continue;
@@ -125,7 +132,7 @@ function render({ model, el }) {
     const stop = stopControl(root, model.get('marks'));
     if (lost && stop && !stop.disabled && document.activeElement !== stop) {
       const active = document.activeElement;
-      if (!active || active === document.body || active.contains(root)) stop.focus();
+      if (adrift(active) || active.contains(root)) stop.focus();
     }
     if (lost) {
       let target = lost.target;
@@ -135,7 +142,9 @@ function render({ model, el }) {
       }
       if (target && target.isConnected && !target.disabled && !target.closest('[disabled]')) {
         const active = document.activeElement;
-        if (!active || active === document.body || active.contains(root)) target.focus();
+        // The Stop control held the focus only for the run: it goes back, whichever of the two the
+        // kernel changed first.
+        if (adrift(active) || active.contains(root) || active === stop) target.focus();
         lost = null;
       }
     }
