@@ -100,8 +100,12 @@ function addReflowStyle() {
 // Where the focus is not a place a student chose: nowhere, the page, or a control that is disabled
 // or gone (Chromium moves the focus off such a control only when it next draws a frame).
 function adrift(active) {
-  return !active || active === document.body || !active.isConnected || active.disabled
-    || !!active.closest('[disabled]');
+  return !active || active === document.body || !usable(active);
+}
+
+// A control in the page that can take the focus.
+function usable(el) {
+  return el.isConnected && !el.disabled && !el.closest('[disabled]');
 }
 
 function stopControl(root, marks) {
@@ -124,10 +128,6 @@ function render({ model, el }) {
     addReflowStyle();
     if (!root.classList.contains('d2l-reflow')) root.classList.add('d2l-reflow');
     apply(root, model.get('marks'));
-    if (last && !lost && document.activeElement !== last.target
-        && (!last.target.isConnected || last.target.disabled || last.target.closest('[disabled]'))) {
-      lost = last;
-    }
     // A run disabled the focused control: its Stop control takes the focus until the run ends.
     const stop = stopControl(root, model.get('marks'));
     if (lost && stop && !stop.disabled && document.activeElement !== stop) {
@@ -140,7 +140,7 @@ function render({ model, el }) {
         const control = root.querySelector('.' + lost.cls);
         target = control ? control.querySelectorAll(FOCUSABLE)[lost.index] : null;
       }
-      if (target && target.isConnected && !target.disabled && !target.closest('[disabled]')) {
+      if (target && usable(target)) {
         const active = document.activeElement;
         // The Stop control held the focus only for the run: it goes back, whichever of the two the
         // kernel changed first.
