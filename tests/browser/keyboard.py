@@ -59,17 +59,22 @@ def _tab_to(page, control, backwards: bool = False, limit: int = 12) -> int:
     return -1
 
 
+def _within(page, seconds: float, holds) -> bool:
+    """True when `holds()` is true now or becomes true within `seconds` (checked every 250 ms)."""
+    for _ in range(int(seconds / 0.25)):
+        if holds():
+            return True
+        page.wait_for_timeout(250)
+    return holds()
+
+
 def _focus_comes_back(page, control, seconds: float = 5.0) -> bool:
     """True when `control` has the focus, or gets it back within `seconds`.
 
     The panel gives the focus back from the browser's event loop after the kernel re-enables the
     control, which on a loaded machine can land after the kernel reports idle.
     """
-    for _ in range(int(seconds / 0.25)):
-        if _focused(control):
-            return True
-        page.wait_for_timeout(250)
-    return _focused(control)
+    return _within(page, seconds, lambda: _focused(control))
 
 
 def _wait_for_news(page, output, before: str, seconds: float = 30.0) -> None:
@@ -78,10 +83,7 @@ def _wait_for_news(page, output, before: str, seconds: float = 30.0) -> None:
     A fixed wait is not enough on a loaded machine: the key press may reach the kernel only after
     the kernel was seen idle, and the panel would be judged silent before it had been asked.
     """
-    for _ in range(int(seconds / 0.25)):
-        if output.evaluate(LIVE_TEXT) != before:
-            return
-        page.wait_for_timeout(250)
+    _within(page, seconds, lambda: output.evaluate(LIVE_TEXT) != before)
 
 
 def _wait_idle(page) -> None:
@@ -127,8 +129,8 @@ def drive_panels(page, number: str) -> tuple[list[str], list[str]]:
         else:
             for key in keys:
                 page.keyboard.press(key)
-        expanded = control.get_attribute("aria-expanded")
-        if announces and expanded is None:
+        header = control.get_attribute("aria-expanded") is not None  # an accordion's: nothing announced
+        if announces and not header:
             _wait_for_news(page, output, before)
         _wait_idle(page)
         after = output.evaluate(LIVE_TEXT)
