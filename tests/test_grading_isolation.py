@@ -113,6 +113,19 @@ def test_a_detached_process_is_gone_when_the_sandbox_ends(tmp_path):
     assert sleepers == []
 
 
+@needs_sandbox
+def test_a_sandbox_whose_folders_are_given_relative_to_the_graders_folder_starts(tmp_path, monkeypatch):
+    """`python -m d2lmini.grading SUBS --out out` passes relative folders; a kernel starts in its scratch."""
+    monkeypatch.chdir(tmp_path)
+    scratch, status = Path("work") / "student", Path("status")
+    scratch.mkdir(parents=True)
+    script = "open('written', 'w').write('yes')"
+    argv = sandbox.command([sys.executable, "-c", script], scratch, sandbox.clean_env(scratch), status=status)
+    finished = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=scratch)
+    assert finished.returncode == 0, finished.stderr
+    assert (tmp_path / "work" / "student" / "written").read_text() == "yes"
+
+
 def _cmdline(path: Path) -> str:
     try:
         return (path / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()

@@ -245,7 +245,7 @@ def grade_class(
     `only` (exercise ids) grades those exercises and keeps every other mark of each student's
     record. `grade` grades one student (`grade_student`; a test passes a stand-in).
     """
-    out = Path(out)
+    out, submissions = Path(out).absolute(), Path(submissions).absolute()  # the sandboxes start elsewhere
     roster = check_folders(submissions, out)
     isolation = sandbox.probe()  # said before any submission runs
     progress(("" if isolation.isolated else "WARNING: ") + "submissions run " + isolation.describe())

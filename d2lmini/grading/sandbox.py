@@ -152,6 +152,10 @@ def command(program: list[str], scratch: Path, env: dict[str, str], package_file
     isolation = probe()
     if not isolation.isolated:
         raise RuntimeError(isolation.describe())
+    # A kernel's bwrap starts in the scratch folder, where a path relative to the grader's folder (from
+    # `--out out`) names nothing: every sandbox would fail to start.
+    scratch = Path(scratch).absolute()
+    sockets, status = (Path(p).absolute() if p is not None else None for p in (sockets, status))
     if not isolation.namespaces:
         return _as_sandbox_user(isolation.program, program, scratch)
     argv = [isolation.program, *_namespaces()]
