@@ -5,8 +5,11 @@ itself runs in .ci/run: it installs, downloads and runs every notebook, minutes 
 import importlib.util
 import json
 import re
+import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
@@ -74,3 +77,11 @@ def test_the_kaggle_like_venv_has_the_newest_torch_in_range_ipywidgets_8_and_no_
     torch_range = next(r for r in requirements if r.startswith("torch"))
     assert torch_range in simulate_platforms.declared_dependencies()
     assert not {r.split(">")[0] for r in requirements} & set(simulate_platforms.CELL_INSTALLS)
+
+
+def test_a_reused_venv_must_already_hold_the_platforms_packages():
+    """.ci/run hands its lowest and newest venvs to the Colab- and Kaggle-like runs; pip checks them."""
+    here = Path(sys.executable)
+    assert simulate_platforms.lacking(here, ["pytest"], "pytest is here") == []
+    with pytest.raises(simulate_platforms.SimulationFailed, match="no such pytest"):
+        simulate_platforms.lacking(here, ["pytest==0.0.0.1"], "no such pytest")

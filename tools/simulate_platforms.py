@@ -164,17 +164,44 @@ def run_notebooks_alone(python: Path, paths: list[Path], work: Path) -> None:
         "running the notebooks under nbval", cwd=alone)
 
 
+def lacking(python: Path, requirements: list[str], what: str) -> list[str]:
+    """The distributions `pip install requirements` would install into `python`'s environment ([]: none).
+    Installs nothing (`--dry-run`)."""
+    check = [str(python), "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", *requirements]
+    report = json.loads(run(check, what).stdout)
+    return [f'{item["metadata"]["name"]} {item["metadata"]["version"]}' for item in report["install"]]
+
+
+def reuse_venv(python: Path, requirements: list[str], platform: str) -> None:
+    """Make an existing venv the platform's: remove what the install cell brings, then check that the
+    platform's packages are already there, at the platform's versions."""
+    run([str(python), "-m", "pip", "uninstall", "--yes", "--quiet", *CELL_INSTALLS], "pip uninstall")
+    wanted = lacking(python, requirements, f"{platform}: checking the reused venv")
+    if wanted:
+        raise SimulationFailed(f"{platform}: the reused venv {python.parent.parent} lacks {wanted}")
+
+
 def simulate_notebook_platform(platform: str, work: Path, wheel: Path, colab_torch: str | None,
-                               timings: list) -> None:
-    """Colab- or Kaggle-like: install what the platform ships, check every install cell, run all."""
+                               timings: list, venv: Path | None = None) -> None:
+    """Colab- or Kaggle-like: install what the platform ships, check every install cell, run all.
+
+    `venv`: an existing venv to use instead of a fresh one; it must already hold the platform's
+    packages at the platform's versions (.ci/run passes its lowest and newest venvs, done with).
+    """
     start = time.perf_counter()
-    python = make_venv(work / platform)
-    pip(python, *base_requirements(platform, colab_torch), what=f"{platform}: the platform's packages")
+    requirements = base_requirements(platform, colab_torch)
+    if venv is None:
+        python = make_venv(work / platform)
+        pip(python, *requirements, what=f"{platform}: the platform's packages")
+    else:
+        python = venv / "bin" / "python"
+        reuse_venv(python, requirements, platform)
     shipped = versions(python, PLATFORM_PACKAGES + CELL_INSTALLS)
     present = [name for name in CELL_INSTALLS if shipped[name] is not None]
     if present:
         raise SimulationFailed(f"{platform}: the platform already has {present}; the cell would go untested")
-    timings.append((platform, "venv with the platform's packages", time.perf_counter() - start, shipped))
+    made = "venv with the platform's packages" + (f" (reused: {venv})" if venv is not None else "")
+    timings.append((platform, made, time.perf_counter() - start, shipped))
     start = time.perf_counter()
     for path in NOTEBOOKS:
         check_install_cell(python, path, wheel, shipped)
@@ -236,6 +263,9 @@ def main() -> int:
                         help="one platform (repeatable); all three when not given")
     parser.add_argument("--wheel", type=Path, help="a d2lmini wheel already built (else built here)")
     parser.add_argument("--colab-torch", help="replace the lowest torch pin, e.g. torch==2.13.0")
+    for name in ("colab", "kaggle"):
+        parser.add_argument(f"--{name}-venv", type=Path,
+                            help=f"use this venv, holding {name.title()}'s packages, not a new one")
     parser.add_argument("--binder-torch", default="torch==2.13.0", help="torch installed before binder/")
     parser.add_argument("--binder-notebook", default="00_start_here", help="the notebook binder runs")
     parser.add_argument("--offline-torch-index", action="store_true",
@@ -253,7 +283,8 @@ def main() -> int:
                 simulate_binder(args.work, args.binder_torch, args.binder_notebook,
                                 args.offline_torch_index, timings)
             else:
-                simulate_notebook_platform(platform, args.work, wheel, args.colab_torch, timings)
+                venv = args.colab_venv if platform == "colab" else args.kaggle_venv
+                simulate_notebook_platform(platform, args.work, wheel, args.colab_torch, timings, venv)
     except SimulationFailed as failure:
         print(f"FAILED: {failure}", file=sys.stderr)
         return 1
