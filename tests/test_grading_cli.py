@@ -27,7 +27,7 @@ from d2lmini.grading.files import student_key
 from d2lmini.grading.gradebook import GradingError, StudentResult, grade_class, grade_student
 from d2lmini.grading.judge import Mark
 from d2lmini.grading.roster import Student, folder_files
-from d2lmini.grading.settings import JOBS, SETTINGS, Limits, markdown_table
+from d2lmini.grading.settings import JOBS, SETTINGS, Limits, literal, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = manifest.load()
@@ -98,7 +98,7 @@ def test_the_shipped_config_and_the_docs_table_are_generated_from_the_settings()
     ).stdout
     flat = " ".join(help_text.split())
     for s in SETTINGS:
-        assert f"{s.name} (default {s.default:g}, {s.low:,} to {s.high:,}): {s.help}" in flat
+        assert f"{s.name} (default {literal(s.default)}, {s.range_text()}): {s.help}" in flat
 
 
 @pytest.mark.parametrize(
@@ -111,6 +111,8 @@ def test_the_shipped_config_and_the_docs_table_are_generated_from_the_settings()
         ("[[grading]]\nseed = 3\n[points]\n'01:ngram_order' = 1", r"\[grading\] must be one table"),
         ("[grading]\nseed = true\n[points]\n'01:ngram_order' = 1", "seed must be a whole number"),
         ("[grading]\ncell_seconds = '9'\n[points]\n'01:ngram_order' = 1", "cell_seconds must be a number"),
+        ("[grading]\npartial_credit = 1\n[points]\n'01:ngram_order' = 1", "partial_credit must be true or"),
+        ("[grading]\npartial_credit = 'no'\n[points]\n'01:ngram_order' = 1", "partial_credit must be true"),
         ("[points]\n'01:ngram_order' = 1\n[late]\nbob = -1", "the days late of bob"),
         ("[points]\n'01:ngram_order' = 1\n[rubric]\n'01:ngram_order' = 2", "are graded exercises"),
         ("[points]\n'01:ngram_order' = 1\n[extra]\n", "unknown table"),
