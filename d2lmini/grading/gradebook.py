@@ -100,7 +100,8 @@ def grade_student(
         scratch = work / student_key(name) / notebook
         try:
             marks += grade_notebook(
-                chosen[notebook], mine, config.points, scratch, config.limits, config.seed, stats
+                chosen[notebook], mine, config.points, scratch, config.limits, config.seed, stats,
+                config.partial_credit,
             )
         except Exception as error:  # the grader's own failure (a kernel that cannot start), not the batch's
             print(f"warning: {name}, {notebook}: {type(error).__name__}: {error}", file=sys.stderr)
@@ -115,13 +116,12 @@ def grade_student(
 def fingerprint(files: list[Path], config: Config, exercises: list[Exercise]) -> str:
     """A digest of a student's files and of what grades them: equal digests, equal marks.
 
-    It covers the seed, the limits, the points and each graded check's own arguments (a release's
-    numbers), so grading with another config or `--manifest` grades again.
+    It covers the seed, the limits, the points, partial credit and each graded check's own
+    arguments (a release's numbers), so grading with another config or `--manifest` grades again.
     """
     graded = {e.id: [e.module, e.check, e.fixed] for e in exercises if e.id in config.points}
-    digest = hashlib.sha256(
-        json.dumps([config.seed, asdict(config.limits), config.points, graded], sort_keys=True).encode()
-    )
+    settings = [config.seed, asdict(config.limits), config.points, graded, config.partial_credit]
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for path in files:
         digest.update(str(path.name).encode("utf-8", "surrogateescape") + b"\0")
         try:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from d2lmini.exercises import Verdict
-from d2lmini.exercises.coding import shifted_seeds
+from d2lmini.exercises.coding import Tally, counted_cases, shifted_seeds
 from d2lmini.grading import copies, evidence, sandbox
 from d2lmini.grading.kernel import (
     CALL_MARGIN,
@@ -312,13 +312,36 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
                 found.append(report)
 
 
+def counts_cases(tally: Tally | None, verdict: Verdict) -> bool:
+    """True if `verdict` is the verdict of the one function check that `tally` counted, which was
+    attempted and never refused: then its passed cases earn partial credit."""
+    return (tally is not None and tally.checks == 1 and tally.verdict is verdict and tally.total > 0
+            and not tally.refused and not tally.unattempted)
+
+
+def earned(verdict: Verdict, worth: float, tally: Tally | None = None) -> tuple[float, str]:
+    """The points `verdict` earns of `worth`, and the message to give with them.
+
+    All or nothing; but with a `tally` (partial credit on) a wrong verdict that came from a function
+    check's cases earns the fraction of them that passed, and its message says how many.
+    """
+    if verdict.correct:
+        return worth, verdict.message
+    if not counts_cases(tally, verdict):
+        return 0, verdict.message
+    return (round(worth * tally.passed / tally.total, 6),
+            f"{verdict.message}\n\nPartial credit: {tally.passed} of {tally.total} graded cases passed.")
+
+
 def grade_notebook(submission: Submission, exercises: list[Exercise], points: dict[str, float],
-                   scratch: Path, limits: Limits, seed: int, stats: dict | None = None) -> list[Mark]:
+                   scratch: Path, limits: Limits, seed: int, stats: dict | None = None,
+                   partial: bool = False) -> list[Mark]:
     """The marks of one submitted notebook (its exercises are `exercises`, all of one notebook).
 
     `stats`, if given, gets the grading time ("seconds"), the peak memory of the kernel ("kernel_mb")
     and of the processes that called the functions ("caller_mb"), the isolation ("isolation") and the
-    evidence about graded functions ("evidence").
+    evidence about graded functions ("evidence"). `partial` gives coding exercises partial credit
+    per case (`earned`).
     """
     scratch.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -332,13 +355,16 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
             if exercise.id not in run.records:
                 marks.append(Mark(exercise.id, 0, worth, _reason_missing(exercise, run, limits)))
                 continue
+            tally, counting = None, counted_cases() if partial else contextlib.nullcontext()
             try:
-                verdict = judge(exercise, run.records.get(exercise.id, {}), scratch, limits, seed,
-                                submission.cells, found, stats)
+                with counting as tally:
+                    verdict = judge(exercise, run.records.get(exercise.id, {}), scratch, limits, seed,
+                                    submission.cells, found, stats)
             except Exception as error:  # a grader fault must cost nobody the batch; it is reported
                 verdict = Verdict(False, "Not graded: the grader failed on this exercise "
                                          f"({type(error).__name__}: {error}); tell your instructor.")
-            marks.append(Mark(exercise.id, worth if verdict.correct else 0, worth, verdict.message))
+            got, message = earned(verdict, worth, tally)
+            marks.append(Mark(exercise.id, got, worth, message))
     finally:
         if kernel is not None:
             kernel.shutdown()
