@@ -178,7 +178,7 @@ def _grade(tmp_path: Path, submissions: Path, config: Path, jobs: int = 2) -> tu
     after = {path: data for path, data in _files(tmp_path).items() if out not in path.parents}
     assert after == before and not any(here.iterdir()), "the grader wrote outside --out"
     assert sorted(p.name for p in out.iterdir()) == ["feedback", "gradebook.csv", "not_graded.csv", "records",
-                                                     "results.json"]
+                                                     "results.json", "similarity.csv"]
     results = {r["student"]: r for r in json.loads((out / "results.json").read_text("utf-8"))}
     with (out / "gradebook.csv").open(encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
@@ -215,6 +215,11 @@ def test_a_class_of_bad_submissions_is_graded_and_each_loses_only_what_it_broke(
                 assert reason in said, (student, said)
     feedback = (out / "feedback" / "solved.md").read_text("utf-8")
     assert feedback.count("Correct!") == len(ids)
+    with (out / "similarity.csv").open(encoding="utf-8") as handle:
+        pairs = list(csv.DictReader(handle))  # the bad ones kept the solution's fused_step
+    assert any("solved" in (p["student_a"], p["student_b"]) for p in pairs)
+    assert all(p["student_a"] < p["student_b"] and "untouched" not in (p["student_a"], p["student_b"])
+               and float(p["ratio"]) >= 0.85 for p in pairs)
 
 
 @pytest.mark.slow

@@ -30,7 +30,7 @@ from d2lmini.grading.report import assemble
 from d2lmini.grading.roster import Roster, read_roster
 
 RECORDS, FEEDBACK = "records", "feedback"
-OUTPUTS = ("gradebook.csv", "results.json", "not_graded.csv", "canvas.csv", "moodle.csv")
+OUTPUTS = ("gradebook.csv", "results.json", "not_graded.csv", "similarity.csv", "canvas.csv", "moodle.csv")
 
 
 @dataclass
@@ -43,6 +43,7 @@ class StudentResult:
     stats: dict = field(default_factory=dict)  # grading seconds, the kernel's peak memory (MB)
     rubric: dict[str, float] = field(default_factory=dict)  # points given by hand, per rubric item
     fingerprint: str = ""  # the files and settings it was graded from ("" after a partial or failed run)
+    sources: dict[str, dict[str, str]] = field(default_factory=dict)  # exercise -> function -> its source
 
     @property
     def total(self) -> float:
@@ -110,7 +111,7 @@ def grade_student(
                 "tell your instructor."
             )
             marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
-    return StudentResult(name, marks, notes, stats)
+    return StudentResult(name, marks, notes, stats, sources=stats.pop("sources", {}))
 
 
 def fingerprint(files: list[Path], config: Config, exercises: list[Exercise]) -> str:
@@ -213,14 +214,16 @@ def check_writable(out: Path) -> None:
 
 
 def _merge(old: StudentResult | None, new: StudentResult, only: set[str]) -> StudentResult:
-    """`new` (marks of the exercises in `only`) with every other mark of `old` kept."""
+    """`new` (marks and sources of the exercises in `only`) with every other mark and source of `old` kept."""
     if old is None:
         return replace(new, fingerprint="")
     kept = [m for m in old.marks if m.exercise not in only]
     by_id = {m.exercise: m for m in kept + new.marks}
     order = [m.exercise for m in old.marks] + [m.exercise for m in new.marks if m.exercise not in only]
+    sources = {i: functions for i, functions in old.sources.items() if i not in only} | new.sources
     return replace(
-        old, marks=[by_id[i] for i in dict.fromkeys(order)], notes=new.notes, stats=new.stats, fingerprint=""
+        old, marks=[by_id[i] for i in dict.fromkeys(order)], notes=new.notes, stats=new.stats, fingerprint="",
+        sources=sources,
     )
 
 

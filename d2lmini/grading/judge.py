@@ -25,7 +25,7 @@ from pathlib import Path
 
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import Tally, counted_cases, shifted_seeds
-from d2lmini.grading import copies, evidence, sandbox
+from d2lmini.grading import copies, evidence, sandbox, similarity
 from d2lmini.grading.kernel import (
     CALL_MARGIN,
     OUTPUT_LIMIT,
@@ -267,7 +267,8 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
     """Judge one recorded exercise with its check, in this process, on the instructor's seed.
 
     The exercise's functions are called in one fresh sandboxed process; `found` gets the evidence
-    about them (`d2lmini.grading.evidence`), `stats` the peak memory of that process.
+    about them (`d2lmini.grading.evidence`), `stats` the peak memory of that process and, under
+    "sources", the source of each function the student attempted (`similarity.graded_sources`).
     """
     arguments = exercise.instructor_arguments()
     saved, names, functions, caller = {}, {}, [], None
@@ -310,6 +311,9 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
             report = evidence.report(exercise.id, cells, function.__name__, dict(function.calls))
             if report is not None:
                 found.append(report)
+        sources = similarity.graded_sources(exercise.notebook, cells, names) if cells is not None else {}
+        if stats is not None and sources:
+            stats.setdefault("sources", {})[exercise.id] = sources
 
 
 def counts_cases(tally: Tally | None, verdict: Verdict) -> bool:
