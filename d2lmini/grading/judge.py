@@ -311,9 +311,17 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
             report = evidence.report(exercise.id, cells, function.__name__, dict(function.calls))
             if report is not None:
                 found.append(report)
-        sources = similarity.graded_sources(exercise.notebook, cells, names) if cells is not None else {}
-        if stats is not None and sources:
-            stats.setdefault("sources", {})[exercise.id] = sources
+        _keep_sources(exercise, cells, names, stats)
+
+
+def _keep_sources(exercise: Exercise, cells: list[str] | None, names: dict[str, str],
+                  stats: dict | None) -> None:
+    """Keep in `stats["sources"]` the graded functions the student attempted, to compare classmates."""
+    if stats is None or not cells:
+        return
+    sources = similarity.graded_sources(exercise.notebook, cells, names)
+    if sources:
+        stats.setdefault("sources", {})[exercise.id] = sources
 
 
 def counts_cases(tally: Tally | None, verdict: Verdict) -> bool:

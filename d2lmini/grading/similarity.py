@@ -130,12 +130,17 @@ def graded_sources(notebook: str, cells: list[str], names: dict[str, str]) -> di
     return kept
 
 
+def _items(table) -> list[tuple]:
+    """The items of `table`, or none if a record holds something else there."""
+    return list(table.items()) if isinstance(table, dict) else []
+
+
 def _groups(sources: dict[str, dict[str, dict[str, str]]]) -> dict[tuple[str, str], dict[str, tuple]]:
     """(exercise, function) -> student -> canonical tokens, for the functions long enough to compare."""
     groups: dict[tuple[str, str], dict[str, tuple]] = defaultdict(dict)
     for student, exercises in sources.items():
-        for exercise, functions in exercises.items():
-            for function, source in functions.items():
+        for exercise, functions in _items(exercises):
+            for function, source in _items(functions):
                 tokens = canonical_tokens(source) if isinstance(source, str) else ()
                 if len(tokens) >= MIN_TOKENS and not idle(tokens):
                     groups[(exercise, function)][student] = tokens
