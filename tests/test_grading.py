@@ -17,11 +17,14 @@ import numpy as np
 import pytest
 import torch
 
-from d2lmini.exercises.coding import sampler, shifted_seeds
+from d2lmini.exercises import Verdict
+from d2lmini.exercises.coding import counted_cases, sampler, shifted_seeds
+from d2lmini.exercises.one_hot import check_one_hot
 from d2lmini.grading import manifest
 from d2lmini.grading.config import DEFAULT_CONFIG, config_text, load_config, validate_config
 from d2lmini.grading.files import student_key
 from d2lmini.grading.gradebook import grade_class
+from d2lmini.grading.judge import earned
 from d2lmini.grading.kernel import rewrite
 from d2lmini.grading.remote import Unreadable, decode, encode
 
@@ -111,6 +114,46 @@ def test_the_instructors_seed_changes_every_sampled_input():
     assert torch.equal(plain, sampler(4, torch.device("cpu"))(3))
 
 
+def one_hot_of_the_indices(X, vocab_size):
+    """Right for 2-D indices (3 of check_one_hot's 5 cases, not the first); 1-D ones get int64 rows."""
+    rows = X.unsqueeze(-1) == torch.arange(vocab_size, device=X.device)
+    return rows.float() if X.dim() > 1 else rows.long()
+
+
+def test_partial_credit_is_the_fraction_of_the_graded_cases_passed():
+    with counted_cases() as tally:
+        verdict = check_one_hot(one_hot_of_the_indices)
+    assert not verdict and (tally.passed, tally.total) == (3, 5)
+    points, message = earned(verdict, 2.0, tally)
+    assert points == pytest.approx(1.2)
+    assert message.startswith(verdict.message) and message.endswith("3 of 5 graded cases passed.")
+    assert earned(verdict, 2.0) == (0, verdict.message)  # partial credit off: all or nothing
+    plain = check_one_hot(one_hot_of_the_indices)  # outside the tally: the self-check's verdict
+    assert plain.message == verdict.message
+
+
+def test_partial_credit_gives_nothing_to_a_refusal_a_stub_or_a_verdict_not_from_the_cases():
+    def banned_once(X, vocab_size):  # calls one_hot, which the exercise refuses, for 1-D inputs only
+        if X.dim() == 1:
+            return torch.nn.functional.one_hot(X, vocab_size).float()
+        return (X.unsqueeze(-1) == torch.arange(vocab_size, device=X.device)).float()
+
+    def stub(X, vocab_size):
+        return None
+
+    for function in (banned_once, stub):
+        with counted_cases() as tally:
+            verdict = check_one_hot(function)
+        assert not verdict and earned(verdict, 2.0, tally) == (0, verdict.message)
+    with counted_cases() as tally:
+        check_one_hot(one_hot_of_the_indices)
+    assert earned(Verdict(False, "Not yet. The loop is wrong."), 2.0, tally)[0] == 0  # another verdict
+    with counted_cases() as tally:
+        right = check_one_hot(lambda X, vocab_size: (X.unsqueeze(-1) == torch.arange(vocab_size)).float())
+    assert right and (tally.passed, tally.total) == (5, 5)
+    assert earned(right, 2.0, tally) == (2.0, right.message)
+
+
 def _config(tmp_path: Path, notebooks: tuple[str, ...], cell_seconds: float = 120) -> Path:
     points = [f'"{e.id}" = 1' for e in EXERCISES if e.notebook[:2] in notebooks]
     path = tmp_path / "points.toml"
@@ -135,7 +178,7 @@ def _grade(tmp_path: Path, submissions: Path, config: Path, jobs: int = 2) -> tu
     after = {path: data for path, data in _files(tmp_path).items() if out not in path.parents}
     assert after == before and not any(here.iterdir()), "the grader wrote outside --out"
     assert sorted(p.name for p in out.iterdir()) == ["feedback", "gradebook.csv", "not_graded.csv", "records",
-                                                     "results.json"]
+                                                     "results.json", "similarity.csv"]
     results = {r["student"]: r for r in json.loads((out / "results.json").read_text("utf-8"))}
     with (out / "gradebook.csv").open(encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
@@ -172,6 +215,11 @@ def test_a_class_of_bad_submissions_is_graded_and_each_loses_only_what_it_broke(
                 assert reason in said, (student, said)
     feedback = (out / "feedback" / "solved.md").read_text("utf-8")
     assert feedback.count("Correct!") == len(ids)
+    with (out / "similarity.csv").open(encoding="utf-8") as handle:
+        pairs = list(csv.DictReader(handle))  # the bad ones kept the solution's fused_step
+    assert any("solved" in (p["student_a"], p["student_b"]) for p in pairs)
+    assert all(p["student_a"] < p["student_b"] and "untouched" not in (p["student_a"], p["student_b"])
+               and float(p["ratio"]) >= 0.85 for p in pairs)
 
 
 @pytest.mark.slow

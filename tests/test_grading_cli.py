@@ -27,7 +27,8 @@ from d2lmini.grading.files import student_key
 from d2lmini.grading.gradebook import GradingError, StudentResult, grade_class, grade_student
 from d2lmini.grading.judge import Mark
 from d2lmini.grading.roster import Student, folder_files
-from d2lmini.grading.settings import JOBS, SETTINGS, Limits, markdown_table
+from d2lmini.grading.settings import JOBS, SETTINGS, Limits, literal, markdown_table
+from d2lmini.grading.similarity import summary
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = manifest.load()
@@ -98,7 +99,7 @@ def test_the_shipped_config_and_the_docs_table_are_generated_from_the_settings()
     ).stdout
     flat = " ".join(help_text.split())
     for s in SETTINGS:
-        assert f"{s.name} (default {s.default:g}, {s.low:,} to {s.high:,}): {s.help}" in flat
+        assert f"{s.name} (default {literal(s.default)}, {s.range_text()}): {s.help}" in flat
 
 
 @pytest.mark.parametrize(
@@ -111,6 +112,8 @@ def test_the_shipped_config_and_the_docs_table_are_generated_from_the_settings()
         ("[[grading]]\nseed = 3\n[points]\n'01:ngram_order' = 1", r"\[grading\] must be one table"),
         ("[grading]\nseed = true\n[points]\n'01:ngram_order' = 1", "seed must be a whole number"),
         ("[grading]\ncell_seconds = '9'\n[points]\n'01:ngram_order' = 1", "cell_seconds must be a number"),
+        ("[grading]\npartial_credit = 1\n[points]\n'01:ngram_order' = 1", "partial_credit must be true or"),
+        ("[grading]\npartial_credit = 'no'\n[points]\n'01:ngram_order' = 1", "partial_credit must be true"),
         ("[points]\n'01:ngram_order' = 1\n[late]\nbob = -1", "the days late of bob"),
         ("[points]\n'01:ngram_order' = 1\n[rubric]\n'01:ngram_order' = 2", "are graded exercises"),
         ("[points]\n'01:ngram_order' = 1\n[extra]\n", "unknown table"),
@@ -391,6 +394,53 @@ def test_regrading_one_student_or_one_exercise_keeps_every_other_row_and_mark(tm
 
 
 # -- the instructor's kit ---------------------------------------------------------------------------
+
+
+LOOP = """def all_states(tokens, W_xh, W_hh, b_h):
+    H = torch.zeros(tokens.shape[0], W_hh.shape[0], dtype=W_hh.dtype, device=W_hh.device)
+    states = []
+    for x_t in tokens.T:
+        H = torch.tanh(W_xh[x_t] + H @ W_hh + b_h)
+        states.append(H)
+    return torch.stack(states)"""
+FILLED = """def all_states(tokens, W_xh, W_hh, b_h):
+    batch, steps = tokens.shape
+    out = torch.empty(steps, batch, W_hh.shape[1])
+    hidden = torch.zeros(batch, W_hh.shape[1])
+    for t in range(steps):
+        hidden = torch.tanh(W_xh[tokens[:, t]] + hidden @ W_hh + b_h)
+        out[t] = hidden
+    return out"""
+
+
+def grade_with_sources(name, files, exercises, config, work):
+    """`fake_grade`, keeping as the graded source of 02:fused_step the file's text, named by its words."""
+    result = fake_grade(name, files, exercises, config, work)
+    text = " ".join(p.read_text("utf-8") for p in files)
+    sources = {"loop": LOOP, "filled": FILLED, "renamed": LOOP.replace("states", "hs").replace("H", "h")}
+    result.sources = {IDS[1]: {"step_fn": sources[text]}} if text in sources else {}
+    return result
+
+
+def similarity_rows(out: Path) -> list[tuple[str, ...]]:
+    with (out / "similarity.csv").open(encoding="utf-8") as handle:
+        return [tuple(row) for row in csv.reader(handle)][1:]
+
+
+def test_similarity_csv_compares_every_record_and_follows_a_regrading(tmp_path):
+    def regrade(folder, files, **keywords):
+        grade_class(write(tmp_path / folder, files), out, EXERCISES, config(), progress=lambda _: None,
+                    grade=grade_with_sources, **keywords)
+        return similarity_rows(out)
+
+    out = tmp_path / "out"
+    assert regrade("subs", {"ada.ipynb": "loop", "bob.ipynb": "filled", "cy.ipynb": "stub"}) == []
+    assert summary(out / "similarity.csv").startswith("no two students' graded functions are 85% alike")
+    assert regrade("again", {"bob.ipynb": "renamed"}) == [(IDS[1], "step_fn", "ada", "bob", "1.000")]
+    assert len(gradebook(out)) == 3 and all(float(row["total"]) == 0 for row in gradebook(out).values())
+    assert summary(out / "similarity.csv").startswith("1 pair(s) of students' graded functions at least 85%")
+    assert regrade("third", {"ada.ipynb": "filled"}, only=[IDS[1]]) == []  # ada's function replaced
+    assert regrade("fourth", {"cy.ipynb": "filled"}) == [(IDS[1], "step_fn", "ada", "cy", "1.000")]
 
 
 def test_rubric_points_and_late_days_enter_every_output(tmp_path, capsys):

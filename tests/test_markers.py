@@ -21,6 +21,7 @@ TORCH_FREE = {
     "test_cost": "the time estimate's arithmetic over settings; no tensor is computed",
     "test_exercise_outputs": "reads the stored notebooks' JSON",
     "test_grading_cli": "the grader's command line, config, roster and output files; no kernel runs",
+    "test_grading_similarity": "compares functions' source text as tokens (ast, tokenize, difflib)",
     "test_lint": "ruff over the sources",
     "test_markers": "reads the test modules' sources",
     "test_markov": "the Markov source and its entropy rate, in numpy",

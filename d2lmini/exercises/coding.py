@@ -162,6 +162,50 @@ def available_devices() -> list[torch.device]:
     return devices
 
 
+@dataclass
+class Tally:
+    """The cases that `check_function` counted inside `counted_cases` (the grader's partial credit).
+
+    `passed` of `total` cases passed; `refused` is set by a case refused or that broke a rule of
+    the exercise, `unattempted` by a stub; `checks` counts the `check_function` calls that ran
+    cases, and `verdict` is the last one's verdict.
+    """
+
+    passed: int = 0
+    total: int = 0
+    refused: bool = False
+    unattempted: bool = False
+    checks: int = 0
+    verdict: Verdict | None = None
+
+
+_TALLY = contextvars.ContextVar("d2lmini_case_tally", default=None)
+
+
+@contextlib.contextmanager
+def counted_cases():
+    """Within the block, `check_function` runs every case, not only up to the first that fails,
+    and counts them in the `Tally` this yields (for `d2lmini.grading`). Verdicts are unchanged."""
+    tally = Tally()
+    token = _TALLY.set(tally)
+    try:
+        yield tally
+    finally:
+        _TALLY.reset(token)
+
+
+def _note_refused() -> None:
+    """Mark the counting tally, if any, refused: a refused case earns no partial credit."""
+    tally = _TALLY.get()
+    if tally is not None:
+        tally.refused = True
+
+
+def _is_refusal(outcome: Outcome) -> bool:
+    """True if the call was refused or replaced torch functions (here, or in the grader's caller process)."""
+    return bool(outcome.refused or outcome.replaced or getattr(outcome.error, "refused_call", False))
+
+
 # The grader's hook: moves every case's seed, so that graded inputs differ from the self-checks'.
 _SEED_SHIFT = contextvars.ContextVar("d2lmini_case_seed_shift", default=0)
 
@@ -524,6 +568,8 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     outcome = run_guarded(recorded, case.args, case.convert, output, allowed, bans=bans)
     problem = outcome_problem(outcome, case.label)
     if problem:
+        if _is_refusal(outcome):
+            _note_refused()
         return problem
     if outcome.value is None:
         return NOT_ATTEMPTED if is_stub(fn) else f"For {case.label}: {RETURNED_NONE}"
@@ -533,9 +579,11 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
                 "compute new tensors instead (no `+=`, `mul_`, `[...] =` on the inputs).")
     for rule in rules:
         if rule.broken(recorder.calls):
+            _note_refused()
             return rule.message
     expected, problem = expected_of(case, saved)
     if problem:
+        _note_refused()
         return problem
     report, wrong = _value_report(outcome.value, expected, case, rtol, atol)
     if report is None:
@@ -596,11 +644,36 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
     ready = callable(fn)
     cases = {device: [seal(case) for case in make_cases(device)] if ready else []
              for device in available_devices()}
-    output = CappedText()
+    output, tally = CappedText(), _TALLY.get()
 
     def problem_on(device: torch.device) -> str | None:
-        return next((p for case in cases[device]
-                     if (p := run_case(fn, case, rules, rtol, atol, output, bans=bans,
-                                       diagnose=diagnose, mistakes=mistakes))), None)
+        problems = (run_case(fn, case, rules, rtol, atol, output, bans=bans, diagnose=diagnose,
+                             mistakes=mistakes) for case in cases[device])
+        return first_problem(problems, len(cases[device]), tally)
 
-    return check_on_devices(fn, problem_on, success, signature, output)
+    result = check_on_devices(fn, problem_on, success, signature, output)
+    if tally is not None and ready:
+        tally.checks, tally.verdict = tally.checks + 1, result
+    return result
+
+
+def first_problem(problems: Iterable[str | None], count: int, tally: Tally | None) -> str | None:
+    """The first of the cases' `problems` that is not None (None if every case passed).
+
+    Without a tally it stops at the first problem. With one, it runs on through the `count`
+    cases and counts those that pass, stopping only at a stub's "not attempted" or a refused case
+    (which earn nothing).
+    """
+    if tally is None:
+        return next((p for p in problems if p), None)
+    tally.total += count
+    first = None
+    for problem in problems:
+        if problem is None:
+            tally.passed += 1
+            continue
+        first = first or problem
+        tally.unattempted = tally.unattempted or problem == NOT_ATTEMPTED
+        if tally.unattempted or tally.refused:
+            break
+    return first

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from d2lmini.grading import manifest
+from d2lmini.grading import manifest, similarity
 from d2lmini.grading.config import PUBLIC_SEED, config_text, load_config
 from d2lmini.grading.export import canvas_text, moodle_text, read_rubric, rubric_template
 from d2lmini.grading.files import write_atomic
@@ -194,6 +194,7 @@ def run(args) -> int:
             f"{len(results)} students in {args.out / 'gradebook.csv'} ({time.monotonic() - started:.0f} s); "
             f"feedback in {args.out / 'feedback'}; refused entries in {args.out / 'not_graded.csv'}"
         )
+        print(similarity.summary(args.out / "similarity.csv"))
     after_grading(args, exercises, config)
     return 0
 

@@ -49,6 +49,7 @@ class Config:
     rubric: dict[str, float] = field(default_factory=dict)  # item -> its maximum
     late: dict[str, float] = field(default_factory=dict)  # student -> days late
     late_per_day: float = 0.0
+    partial_credit: bool = False  # a coding exercise earns the fraction of its graded cases it passes
 
 
 def _table(data: dict, name: str, source: str) -> dict:
@@ -121,6 +122,7 @@ def validate_config(data: dict, exercises: list[Exercise], source: str) -> Confi
             for student, days in late.items()
         },
         values["late_per_day"],
+        values["partial_credit"],
     )
 
 

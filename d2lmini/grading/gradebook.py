@@ -30,7 +30,7 @@ from d2lmini.grading.report import assemble
 from d2lmini.grading.roster import Roster, read_roster
 
 RECORDS, FEEDBACK = "records", "feedback"
-OUTPUTS = ("gradebook.csv", "results.json", "not_graded.csv", "canvas.csv", "moodle.csv")
+OUTPUTS = ("gradebook.csv", "results.json", "not_graded.csv", "similarity.csv", "canvas.csv", "moodle.csv")
 
 
 @dataclass
@@ -43,6 +43,7 @@ class StudentResult:
     stats: dict = field(default_factory=dict)  # grading seconds, the kernel's peak memory (MB)
     rubric: dict[str, float] = field(default_factory=dict)  # points given by hand, per rubric item
     fingerprint: str = ""  # the files and settings it was graded from ("" after a partial or failed run)
+    sources: dict[str, dict[str, str]] = field(default_factory=dict)  # exercise -> function -> its source
 
     @property
     def total(self) -> float:
@@ -100,7 +101,8 @@ def grade_student(
         scratch = work / student_key(name) / notebook
         try:
             marks += grade_notebook(
-                chosen[notebook], mine, config.points, scratch, config.limits, config.seed, stats
+                chosen[notebook], mine, config.points, scratch, config.limits, config.seed, stats,
+                config.partial_credit,
             )
         except Exception as error:  # the grader's own failure (a kernel that cannot start), not the batch's
             print(f"warning: {name}, {notebook}: {type(error).__name__}: {error}", file=sys.stderr)
@@ -109,19 +111,18 @@ def grade_student(
                 "tell your instructor."
             )
             marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
-    return StudentResult(name, marks, notes, stats)
+    return StudentResult(name, marks, notes, stats, sources=stats.pop("sources", {}))
 
 
 def fingerprint(files: list[Path], config: Config, exercises: list[Exercise]) -> str:
     """A digest of a student's files and of what grades them: equal digests, equal marks.
 
-    It covers the seed, the limits, the points and each graded check's own arguments (a release's
-    numbers), so grading with another config or `--manifest` grades again.
+    It covers the seed, the limits, the points, partial credit and each graded check's own
+    arguments (a release's numbers), so grading with another config or `--manifest` grades again.
     """
     graded = {e.id: [e.module, e.check, e.fixed] for e in exercises if e.id in config.points}
-    digest = hashlib.sha256(
-        json.dumps([config.seed, asdict(config.limits), config.points, graded], sort_keys=True).encode()
-    )
+    settings = [config.seed, asdict(config.limits), config.points, graded, config.partial_credit]
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     for path in files:
         digest.update(str(path.name).encode("utf-8", "surrogateescape") + b"\0")
         try:
@@ -213,14 +214,16 @@ def check_writable(out: Path) -> None:
 
 
 def _merge(old: StudentResult | None, new: StudentResult, only: set[str]) -> StudentResult:
-    """`new` (marks of the exercises in `only`) with every other mark of `old` kept."""
+    """`new` (marks and sources of the exercises in `only`) with every other mark and source of `old` kept."""
     if old is None:
         return replace(new, fingerprint="")
     kept = [m for m in old.marks if m.exercise not in only]
     by_id = {m.exercise: m for m in kept + new.marks}
     order = [m.exercise for m in old.marks] + [m.exercise for m in new.marks if m.exercise not in only]
+    sources = {i: functions for i, functions in old.sources.items() if i not in only} | new.sources
     return replace(
-        old, marks=[by_id[i] for i in dict.fromkeys(order)], notes=new.notes, stats=new.stats, fingerprint=""
+        old, marks=[by_id[i] for i in dict.fromkeys(order)], notes=new.notes, stats=new.stats, fingerprint="",
+        sources=sources,
     )
 
 

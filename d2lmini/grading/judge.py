@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from d2lmini.exercises import Verdict
-from d2lmini.exercises.coding import shifted_seeds
-from d2lmini.grading import copies, evidence, sandbox
+from d2lmini.exercises.coding import Tally, counted_cases, shifted_seeds
+from d2lmini.grading import copies, evidence, sandbox, similarity
 from d2lmini.grading.kernel import (
     CALL_MARGIN,
     OUTPUT_LIMIT,
@@ -267,7 +267,8 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
     """Judge one recorded exercise with its check, in this process, on the instructor's seed.
 
     The exercise's functions are called in one fresh sandboxed process; `found` gets the evidence
-    about them (`d2lmini.grading.evidence`), `stats` the peak memory of that process.
+    about them (`d2lmini.grading.evidence`), `stats` the peak memory of that process and, under
+    "sources", the source of each function the student attempted (`similarity.graded_sources`).
     """
     arguments = exercise.instructor_arguments()
     saved, names, functions, caller = {}, {}, [], None
@@ -310,15 +311,49 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
             report = evidence.report(exercise.id, cells, function.__name__, dict(function.calls))
             if report is not None:
                 found.append(report)
+        _keep_sources(exercise, cells, names, stats)
+
+
+def _keep_sources(exercise: Exercise, cells: list[str] | None, names: dict[str, str],
+                  stats: dict | None) -> None:
+    """Keep in `stats["sources"]` the graded functions the student attempted, to compare classmates."""
+    if stats is None or not cells:
+        return
+    sources = similarity.graded_sources(exercise.notebook, cells, names)
+    if sources:
+        stats.setdefault("sources", {})[exercise.id] = sources
+
+
+def counts_cases(tally: Tally | None, verdict: Verdict) -> bool:
+    """True if `verdict` is the verdict of the one function check that `tally` counted, which was
+    attempted and never refused: then its passed cases earn partial credit."""
+    return (tally is not None and tally.checks == 1 and tally.verdict is verdict and tally.total > 0
+            and not tally.refused and not tally.unattempted)
+
+
+def earned(verdict: Verdict, worth: float, tally: Tally | None = None) -> tuple[float, str]:
+    """The points `verdict` earns of `worth`, and the message to give with them.
+
+    All or nothing; but with a `tally` (partial credit on) a wrong verdict that came from a function
+    check's cases earns the fraction of them that passed, and its message says how many.
+    """
+    if verdict.correct:
+        return worth, verdict.message
+    if not counts_cases(tally, verdict):
+        return 0, verdict.message
+    return (round(worth * tally.passed / tally.total, 6),
+            f"{verdict.message}\n\nPartial credit: {tally.passed} of {tally.total} graded cases passed.")
 
 
 def grade_notebook(submission: Submission, exercises: list[Exercise], points: dict[str, float],
-                   scratch: Path, limits: Limits, seed: int, stats: dict | None = None) -> list[Mark]:
+                   scratch: Path, limits: Limits, seed: int, stats: dict | None = None,
+                   partial: bool = False) -> list[Mark]:
     """The marks of one submitted notebook (its exercises are `exercises`, all of one notebook).
 
     `stats`, if given, gets the grading time ("seconds"), the peak memory of the kernel ("kernel_mb")
     and of the processes that called the functions ("caller_mb"), the isolation ("isolation") and the
-    evidence about graded functions ("evidence").
+    evidence about graded functions ("evidence"). `partial` gives coding exercises partial credit
+    per case (`earned`).
     """
     scratch.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -332,13 +367,16 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
             if exercise.id not in run.records:
                 marks.append(Mark(exercise.id, 0, worth, _reason_missing(exercise, run, limits)))
                 continue
+            tally, counting = None, counted_cases() if partial else contextlib.nullcontext()
             try:
-                verdict = judge(exercise, run.records.get(exercise.id, {}), scratch, limits, seed,
-                                submission.cells, found, stats)
+                with counting as tally:
+                    verdict = judge(exercise, run.records.get(exercise.id, {}), scratch, limits, seed,
+                                    submission.cells, found, stats)
             except Exception as error:  # a grader fault must cost nobody the batch; it is reported
                 verdict = Verdict(False, "Not graded: the grader failed on this exercise "
                                          f"({type(error).__name__}: {error}); tell your instructor.")
-            marks.append(Mark(exercise.id, worth if verdict.correct else 0, worth, verdict.message))
+            got, message = earned(verdict, worth, tally)
+            marks.append(Mark(exercise.id, got, worth, message))
     finally:
         if kernel is not None:
             kernel.shutdown()

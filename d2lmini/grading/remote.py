@@ -59,9 +59,13 @@ class RemoteError(Exception):
 class ReplacedTorchFunction(Exception):
     """The student's function replaced torch functions in its kernel (they were put back there)."""
 
+    refused_call = True  # a refusal, for `coding.Tally`: no partial credit
+
 
 class RefusedInKernel(Exception):
     """The student's function called the package's own code or torch's clipping in its kernel."""
+
+    refused_call = True
 
 
 def _array(data: dict) -> np.ndarray:

@@ -10,6 +10,7 @@ import json
 import sys
 from dataclasses import asdict
 
+from d2lmini.grading import similarity
 from d2lmini.grading.config import Config
 from d2lmini.grading.files import student_key, write_atomic
 from d2lmini.grading.manifest import Exercise
@@ -120,7 +121,9 @@ def results_json(results, config: Config) -> str:
 
 
 def assemble(out, exercises: list[Exercise], config: Config, results, skipped=None) -> list:
-    """Write feedback/, gradebook.csv, results.json and, given `skipped`, not_graded.csv; return `results`.
+    """Write feedback/, gradebook.csv, results.json, similarity.csv and, given `skipped`, not_graded.csv.
+
+    Returns `results` (every record in `out`, so similarity.csv compares the whole class).
 
     `skipped` lists the roster's refused entries of this grading run; None (merging a rubric,
     applying a changed [late]) keeps the not_graded.csv of the last run.
@@ -135,6 +138,8 @@ def assemble(out, exercises: list[Exercise], config: Config, results, skipped=No
         )
     write_atomic(out / "gradebook.csv", gradebook_text(results, exercises, config))
     write_atomic(out / "results.json", results_json(results, config))
+    pairs = similarity.alike_pairs({r.student: r.sources for r in results})
+    write_atomic(out / "similarity.csv", similarity.csv_text(pairs))
     if skipped is not None:
         handle = io.StringIO()
         csv.writer(handle).writerows([("entry", "reason"), *skipped])

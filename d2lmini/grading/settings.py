@@ -14,15 +14,19 @@ class Setting:
     """One setting of `[grading]` (or of the command line, for `jobs`)."""
 
     name: str
-    type: type  # int or float
-    default: int | float
+    type: type  # int, float or bool
+    default: int | float | bool
     low: int | float
     high: int | float
     help: str
     limit: bool = True  # part of `Limits`, the bounds on a submission's run
 
-    def check(self, value, source: str) -> int | float:
+    def check(self, value, source: str) -> int | float | bool:
         """Return `value` as this setting's type; raise ValueError naming the setting otherwise."""
+        if self.type is bool:
+            if not isinstance(value, bool):
+                raise ValueError(f"{source}: {self.name} must be true or false ({self.help}), not {value!r}")
+            return value
         kind = "whole number" if self.type is int else "number"
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if (
@@ -36,6 +40,10 @@ class Setting:
                 f"({self.help}), not {value!r}"
             )
         return self.type(value)
+
+    def range_text(self) -> str:
+        """The values it takes, in words: "1 to 3,600", or "true or false"."""
+        return "true or false" if self.type is bool else f"{self.low:,} to {self.high:,}"
 
 
 PUBLIC_SEED = 2026  # the shipped config's seed: anyone can read it, so an instructor writes their own
@@ -78,6 +86,15 @@ SETTINGS = (
         "the fraction of a late student's total taken off per day late ([late] lists the days)",
         limit=False,
     ),
+    Setting(
+        "partial_credit",
+        bool,
+        False,
+        0,
+        1,
+        "a coding exercise earns the fraction of its graded cases it passes (false: all or nothing)",
+        limit=False,
+    ),
 )
 JOBS = Setting("jobs", int, 1, 1, 64, "students graded at once; each needs a kernel's memory", limit=False)
 BY_NAME = {s.name: s for s in SETTINGS}
@@ -90,20 +107,23 @@ Limits = make_dataclass(
 Limits.__module__ = __name__  # where pickle finds it, so that a Config crosses into --jobs' processes
 
 
-def _literal(value: int | float) -> str:
+def literal(value: int | float | bool) -> str:
+    """A setting's value as TOML writes it (`false`, `0.5`, `120`)."""
+    if isinstance(value, bool):
+        return str(value).lower()
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def toml_lines(seed: int = PUBLIC_SEED) -> list[str]:
     """The `[grading]` table's lines, each setting at its default with its help as a comment."""
     values = {s.name: s.default for s in SETTINGS} | {"seed": seed}
-    return [f"{s.name} = {_literal(values[s.name])}  # {s.help}" for s in SETTINGS]
+    return [f"{s.name} = {literal(values[s.name])}  # {s.help}" for s in SETTINGS]
 
 
 def markdown_table() -> str:
     """The settings as a Markdown table (docs/instructors.md holds this text)."""
     rows = ["| setting | default | range | what |", "|---|---|---|---|"]
-    rows += [f"| `{s.name}` | {_literal(s.default)} | {s.low:,} to {s.high:,} | {s.help} |" for s in SETTINGS]
+    rows += [f"| `{s.name}` | {literal(s.default)} | {s.range_text()} | {s.help} |" for s in SETTINGS]
     rows.append(
         f"| `--{JOBS.name}` (command line) | {JOBS.default} | {JOBS.low} to {JOBS.high} | {JOBS.help} |"
     )
@@ -113,5 +133,5 @@ def markdown_table() -> str:
 def help_text() -> str:
     """The settings as plain lines for the command's --help."""
     return "\n".join(
-        f"  {s.name} (default {_literal(s.default)}, {s.low:,} to {s.high:,}): {s.help}" for s in SETTINGS
+        f"  {s.name} (default {literal(s.default)}, {s.range_text()}): {s.help}" for s in SETTINGS
     )
