@@ -77,10 +77,10 @@ def test_every_control_of_every_panel_is_named_and_every_image_described(bundled
             if image.value:
                 assert access.alts.get(image, "").strip(), f"{title}: an image without alt"
         assert access.live, f"{title}: no live region announces the result"
-        # One region, so that a change is announced once (the lab's run status and its result are
-        # two, each counted per run by tests/test_browser_access.py).
+        # One region, so that a change is announced once (the lab's too: its perplexity and progress
+        # line are shown, and its message announces; tests/test_browser_access.py counts per run).
         regions = len(access.live)
-        assert regions == (2 if title == "08 lab" else 1), f"{title}: {regions} live regions"
+        assert regions == 1, f"{title}: {regions} live regions"
         marks = access.widget.marks
         assert all(m["text"].strip() for m in marks.values() if m["kind"] in ("control", "image")), title
 
