@@ -45,7 +45,7 @@ from d2lmini.lab.sweep import (
 )
 from d2lmini.settings import CORPORA, EXPORT_PATH, LAB_SETTINGS, validate_value
 from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice, stop_enabled
-from d2lmini.widgets.a11y import Access, name_setting
+from d2lmini.widgets.a11y import Access, name_setting, panel_summary
 from d2lmini.widgets.lab_views import (
     ERROR_COLOUR,
     OK_COLOUR,
@@ -69,6 +69,10 @@ STOP_HINT = "Stop (or ■, interrupt the kernel) stops it and keeps what was tra
 # While a run trains, the panel's one live region (`message`) says how far it got at most this
 # often, so a screen reader announces progress every ten seconds, not at every redraw (WCAG 4.1.3).
 ANNOUNCE_EVERY_SECONDS = 10.0
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("The perplexity lab: choose settings and press Train (Stop ends a run); each run's "
+           "validation perplexity is compared with the baselines. Sweep, further down, tries several "
+           "values of one setting.")
 
 
 def _corpus_options(data_dir) -> list[tuple[str, str]]:
@@ -182,7 +186,7 @@ class LabPanel:
     model); `sweep()` runs the sweep that `sweep_setting` and `sweep_values` describe. Every run
     is kept in `runs` (a `RunLog`: `runs.to_csv()`, `runs.to_dataframe()`); `clear()` forgets them.
 
-    Shown: `valid_ppl` (CSS class `lab-valid-ppl`), `progress_text`
+    Shown, after a short summary: `valid_ppl` (CSS class `lab-valid-ppl`), `progress_text`
     (`lab-progress`: the estimate before, progress during and the time after a run), `plot` (the
     newest runs' validation curves), `numbers`, `message` (`lab-message`, the panel's one live
     region: a run started, its progress every ten seconds, how it ended; what a button did),
@@ -285,7 +289,7 @@ class LabPanel:
                                        widgets.HBox([self.sweep_button]), self.sweep_estimate],
                                       layout=widgets.Layout(min_width="410px"))
         sweep = widgets.HBox([sweep_controls, self.sweep_plot])
-        panel = PanelBox([main, self.message, self.numbers, self.sample,
+        panel = PanelBox([panel_summary(SUMMARY), main, self.message, self.numbers, self.sample,
                               _html("<b>Your runs</b>"), self.runs_table,
                               _html("<b>Sweep</b>: one run per value of one setting, the rest as above"),
                               sweep])
