@@ -10,7 +10,8 @@ On notebook 08's lab cell alone (as `test_browser_lab` builds it), in JupyterLab
 - `test_the_lab_reflows_into_one_column_at_320_css_px`: at a 320 px wide window every control of the
   panel lies inside the window and nothing but a figure or a data table scrolls sideways (1.4.10);
   with WCAG 1.4.12's text spacing applied, no label or button is cut off.
-- every data table in the panel has header cells, and no tooltip reads "null".
+- every data table in the panel has header cells, no tooltip reads "null", and the panel opens with a
+  short summary before its first control.
 
 Skips (saying why) without Chromium or Playwright, unless D2LMINI_REQUIRE_BROWSER=1.
 """
@@ -30,6 +31,7 @@ from browser.panels import (
     reflow_problems,
     spacing_problems,
     structure_problems,
+    summary_problems,
 )
 from test_browser_lab import lab_only_notebook
 
@@ -71,6 +73,7 @@ def test_a_keyboard_user_stops_a_long_run_with_the_panels_stop_button():
             stop = page.locator(".perplexity-lab button.lab-stop")
             assert stop.is_disabled()  # out of the tab order while nothing runs
             assert structure_problems(page, LAB) == []
+            assert summary_problems(page, LAB) == []
             live = page.locator(".perplexity-lab [aria-live]").count()
             assert live == 1, f"{live} live regions in the lab: one, its message, says what a run did"
 
