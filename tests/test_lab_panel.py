@@ -232,6 +232,7 @@ def test_one_live_region_announces_a_run_once_per_state_change(panel):
     assert "Training run #1: about" in said[0]
     assert f"Validation perplexity {result.valid_perplexity:.2f}" in said[1]
     said.clear()
+    panel.run.last_draw = 0.0  # due for a redraw
     panel.run.checkpoint(result.history)  # within ten seconds of the last announcement: shown, not said
     assert said == [] and "training…" in panel.valid_ppl.value
     panel.run.last_announced -= ANNOUNCE_EVERY_SECONDS + 1
