@@ -14,10 +14,12 @@ tests/browser/jupyterlab_axe.toml does not list; every image in the content has 
 no text in the content has contrast below 4.5:1; and every panel is operated by keyboard alone
 (tests/browser/keyboard.py: Tab to each control, arrows, Space, Enter, typing; the live region
 announces the result once and the focus stays). Beyond axe (issue 35, tests/browser/panels.py):
-every panel has one live region (the lab two), every data table header cells, no tooltip reads
-"null"; then, at a 320 px window with the sidebar closed, no control lies outside the window and
-nothing but a figure or a table scrolls sideways, also with WCAG 1.4.12's text spacing (a second
-screenshot, notebook_NN_320px.png). One screenshot per notebook goes to
+every panel has one live region (the lab too), every data table header cells, no tooltip reads
+"null", and every panel opens with a short summary, the text met before its first control (at most
+35 words, not none: its count per panel goes to test-artifacts/summary_NN.txt); then, at a 320 px
+window with the sidebar closed, no control lies outside the window and nothing but a figure or a
+table scrolls sideways, also with WCAG 1.4.12's text spacing (a second screenshot,
+notebook_NN_320px.png). One screenshot per notebook goes to
 test-artifacts/notebook_NN.png, scrolled to its first panel, and the role and accessible name of
 every control and image in its outputs to test-artifacts/controls_NN.txt.
 
@@ -47,6 +49,8 @@ from browser.panels import (
     reflow_problems,
     spacing_problems,
     structure_problems,
+    summary_problems,
+    words_before_first_control,
 )
 from course import COURSE
 
@@ -140,6 +144,12 @@ def _save_accessible_names(page, path: Path) -> None:
     """Write the accessibility tree (role "name") of every output area that holds a control or image."""
     outputs = page.locator(".jp-OutputArea-output:has(.jupyter-widgets, img)")
     path.write_text("\n".join(outputs.nth(i).aria_snapshot() for i in range(outputs.count())), "utf-8")
+
+
+def _save_summaries(page, path: Path) -> None:
+    """Write, per panel, how many words a screen reader meets before its first control, and which."""
+    texts = words_before_first_control(page)
+    path.write_text("".join(f"{len((text or '').split())} words: {text}\n" for text in texts), "utf-8")
 
 
 def _digest(path: Path) -> str:
@@ -258,7 +268,9 @@ def test_notebook_runs_cleanly_in_jupyterlab(lab, notebook):
         contrast = low_contrast(page)  # again: the keyboard opened what was closed (03's one-hot table)
         if contrast:
             problems.append(f"text below 4.5:1 contrast after the keyboard steps: {contrast[:10]}")
-        problems += structure_problems(page, most_live=2 if number == "08" else 1)
+        problems += structure_problems(page)
+        problems += summary_problems(page)
+        _save_summaries(page, ARTIFACTS / f"summary_{number}.txt")
         problems += _narrow_problems(page, number)
     except Exception:
         page.screenshot(path=str(ARTIFACTS / f"notebook_{number}_failure.png"))

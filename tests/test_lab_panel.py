@@ -13,7 +13,7 @@ import pytest
 from d2lmini.interrupt import remember_main_loop
 from d2lmini.lab import LabSettings
 from d2lmini.settings import LAB_SETTINGS
-from d2lmini.widgets.lab import PanelRun, make_lab
+from d2lmini.widgets.lab import ANNOUNCE_EVERY_SECONDS, PanelRun, make_lab
 from d2lmini.widgets.lab_views import overlay
 
 pytestmark = pytest.mark.torch_dependent
@@ -220,6 +220,25 @@ def test_a_run_is_an_object_made_when_it_begins_that_owns_its_drawing_and_end(pa
     panel.hidden_size.value = 24
     panel.update()
     assert panel.run is not run  # a new run, a new object
+
+
+def test_one_live_region_announces_a_run_once_per_state_change(panel):
+    # Issue 35: the message is the panel's one live region; the perplexity beside the chart is shown only.
+    assert panel.access.live == [panel.message]
+    said = []
+    panel.message.observe(lambda change: said.append(change["new"]), names="value")
+    result = panel.update()
+    assert len(said) == 2, said  # started, finished: a short run has no progress line
+    assert "Training run #1: about" in said[0]
+    assert f"Validation perplexity {result.valid_perplexity:.2f}" in said[1]
+    said.clear()
+    panel.run.last_draw = 0.0  # due for a redraw
+    panel.run.checkpoint(result.history)  # within ten seconds of the last announcement: shown, not said
+    assert said == [] and "training…" in panel.valid_ppl.value
+    panel.run.last_announced -= ANNOUNCE_EVERY_SECONDS + 1
+    panel.run.checkpoint(result.history)
+    assert len(said) == 1 and "minibatch 40 of 40" in said[0]
+    assert f"validation perplexity {result.history.valid_perplexity[-1]:.2f} so far" in said[0]
 
 
 def test_the_cell_control_comes_from_the_declaration_and_is_named_after_it(panel):

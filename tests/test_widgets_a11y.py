@@ -1,12 +1,14 @@
 """Accessibility of what the course draws, without a browser (issue 29).
 
 Every panel names every control (`d2lmini.widgets.a11y.Access`), gives every image a text
-alternative and marks a live region; names contain the visible label; figures shown inline are
+alternative and marks one live region, and opens with a short summary of what it does and how to
+use it, before any control (issue 35); names contain the visible label; figures shown inline are
 `<img alt>`; and no stored notebook holds an image output without a text alternative. The
 browser side (axe-core, keyboard) is tests/test_browser_notebooks.py and tests/test_browser_keyboard.py.
 """
 
 import base64
+import html
 import json
 import re
 from pathlib import Path
@@ -21,13 +23,24 @@ import torch  # noqa: E402
 from course import COURSE  # noqa: E402
 
 from d2lmini.corpus import corpus_from_text  # noqa: E402
+from d2lmini.gates import GRUScratch  # noqa: E402
 from d2lmini.lab import LabSettings  # noqa: E402
 from d2lmini.plot import figure_html, figure_png, perplexity_alt  # noqa: E402
 from d2lmini.rnn import RNNScratch  # noqa: E402
 from d2lmini.train import History  # noqa: E402
-from d2lmini.widgets.a11y import Access, controls_in, unnamed_controls  # noqa: E402
+from d2lmini.widgets.a11y import (  # noqa: E402
+    CONTROL_TYPES,
+    DISPLAY_ONLY,
+    SUMMARY_MOST_WORDS,
+    Access,
+    _AccessWidget,
+    controls_in,
+    panel_summary,
+    unnamed_controls,
+)
 from d2lmini.widgets.clipping import make_clipping_panel  # noqa: E402
 from d2lmini.widgets.concat_matmul import make_concat_matmul_panel  # noqa: E402
+from d2lmini.widgets.gates import make_side_by_side_panel  # noqa: E402
 from d2lmini.widgets.generate import make_generate_panel  # noqa: E402
 from d2lmini.widgets.gradients import make_gradient_reach_panel  # noqa: E402
 from d2lmini.widgets.hidden_state import make_hidden_state_explorer  # noqa: E402
@@ -58,6 +71,9 @@ def _panels(bundled):
     yield "07 confidence", make_confidence_panel(torch.log_softmax(scores, 1), torch.arange(50) % 6)
     yield "08 lab", make_lab(LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=40,
                                          checkpoints=4))
+    gru = GRUScratch(len(bundled.vocab), 8, generator=torch.Generator().manual_seed(1))
+    yield "09 side by side", make_side_by_side_panel({"RNN": model, "GRU": gru}, bundled.text[:200],
+                                                     bundled.vocab)
 
 
 def _images(widget):
@@ -77,12 +93,105 @@ def test_every_control_of_every_panel_is_named_and_every_image_described(bundled
             if image.value:
                 assert access.alts.get(image, "").strip(), f"{title}: an image without alt"
         assert access.live, f"{title}: no live region announces the result"
-        # One region, so that a change is announced once (the lab's run status and its result are
-        # two, each counted per run by tests/test_browser_access.py).
+        # One region, so that a change is announced once (the lab's too: its perplexity and progress
+        # line are shown, and its message announces; tests/test_browser_access.py counts per run).
         regions = len(access.live)
-        assert regions == (2 if title == "08 lab" else 1), f"{title}: {regions} live regions"
+        assert regions == 1, f"{title}: {regions} live regions"
         marks = access.widget.marks
         assert all(m["text"].strip() for m in marks.values() if m["kind"] in ("control", "image")), title
+
+
+# Words that say nothing of what one panel does: a summary made only of these is generic.
+GENERIC = {"a", "an", "the", "this", "panel", "interactive", "widget", "widgets", "use", "controls",
+           "below", "above", "to", "explore", "change", "settings", "see", "what", "happens", "and", "try"}
+
+
+def _shown_words(widget, access) -> list[str]:
+    """The words a display widget shows as a screen reader reads them: text, and each image's alt."""
+    if isinstance(widget, widgets.Image):
+        return access.alts.get(widget, "").split()
+    if isinstance(widget, widgets.Label):
+        return widget.value.split()
+    value = getattr(widget, "value", "") or ""
+    alts = " ".join(re.findall(r'alt="([^"]*)"', value))
+    return (html.unescape(re.sub(r"<[^>]+>", " ", value)) + " " + html.unescape(alts)).split()
+
+
+def _reading_order(widget, access):
+    """Yield ("control", widget) or ("text", words) for everything under `widget`, in reading order.
+
+    Hidden widgets and the invisible `Access` are skipped; an accordion's header is a control, and
+    its closed sections are not read.
+    """
+    layout = getattr(widget, "layout", None)
+    if isinstance(widget, _AccessWidget) or (layout is not None and layout.display == "none"):
+        return
+    if isinstance(widget, CONTROL_TYPES) and not isinstance(widget, DISPLAY_ONLY):
+        yield "control", widget
+    elif isinstance(widget, DISPLAY_ONLY):
+        yield "text", _shown_words(widget, access)
+    children = getattr(widget, "children", ()) or ()
+    for index, child in enumerate(children):
+        if isinstance(widget, widgets.Accordion):
+            yield "control", widget
+            if widget.selected_index != index:
+                continue
+        yield from _reading_order(child, access)
+
+
+def text_before_first_control(panel) -> str:
+    """The text a screen reader reading `panel` in order meets before its first control."""
+    words = []
+    for kind, item in _reading_order(panel.widget, panel.access):
+        if kind == "control":
+            break
+        words += item
+    return " ".join(words)
+
+
+def _visible_labels(panel) -> set[str]:
+    return {html.unescape(re.sub(r"<[^>]+>", "", c.description)).strip().lower()
+            for c in controls_in(panel.widget) if getattr(c, "description", "").strip()}
+
+
+def test_every_panel_opens_with_a_short_summary_of_what_it_does(bundled):
+    summaries = {}
+    for title, panel in _panels(bundled):
+        text = text_before_first_control(panel)
+        words = text.split()
+        assert words, f"{title}: a control comes first, so nothing says what the panel is"
+        assert len(words) <= SUMMARY_MOST_WORDS, f"{title}: {len(words)} words before the first control"
+        assert len(words) >= 8, f"{title}: {text!r} is a title, not a sentence saying what to do"
+        assert {w.strip(".,:;()").lower() for w in words} - GENERIC, f"{title}: {text!r} is generic"
+        # How to use it: the summary names at least one of the panel's controls by its visible label.
+        assert any(label in text.lower() for label in _visible_labels(panel)), \
+            f"{title}: {text!r} names none of its controls ({sorted(_visible_labels(panel))})"
+        summaries[title] = text
+    assert len(set(summaries.values())) == len(summaries), "two panels share a summary: it is generic"
+
+
+def test_the_summary_check_finds_a_panel_that_starts_with_a_control_or_a_long_text():
+    access = Access()
+    slider = access.name(widgets.IntSlider(description="seed"), "seed of the run")
+    panel = type("Panel", (), {"access": access})()
+    panel.widget = widgets.VBox([widgets.HBox([slider]), widgets.HTML("<p>What the seed does</p>")])
+    assert text_before_first_control(panel) == ""
+    details = "<p>" + "word " * (SUMMARY_MOST_WORDS + 1) + "</p>"
+    panel.widget = widgets.VBox([widgets.HTML(details), slider])
+    assert len(text_before_first_control(panel).split()) > SUMMARY_MOST_WORDS
+    closed = widgets.Accordion(children=[widgets.HTML("<p>hidden details</p>")], selected_index=None)
+    panel.widget = widgets.VBox([widgets.HTML("<p>Move the seed slider.</p>"), closed, slider])
+    assert text_before_first_control(panel) == "Move the seed slider."
+
+
+def test_a_summary_is_short_plain_text():
+    summary = panel_summary("Move the <seed> slider & watch.")
+    assert "&lt;seed&gt;" in summary.value and "&amp;" in summary.value
+    assert "d2l-panel-summary" in summary._dom_classes
+    with pytest.raises(ValueError, match="empty"):
+        panel_summary("  ")
+    with pytest.raises(ValueError, match="at most"):
+        panel_summary("word " * (SUMMARY_MOST_WORDS + 1))
 
 
 def test_names_say_what_they_set_and_contain_the_visible_label():

@@ -174,7 +174,7 @@ def test_slider_values_are_shown_in_labels_that_cannot_be_typed_into(bundled):
     with unittest.mock.patch.object(ClippingPanel, "update"):  # the labels follow without training
         panel.theta.value, panel.lr.value = "off", 10.0
     assert (theta_label.value, lr_label.value) == ("off", "10.0")
-    row = panel.widget.children[0].children
+    row = next(box.children for box in panel.widget.children if panel.theta in getattr(box, "children", ()))
     assert row.index(theta_label) == row.index(panel.theta) + 1
     assert row.index(lr_label) == row.index(panel.lr) + 1
 

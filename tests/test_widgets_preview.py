@@ -12,7 +12,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.display import display
 from IPython.utils.capture import capture_output
 
-from d2lmini.widgets.concat_matmul import make_concat_matmul_panel
+from d2lmini.widgets.concat_matmul import SUMMARY, make_concat_matmul_panel
 from d2lmini.widgets.lab import make_lab
 from d2lmini.widgets.preview import WIDGET_VIEW, PanelBox, preview_html
 from d2lmini.widgets.start import bars_alt, make_temperature_panel
@@ -48,6 +48,13 @@ def test_the_preview_shows_the_controls_the_announced_result_and_the_figure_with
     for control, name in panel.access.names.items():
         assert f"<li>{html.escape(name)}, set to <strong>{control.value}</strong></li>" in preview
     assert preview.count("<img ") == 1 and 'src="data:image/png;base64,' in preview
+
+
+def test_the_preview_says_the_panel_s_summary_before_its_controls():
+    panel = make_concat_matmul_panel()
+    preview = preview_html(panel.widget)
+    summary = html.escape(SUMMARY)
+    assert preview.count(summary) == 1 and preview.index(summary) < preview.index("<p>Controls:</p>")
 
 
 def test_the_preview_follows_the_panel_s_own_functions():

@@ -4,8 +4,8 @@ ipywidgets gives a slider no accessible name, announces a log or selection slide
 (or exponent) instead of the value it shows, sends a dropdown's ArrowDown on to JupyterLab
 (which moves to the next cell) and cannot put `alt` on an `Image` widget. A panel fixes all of
 this with one `Access`: it names every control (`name`), describes every figure (`describe`),
-marks the text that shows results as a live region (`announce`), and its `.widget` (put in the
-panel, invisible) applies these to the panel's views in the browser:
+marks the text that shows results as a live region (`announce`, one a panel), and its `.widget`
+(put in the panel, invisible) applies these to the panel's views in the browser:
 
 - each named control gets `aria-label` (a slider's handle, its number box, a select, a text box,
   a button, a checkbox; a row of toggle buttons becomes a named group), and a slider's handle
@@ -15,7 +15,9 @@ panel, invisible) applies these to the panel's views in the browser:
 - a control disabled while the kernel works gets the focus back when it is enabled again; while it
   is disabled, the panel's Stop control (`stopper`), enabled for the run, holds the focus.
 
-Names must contain the control's visible description (WCAG 2.5.3, label in name). Works with
+Names must contain the control's visible description (WCAG 2.5.3, label in name). A panel opens
+with `panel_summary`: one or two sentences that say what it does and how to use it, so that a
+screen reader meets them before any control or detail. Works with
 ipywidgets 7.7 (Colab) and 8.x, in JupyterLab, Colab and VS Code (anywidget).
 """
 
@@ -131,6 +133,27 @@ def name_setting(access: Access, control: widgets.Widget, setting) -> widgets.Wi
     if isinstance(control, (widgets.IntSlider, widgets.FloatSlider, widgets.SelectionSlider)):
         return access.follow(control, text)
     return access.name(control, text)
+
+
+# A panel's summary is at most this long: about 12 s of speech before the first control.
+SUMMARY_MOST_WORDS = 30
+
+
+def panel_summary(text: str) -> widgets.HTML:
+    """Return the summary a panel shows first: `text`, plain words (HTML-escaped), as a paragraph.
+
+    One or two sentences saying what the panel does and how to use it; details go after the
+    controls. Raises ValueError for an empty text or one longer than `SUMMARY_MOST_WORDS` words.
+    """
+    words = len(text.split())
+    if not words:
+        raise ValueError("a panel's summary must not be empty")
+    if words > SUMMARY_MOST_WORDS:
+        raise ValueError(f"a panel's summary has {words} words; at most {SUMMARY_MOST_WORDS} come "
+                         "before the first control (put the rest after the controls)")
+    summary = widgets.HTML(f"<p style='margin:2px 0'>{html.escape(text)}</p>")
+    summary.add_class("d2l-panel-summary")
+    return summary
 
 
 CONTROL_TYPES = (widgets.ValueWidget, widgets.Button)

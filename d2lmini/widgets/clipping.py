@@ -29,8 +29,12 @@ from d2lmini.train import (
 )
 from d2lmini.verdicts import VERDICT_COLOURS, judge_perplexity, text_baselines
 from d2lmini.widgets import controls_disabled, menu_options, parse_menu_choice
-from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
+
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("Gradient clipping: choose a clipping θ (or off), a learning rate and a seed; each change "
+           "retrains a small model, then plots its loss and gradient norms.")
 
 NUM_HIDDENS = 32
 DEFAULT_LR = 2.5
@@ -296,7 +300,7 @@ class ClippingPanel:
         for control in (self.theta, self.lr, self.seed):
             control.observe(lambda change: self.update(), names="value")
         sliders = widgets.HBox([self.theta, self.readouts[0], self.lr, self.readouts[1], self.seed])
-        self.widget = PanelBox([sliders, self.status, self.image, self.access.widget])
+        self.widget = PanelBox([panel_summary(SUMMARY), sliders, self.status, self.image, self.access.widget])
 
     def update(self) -> ClippingResult:
         """Retrain with the current slider values, redraw, and return the result."""

@@ -16,8 +16,12 @@ import torch
 from d2lmini.figures import block_matmul_alt, draw_block_matmul
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
-from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
+
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("Concatenate, then multiply: set the batch, inputs, hiddens and seed sliders; the panel checks "
+           "that one matrix product of the joined blocks equals two products added, and draws them.")
 
 
 def two_matmuls(X: torch.Tensor, H: torch.Tensor, W_xh: torch.Tensor, W_hh: torch.Tensor) -> torch.Tensor:
@@ -113,7 +117,7 @@ class ConcatMatmulPanel:
         self.check: ConcatCheck | None = None
         controls = widgets.HBox([widgets.VBox([self.batch, self.num_inputs]),
                                  widgets.VBox([self.num_hiddens, self.seed])])
-        self.widget = PanelBox([controls, self.status, self.image])
+        self.widget = PanelBox([panel_summary(SUMMARY), controls, self.status, self.image])
         self.controls = (self.batch, self.num_inputs, self.num_hiddens, self.seed)
         self.access = Access()
         for control, name in zip(self.controls, ("batch: rows of X and H", "inputs: columns of X",

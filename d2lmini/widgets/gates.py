@@ -10,9 +10,13 @@ import matplotlib.pyplot as plt
 
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
-from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.memory import MemoryView, draw_memory, memory_view
 from d2lmini.widgets.preview import PanelBox
+
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("Memory, model by model: move the position slider; one bar chart per model shows how strongly "
+           "each earlier character sways its prediction at that position.")
 
 
 def side_by_side_views(models: dict, text: str, vocab, position: int,
@@ -60,7 +64,8 @@ class SideBySidePanel:
         self.access.name(self.position, "position: the character whose prediction every model explains")
         self.access.announce(self.status)
         self.views: dict[str, MemoryView] = {}
-        self.widget = PanelBox([self.position, self.status, self.image, self.access.widget])
+        self.widget = PanelBox([panel_summary(SUMMARY), self.position, self.status, self.image,
+                                self.access.widget])
         self.position.observe(lambda change: self.update(), names="value")
         self.update()
 

@@ -15,8 +15,12 @@ import torch
 from d2lmini.rnn import predict
 from d2lmini.settings import PREDICT_SETTINGS, TRAIN_SETTINGS, validate_value
 from d2lmini.text import Vocab
-from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
+
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("Generate text with the trained model: type a prefix and press Enter, choose how many characters, "
+           "the temperature (or greedy) and a seed; the new text appears below.")
 
 DEFAULT_PREFIX = "the "
 MAX_CHARS = 1000
@@ -109,7 +113,7 @@ class GeneratePanel:
         for control in self.controls:
             control.observe(lambda change: self.update(), names="value")
         self.widget = PanelBox([
-            self.prefix, self.num_chars,
+            panel_summary(SUMMARY), self.prefix, self.num_chars,
             widgets.HBox([self.greedy, self.temperature, self.seed]),
             self.view, self.access.widget,
         ])

@@ -15,8 +15,12 @@ from d2lmini.gradcheck import gradient_norms_back_in_time
 from d2lmini.palette import REFERENCE_LINE_COLOUR, SERIES_COLOURS
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
-from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
+
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("How far back a gradient reaches: set ρ(W_hh), the truncation and the token inputs; the plot "
+           "shows the gradient norm against the steps back, and what truncation drops.")
 
 
 @dataclass
@@ -139,8 +143,8 @@ class GradientReachPanel:
         self.access.follow(self.truncation, "truncation: time steps kept by truncated BPTT")
         self.access.name(self.inputs, self.inputs.description)
         self.access.announce(self.status)
-        self.widget = PanelBox([widgets.HBox([self.radius, self.truncation]), self.inputs,
-                                    self.status, self.image, self.access.widget])
+        self.widget = PanelBox([panel_summary(SUMMARY), widgets.HBox([self.radius, self.truncation]),
+                                self.inputs, self.status, self.image, self.access.widget])
         for control in self.controls:
             control.observe(lambda change: self.update(), names="value")
         self.update()

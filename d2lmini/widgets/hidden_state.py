@@ -19,8 +19,12 @@ from d2lmini.plot import figure_png, heatmap, show_png
 from d2lmini.rnn import model_device, validate_prefix
 from d2lmini.text import Vocab
 from d2lmini.widgets import controls_disabled
-from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
+
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("The hidden state as the model reads: type a sentence (Enter), then move the step slider; a "
+           "heatmap shows each hidden state, and the text the model's next guess.")
 
 
 @torch.no_grad()
@@ -174,7 +178,8 @@ class HiddenStateExplorer:
         self.access.name(self.text, "sentence the model reads (press Enter to read it)")
         self.access.follow(self.step, "step: how many characters of the sentence are read")
         self.access.announce(self.status)
-        self.widget = PanelBox([self.text, self.step, self.status, self.plot, self.access.widget])
+        self.widget = PanelBox([panel_summary(SUMMARY), self.text, self.step, self.status, self.plot,
+                                self.access.widget])
         self.text.observe(self._on_text, names="value")
         self.step.observe(lambda change: self.update(), names="value")
         self.update()

@@ -45,7 +45,7 @@ from d2lmini.lab.sweep import (
 )
 from d2lmini.settings import CORPORA, EXPORT_PATH, LAB_SETTINGS, validate_value
 from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice, stop_enabled
-from d2lmini.widgets.a11y import Access, name_setting
+from d2lmini.widgets.a11y import Access, name_setting, panel_summary
 from d2lmini.widgets.lab_views import (
     ERROR_COLOUR,
     OK_COLOUR,
@@ -66,9 +66,13 @@ from d2lmini.widgets.preview import PanelBox
 # The panel attributes of controls not named as their setting.
 RENAMED_CONTROLS = {"num_hiddens": "hidden_size", "lr": "learning_rate", "max_minibatches": "budget"}
 STOP_HINT = "Stop (or ■, interrupt the kernel) stops it and keeps what was trained"
-# The perplexity in the panel's live region changes at most this often while a run trains, so a
-# screen reader announces progress every ten seconds, not at every redraw (WCAG 4.1.3).
+# While a run trains, the panel's one live region (`message`) says how far it got at most this
+# often, so a screen reader announces progress every ten seconds, not at every redraw (WCAG 4.1.3).
 ANNOUNCE_EVERY_SECONDS = 10.0
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("The perplexity lab: choose settings and press Train (Stop ends a run); each run's "
+           "validation perplexity is compared with the baselines. Sweep, further down, tries several "
+           "values of one setting.")
 
 
 def _corpus_options(data_dir) -> list[tuple[str, str]]:
@@ -91,10 +95,11 @@ class PanelRun:
 
     Created when the run begins, from the runs' `LabPlan`s (whose estimates and baselines it
     shows): it shows the estimate, follows the training at every checkpoint (`checkpoint`: the
-    progress bar, the chart at most every 0.3 s, the perplexity read out at most every 10 s),
-    counts the runs finished (`run_done`) and shows how long it took (`end`). The last run's
-    numbers and sample are hidden meanwhile
+    progress bar, the chart and perplexity at most every 0.3 s, a progress line in the panel's live
+    region at most every `ANNOUNCE_EVERY_SECONDS`), counts the runs finished (`run_done`) and shows
+    how long it took (`end`). The last run's numbers and sample are hidden meanwhile
     (they would read as the new run's) and `restore` puts them back for a run that never started.
+    The live region says "started" once here; the panel says how the run ended.
     """
 
     def __init__(self, panel: "LabPanel", plans: list[LabPlan]):
@@ -102,17 +107,18 @@ class PanelRun:
         self.expected = [plan.expected_seconds for plan in plans]
         self.finished: list[LabResult] = []
         self.live = LabResult(plans[0].settings)
-        self.started, self.last_draw, self.last_announced = time.perf_counter(), 0.0, 0.0
+        self.started = self.last_announced = time.perf_counter()
+        self.last_draw = 0.0
         self.shown_before = (panel.numbers.value, panel.sample.value)
         panel.progress.value, panel.progress.bar_style = 0.0, ""
         runs = f"{len(plans)} runs" if len(plans) > 1 else f"run #{panel.runs.next_number}"
-        panel.progress_text.value = (f"Training {runs}: about {sum(self.expected):.0f} s on this machine; "
-                                     f"{STOP_HINT}.")
-        panel.message.value = "<p style='margin:2px 0'>Training…</p>"
+        about = f"Training {runs}: about {sum(self.expected):.0f} s"
+        panel.progress_text.value = f"{about} on this machine; {STOP_HINT}."
+        panel.message.value = f"<p style='margin:2px 0'>{about}.</p>"
         panel.numbers.value, panel.sample.value = "", ""
 
     def checkpoint(self, history) -> None:
-        """At a checkpoint: move the progress bar; redraw the chart at most every 0.3 s."""
+        """At a checkpoint: move the bar, redraw at most every 0.3 s, announce progress at most every 10 s."""
         panel, settings = self.panel, self.live.settings
         planned = settings.max_minibatches or 1
         done = history.minibatches[-1] if history.minibatches else 0
@@ -126,20 +132,32 @@ class PanelRun:
         panel.progress_text.value = (f"{which}minibatch {done} of {planned} · {elapsed:.1f} s of about "
                                      f"{total:.0f} s · {STOP_HINT}")
         if time.perf_counter() - self.last_draw > 0.3:
-            self.live.history = history
-            baselines = self.plans[min(finished, len(self.plans) - 1)].data.baselines
-            shown = overlay(panel.runs, self.live)
-            panel.plot.value = curves_png(shown, baselines)
-            panel.access.describe(panel.plot, curves_alt(shown, baselines))
-            self.last_draw = time.perf_counter()
-        if time.perf_counter() - self.last_announced > ANNOUNCE_EVERY_SECONDS:
-            panel.valid_ppl.value = (f"validation perplexity: <b>{history.valid_perplexity[-1]:.2f}</b> "
-                                     "(a training-time estimate; training…)")
+            self._draw(history, finished)
+        if time.perf_counter() - self.last_announced > ANNOUNCE_EVERY_SECONDS and history.valid_perplexity:
+            panel.message.value = (f"<p style='margin:2px 0'>Training: {which}minibatch {done} of {planned}, "
+                                   f"validation perplexity {history.valid_perplexity[-1]:.2f} so far.</p>")
             self.last_announced = time.perf_counter()
 
+    def _draw(self, history, finished: int) -> None:
+        """Redraw the chart with the run in progress, and show its perplexity (not announced)."""
+        panel = self.panel
+        self.live.history = history
+        baselines = self.plans[min(finished, len(self.plans) - 1)].data.baselines
+        shown = overlay(panel.runs, self.live)
+        panel.plot.value = curves_png(shown, baselines)
+        panel.access.describe(panel.plot, curves_alt(shown, baselines))
+        if history.valid_perplexity:
+            panel.valid_ppl.value = (f"validation perplexity: <b>{history.valid_perplexity[-1]:.2f}</b> "
+                                     "(a training-time estimate; training…)")
+        self.last_draw = time.perf_counter()
+
     def run_done(self, result: LabResult) -> None:
-        """Count `result` as finished; the next run (of a sweep) starts its own curve."""
+        """Count `result` as finished; the next run (of a sweep) starts its own curve.
+
+        The next progress line comes ten seconds after this run's result was announced.
+        """
         self.finished.append(result)
+        self.last_announced = time.perf_counter()
         if len(self.finished) < len(self.plans):
             self.live, self.last_draw = LabResult(self.plans[len(self.finished)].settings), 0.0
 
@@ -168,9 +186,11 @@ class LabPanel:
     model); `sweep()` runs the sweep that `sweep_setting` and `sweep_values` describe. Every run
     is kept in `runs` (a `RunLog`: `runs.to_csv()`, `runs.to_dataframe()`); `clear()` forgets them.
 
-    Shown: `valid_ppl` (CSS class `lab-valid-ppl`), `progress_text` (`lab-progress`: the
-    estimate before, progress during and the time after a run), `plot` (the newest runs'
-    validation curves), `numbers`, `message` (`lab-message`), `sample` (`lab-sample`),
+    Shown, after a short summary: `valid_ppl` (CSS class `lab-valid-ppl`), `progress_text`
+    (`lab-progress`: the estimate before, progress during and the time after a run), `plot` (the
+    newest runs' validation curves), `numbers`, `message` (`lab-message`, the panel's one live
+    region: a run started, its progress every ten seconds, how it ended; what a button did),
+    `sample` (`lab-sample`),
     `runs_table` (`lab-runs`), `sweep_estimate` and `sweep_plot` (`lab-sweep-plot`). A refused
     setting is reported without discarding what is shown; the controls are disabled while a
     run is in progress, and ■ stops it within a second, keeping what was trained.
@@ -269,7 +289,7 @@ class LabPanel:
                                        widgets.HBox([self.sweep_button]), self.sweep_estimate],
                                       layout=widgets.Layout(min_width="410px"))
         sweep = widgets.HBox([sweep_controls, self.sweep_plot])
-        panel = PanelBox([main, self.message, self.numbers, self.sample,
+        panel = PanelBox([panel_summary(SUMMARY), main, self.message, self.numbers, self.sample,
                               _html("<b>Your runs</b>"), self.runs_table,
                               _html("<b>Sweep</b>: one run per value of one setting, the rest as above"),
                               sweep])
@@ -289,8 +309,9 @@ class LabPanel:
                               (self.sweep_button, "Sweep: one run per value")):
             self.access.name(control, text)
         self.access.stopper(self.stop_button, "Stop the run in progress, keeping what it trained")
-        for region in (self.valid_ppl, self.message):
-            self.access.announce(region)
+        # One live region, so that each change is announced once: the perplexity and the progress line
+        # beside the chart are shown, not announced; the message says what a screen reader needs.
+        self.access.announce(self.message)
 
     def _all_controls(self) -> list:
         return [*self.controls.values(), self.train_button, self.clear_button, self.export_button,

@@ -22,8 +22,12 @@ from d2lmini.palette import HIGHLIGHT_COLOUR
 from d2lmini.plot import figure_png, show_png
 from d2lmini.settings import Setting, validate_value
 from d2lmini.widgets import controls_disabled
-from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
+
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("What a trained model remembers: pick a model and move the position slider; bars show how "
+           "strongly each earlier character sways the prediction at that position.")
 
 # A position in a text: the index of the character predicted (its range is checked per text).
 POSITION = Setting("position", "position", "index of the character predicted", int, low=0)
@@ -191,8 +195,8 @@ class MemoryPanel:
         self.access.announce(self.status)
         self.view: MemoryView | None = None
         self.controls = (self.source, self.position)
-        self.widget = PanelBox([widgets.HBox([self.source, self.position]), self.status, self.image,
-                                    self.access.widget])
+        self.widget = PanelBox([panel_summary(SUMMARY), widgets.HBox([self.source, self.position]),
+                                self.status, self.image, self.access.widget])
         self.source.observe(lambda change: self.switch_source(), names="value")
         self.position.observe(lambda change: self.update(), names="value")
         self.update()

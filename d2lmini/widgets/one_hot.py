@@ -23,8 +23,12 @@ from d2lmini.batching import make_batches
 from d2lmini.figures import PALETTE, UNUSED, position_owner, show_char
 from d2lmini.text import Vocab, preprocess, tokenize
 from d2lmini.widgets import controls_disabled
-from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
+
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("From text to minibatches: edit the text, choose how minibatches are cut, the batch size, steps "
+           "and seed; the panel shows the one-hot encoding and each minibatch's characters.")
 
 DEFAULT_TEXT = "a hidden state carries the past into the present"
 
@@ -283,7 +287,7 @@ class OneHotPanel:
                 self.access.name(control, name)
         self.access.expandable(self.encoding_box)
         self.access.announce(self.summary)
-        self.widget = PanelBox(controls + [
+        self.widget = PanelBox([panel_summary(SUMMARY), *controls,
             self.summary, self.encoding_box,
             widgets.HTML("<b>The start of the text as one (batch, steps) block, before and after the "
                          "transpose</b>"),

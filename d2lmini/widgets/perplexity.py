@@ -8,8 +8,12 @@ import torch.nn.functional as F
 
 from d2lmini.plot import figure_html, figure_png
 from d2lmini.widgets import controls_disabled
-from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
+
+# What the panel says first (a screen reader meets it before any control).
+SUMMARY = ("Temperature and perplexity: move the temperature slider to make the model's probabilities "
+           "sharper or flatter; the text and the curve show the perplexity at that temperature.")
 
 TEMPERATURES = np.geomspace(0.1, 10, 61)
 
@@ -59,7 +63,8 @@ class ConfidencePanel:
                            lambda value: f"{value:.2f}")
         self.access.announce(self.readout)
         self.shown: tuple[float, float] = (1.0, self.curve_at_one())
-        self.widget = PanelBox([self.slider, self.readout, self.chart, self.access.widget])
+        self.widget = PanelBox([panel_summary(SUMMARY), self.slider, self.readout, self.chart,
+                                self.access.widget])
         self.slider.observe(lambda change: self.update(), names="value")
         self.update()
 

@@ -123,15 +123,22 @@ def _sections_html(widget, children, marks) -> list[str]:
     return parts
 
 
+def _summaries(root: widgets.Widget) -> list[widgets.Widget]:
+    """Return the panel's summary (`d2lmini.widgets.a11y.panel_summary`) among `root`'s children, if any."""
+    return [child for child in getattr(root, "children", ()) or ()
+            if "d2l-panel-summary" in getattr(child, "_dom_classes", ())]
+
+
 def preview_html(root: widgets.Widget) -> str:
     """Return a static HTML picture of the panel whose outermost widget is `root`, as it is now.
 
-    A note that it is a preview; its controls, each by its accessible name (or description)
-    with the value it shows (as a screen reader is told it, where the panel says); then the
-    texts and figures it shows, in order, each figure an `<img>` with the alt text the
-    panel's `Access` gave it. Hidden widgets are left out.
+    A note that it is a preview; the panel's summary, first here too; its controls, each by its
+    accessible name (or description) with the value it shows (as a screen reader is told it,
+    where the panel says); then the texts and figures it shows, in order, each figure an `<img>`
+    with the alt text the panel's `Access` gave it. Hidden widgets are left out.
     """
     marks = _marks(root)
+    summaries = _summaries(root)
     items = []
     for control in controls_in(root):
         if _hidden(control) or isinstance(control, widgets.Button):
@@ -141,9 +148,11 @@ def preview_html(root: widgets.Widget) -> str:
         value = html.escape(mark.get("valuetext") or control_value(control))  # as a screen reader hears it
         items.append(f"<li>{html.escape(name)}, set to <strong>{value}</strong></li>")
     controls = f"<p>Controls:</p><ul>{''.join(items)}</ul>" if items else ""
-    shown = "".join(_shown_html(root, marks))
+    summary = "".join(part for widget in summaries for part in _shown_html(widget, marks))
+    shown = "".join(part for child in getattr(root, "children", ()) or () if child not in summaries
+                    for part in _shown_html(child, marks))
     return (f'<div class="d2l-panel-preview" style="border:1px solid #767676;padding:0.5em 1em">'
-            f"<p><em>{NOTE}</em></p>{controls}{shown}</div>")
+            f"<p><em>{NOTE}</em></p>{summary}{controls}{shown}</div>")
 
 
 class PanelBox(widgets.VBox):

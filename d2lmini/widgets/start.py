@@ -7,10 +7,12 @@ import torch
 from d2lmini.palette import SERIES_COLOURS
 from d2lmini.plot import figure_html, figure_png
 from d2lmini.widgets import controls_disabled
-from d2lmini.widgets.a11y import Access
+from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
 
 EXAMPLE_SCORES = {"e": 2.0, "a": 1.0, "o": 0.5, "z": -1.0}
+SUMMARY = ("Softmax with a temperature: move the temperature slider and the bar chart shows how the "
+           "probabilities of four characters sharpen (below 1) or flatten (above 1).")
 
 
 def softmax_with_temperature(scores: dict[str, float], temperature: float) -> dict[str, float]:
@@ -40,7 +42,7 @@ class TemperaturePanel:
         # An <img alt> whose text says every probability, in a live region: a screen reader reads it.
         self.chart = self.access.announce(widgets.HTML())
         self.shown: dict[str, float] = {}
-        self.widget = PanelBox([self.slider, self.chart, self.access.widget])
+        self.widget = PanelBox([panel_summary(SUMMARY), self.slider, self.chart, self.access.widget])
         self.slider.observe(lambda change: self.update(), names="value")
         self.update()
 

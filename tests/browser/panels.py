@@ -12,11 +12,16 @@ problems in words; an empty list passes.
 - `spacing_problems(page, root)`: with WCAG 1.4.12's text spacing applied, labels or buttons cut off,
   and controls then outside the window;
 - `structure_problems(page, root)`: data tables without header cells, tooltips that read "null", and
-  panels with more live regions than `most_live` (one a panel, so that a change is announced once).
+  panels with more than one live region (one a panel, the lab's too, so that a change is announced once);
+- `summary_problems(page, root)`: panels where a screen reader, reading in order, meets no text before
+  the first control it can focus (nothing says what the panel is), or more than `MOST_WORDS_FIRST`.
 """
 
 PANELS_ROOT = ".d2l-reflow"
 NARROW = {"width": 320, "height": 640}  # WCAG 1.4.10: 1280 px at 400 % zoom
+# Words a screen reader may meet in a panel before its first control (the panel's summary: at most
+# d2lmini.widgets.a11y.SUMMARY_MOST_WORDS, with a little room for a heading).
+MOST_WORDS_FIRST = 35
 
 COUNT_ANNOUNCEMENTS = """(root) => {
   (window.d2lObservers || []).forEach(observer => observer.disconnect());
@@ -77,6 +82,29 @@ TABLES_WITHOUT_HEADERS = """(root) => [...document.querySelectorAll(root + ' tab
 NULL_TOOLTIPS = """(root) => [...document.querySelectorAll(root + ' [title="null"]')]
   .map(e => e.tagName.toLowerCase() + '.' + [...e.classList].join('.'))"""
 
+# Per panel, the words a screen reader reading in order meets before the first control it can focus
+# (text and images' alt in the order of the page, hidden parts skipped), or null if it has no control.
+# A control's own label is not counted: it is read as part of that control, and says nothing of the panel.
+WORDS_BEFORE_FIRST_CONTROL = r"""(root) => [...document.querySelectorAll(root)].map(panel => {
+  const shown = e => e.checkVisibility() && !e.closest('[aria-hidden="true"]');
+  const focusable = e => e.matches('button, input, select, textarea, a[href], [tabindex]')
+    && e.tabIndex >= 0 && !e.disabled && shown(e);
+  const split = text => (text || '').split(/\s+/).filter(w => w);
+  const walker = document.createTreeWalker(panel, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  const words = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.nodeType === Node.TEXT_NODE) {
+      const parent = node.parentElement;
+      if (shown(parent) && !parent.closest('label, .widget-label')) words.push(...split(node.textContent));
+    } else if (focusable(node)) {
+      return words.join(' ');
+    } else if (node.tagName === 'IMG' && shown(node)) {
+      words.push(...split(node.getAttribute('alt')));
+    }
+  }
+  return null;
+})"""
+
 LIVE_REGIONS = """(root) => [...document.querySelectorAll(root)]
   .map(panel => panel.querySelectorAll('[aria-live]').length)"""
 
@@ -111,11 +139,31 @@ def spacing_problems(page, root: str = PANELS_ROOT) -> list[str]:
             + [f"outside the window with text spacing: {c}" for c in page.evaluate(CLIPPED_CONTROLS, root)])
 
 
-def structure_problems(page, root: str = PANELS_ROOT, most_live: int = 1) -> list[str]:
-    """Tables without header cells, "null" tooltips, and panels with more than `most_live` live regions."""
+def structure_problems(page, root: str = PANELS_ROOT) -> list[str]:
+    """Tables without header cells, "null" tooltips, and panels with more than one live region."""
     problems = [f"a table without header cells: {t!r}" for t in page.evaluate(TABLES_WITHOUT_HEADERS, root)]
     problems += [f'a tooltip that reads "null": {e}' for e in page.evaluate(NULL_TOOLTIPS, root)]
-    problems += [f"a panel with {n} live regions" for n in page.evaluate(LIVE_REGIONS, root) if n > most_live]
+    problems += [f"a panel with {n} live regions" for n in page.evaluate(LIVE_REGIONS, root) if n > 1]
+    return problems
+
+
+def words_before_first_control(page, root: str = PANELS_ROOT) -> list[str | None]:
+    """Per panel under `root`, the text met before its first focusable control (None: it has none)."""
+    return page.evaluate(WORDS_BEFORE_FIRST_CONTROL, root)
+
+
+def summary_problems(page, root: str = PANELS_ROOT, most: int = MOST_WORDS_FIRST) -> list[str]:
+    """Panels not opening with a short summary: no text before the first control, or over `most` words."""
+    problems = []
+    for index, text in enumerate(words_before_first_control(page, root)):
+        if text is None:
+            continue  # no control to find (a panel whose controls are all disabled is not checked)
+        words = len(text.split())
+        if words == 0:
+            problems.append(f"panel {index + 1}: a control comes first, so nothing says what the panel is")
+        elif words > most:
+            problems.append(f"panel {index + 1}: {words} words before the first control (at most {most}): "
+                            f"{text[:80]!r}…")
     return problems
 
 
