@@ -39,6 +39,15 @@ def double_candidate(M: torch.Tensor) -> torch.Tensor:
     return doubled
 
 
+def sigmoid_to_tanh_(s: torch.Tensor, one: torch.Tensor) -> torch.Tensor:
+    """Turn s = σ(2a) into tanh(a) = 2s - 1 in place and return it.
+
+    `one` is a 0-dim tensor: with the number 1, PyTorch converts it to a tensor on every call,
+    which at these sizes costs about as much as the arithmetic.
+    """
+    return s.add_(s).sub_(one)
+
+
 @torch.no_grad()
 def lstm_forward_cached(X, state, W_x, W_h, b, W_hq, b_q):
     """Run the LSTM over X (batch, steps) and return (outputs, final state, cache for backward).
@@ -56,12 +65,16 @@ def lstm_forward_cached(X, state, W_x, W_h, b, W_hq, b_q):
     tanh_cells = torch.empty(steps, X.shape[0], hiddens, **like)
     H, C = state.chunk(2, dim=1)
     hs[0], cells[0] = H, C
-    for t in range(steps):
-        g = gates[t].addmm_(H, W_h2).sigmoid_()  # I, F, σ(2 a_g), O
-        i, f, c, o = g.chunk(4, dim=1)
-        c.mul_(2).sub_(1)  # G = tanh(a_g)
-        C = torch.mul(f, C, out=cells[t + 1]).addcmul_(i, c)
-        H = torch.mul(o, torch.tanh(C, out=tanh_cells[t]), out=hs[t + 1])
+    # one view per step and gate, made at once before the loop (indexing in the loop costs as
+    # much as the arithmetic at these sizes)
+    blocks = gates.view(steps, X.shape[0], 4, hiddens).unbind(2)
+    one = torch.ones((), **like)
+    for a, i, f, g, o, C_t, tanh_C, H_t in zip(gates, *blocks, cells[1:], tanh_cells, hs[1:], strict=True):
+        a.addmm_(H, W_h2).sigmoid_()  # I, F, σ(2 a_g), O
+        sigmoid_to_tanh_(g, one)  # G = tanh(a_g)
+        C = torch.mul(f, C, out=C_t).addcmul_(i, g)
+        sigmoid_to_tanh_(torch.add(C, C, out=tanh_C).sigmoid_(), one)  # tanh(C_t)
+        H = torch.mul(o, tanh_C, out=H_t)
     outputs = torch.addmm(b_q, hs[1:].reshape(-1, hiddens), W_hq)
     cache = (X, gates, cells, tanh_cells, hs, W_x, W_h, W_hq)
     return outputs, torch.cat([H, C], dim=1), cache
@@ -103,13 +116,15 @@ def lstm_backward(d_outputs, d_final_state, cache):
     dH_last, dC = (d.clone() for d in d_final_state.chunk(2, dim=1))
     dH = dH_last.add_(d_hs[steps])
     d_gates = torch.empty_like(gates)
-    for t in range(steps - 1, -1, -1):
-        dC.addcmul_(dH, to_dC[t])
-        d = d_gates[t].view(batch, 4, hiddens)
-        torch.mul(dC.unsqueeze(1), factors[t, :, :3], out=d[:, :3])
-        torch.mul(dH, factors[t, :, 3], out=d[:, 3])
-        dC.mul_(forget[t])
-        dH = torch.addmm(d_hs[t], d_gates[t], W_h.T)
+    d_blocks, dC_rows, W_hT = d_gates.view_as(factors), dC.unsqueeze(1), W_h.T
+    per_step = zip(to_dC, factors[:, :, :3], factors[:, :, 3], forget, d_blocks[:, :, :3],
+                   d_blocks[:, :, 3], d_gates, d_hs[:-1], strict=True)
+    for to_dC_t, k_icg, k_o, F_t, d_icg, d_o, d_gates_t, dH_out in reversed(list(per_step)):
+        dC.addcmul_(dH, to_dC_t)
+        torch.mul(dC_rows, k_icg, out=d_icg)  # dC_rows is dC as (batch, 1, hiddens)
+        torch.mul(dH, k_o, out=d_o)
+        dC.mul_(F_t)
+        dH = torch.addmm(dH_out, d_gates_t, W_hT)  # dH_{t-1}: this step's and the output's share
     return (torch.cat([dH, dC], dim=1),) + weight_gradients(X, d_gates, hs, d_outputs, W_x)
 
 
