@@ -15,12 +15,21 @@ dH = dL/dH_t and dC = dL/dC_t (from the step after and from H_t = O ⊙ tanh(C_t
 `lstm_forward_bptt` computes exactly what `d2lmini.gates.lstm_forward` computes, with these
 gradients instead of autograd's; `tests/test_gates.py` checks that they agree.
 
-Three things make it fast on a CPU without changing the maths (`benchmarks/throughput.py
---gated`): the bias is folded into the input rows (a one-hot row sums to one, so
-X W_x + b = (W_x + b)[x], one lookup for every step); the candidate's tanh is computed as
-tanh(a) = 2σ(2a) - 1, so one sigmoid serves all four blocks (PyTorch's CPU tanh costs about
-four sigmoids); and every step writes into buffers allocated once per call, with the
-additions folded into the matmuls (`addmm_`).
+What makes it fast on a CPU without changing the maths (`benchmarks/throughput.py --gated`;
+README, "Throughput of the gated cells"):
+
+- the bias is folded into the input rows: a one-hot row sums to one, so
+  X W_x + b = (W_x + b)[x], one lookup for every step;
+- no tanh on the recursion: PyTorch's CPU tanh costs about four sigmoids, so both tanhs are
+  computed as tanh(a) = 2σ(2a) - 1. The candidate's columns of W_x + b and W_h are doubled
+  once per call, so one sigmoid serves all four blocks;
+- each step writes into buffers allocated once per call, and the additions ride on the
+  matmuls (`addmm_`, and the output layer's share of dH inside `addmm`);
+- at 32 × 128 a PyTorch call costs microseconds whatever it computes, so the loops make
+  their per-step views in one `unbind` and use a 0-dim tensor where the number 1 would be
+  converted on every call;
+- what does not depend on the recursion (the gates' derivatives) is computed for all steps
+  at once, and each weight gradient is one product over all steps.
 """
 
 import torch
@@ -85,7 +94,8 @@ def gate_factors(gates, cells, tanh_cells):
 
     dC_t += dH_t ⊙ to_dC_t, and the gates' gradients are factors_t ⊙ [dC, dC, dC, dH]:
     factors is (steps, batch, 4, hiddens) with G I(1-I), C_{t-1} F(1-F), I (1-G²) and
-    tanh(C_t) O(1-O).
+    tanh(C_t) O(1-O). Written without temporaries: a fresh large buffer costs a page fault
+    per 4 KiB on its first write, as much as the arithmetic.
     """
     steps, batch, width = gates.shape
     i, f, g, o = gates.chunk(4, dim=2)
@@ -93,10 +103,10 @@ def gate_factors(gates, cells, tanh_cells):
     d_i, d_f, d_g, d_o = factors.unbind(dim=2)
     torch.addcmul(i, i, i, value=-1, out=d_i).mul_(g)  # I - I² = I (1 - I)
     torch.addcmul(f, f, f, value=-1, out=d_f).mul_(cells[:-1])
-    torch.addcmul(i, i * g, g, value=-1, out=d_g)  # I - I G² = I (1 - G²)
+    torch.sub(i, torch.mul(g, g, out=d_g).mul_(i), out=d_g)  # I - I G² = I (1 - G²)
     torch.addcmul(o, o, o, value=-1, out=d_o).mul_(tanh_cells)
-    to_dC = torch.addcmul(o, o * tanh_cells, tanh_cells, value=-1)  # O (1 - tanh²(C_t))
-    return to_dC, factors
+    to_dC = torch.mul(tanh_cells, tanh_cells).mul_(o)
+    return torch.sub(o, to_dC, out=to_dC), factors  # O - O tanh²(C_t) = O (1 - tanh²(C_t))
 
 
 @torch.no_grad()
@@ -104,25 +114,26 @@ def lstm_backward(d_outputs, d_final_state, cache):
     """Return the gradients (d_state, dW_x, dW_h, db, dW_hq, db_q) of one cached forward pass.
 
     Each step does only what must wait for the step after it: dH, dC, the gates' gradients
-    and one product with W_hᵀ (which also adds the output layer's share of dH_{t-1}).
+    (written over their factors, in place) and one product with W_hᵀ (which also adds the
+    output layer's share of dH_{t-1}).
     """
     X, gates, cells, tanh_cells, hs, W_x, W_h, W_hq = cache
     steps, batch, hiddens = tanh_cells.shape
     to_dC, factors = gate_factors(gates, cells, tanh_cells)
+    d_gates = factors.view(steps, batch, 4 * hiddens)  # what the loop turns the factors into
     forget = gates[:, :, hiddens:2 * hiddens]
     # d_hs[t + 1] = dL/dH_t through the output layer; d_hs[0] (the initial state's) is zero
-    d_hs = torch.zeros_like(hs)
+    d_hs = torch.empty_like(hs)
+    d_hs[0] = 0
     torch.mm(d_outputs, W_hq.T, out=d_hs[1:].view(-1, hiddens))
     dH_last, dC = (d.clone() for d in d_final_state.chunk(2, dim=1))
     dH = dH_last.add_(d_hs[steps])
-    d_gates = torch.empty_like(gates)
-    d_blocks, dC_rows, W_hT = d_gates.view_as(factors), dC.unsqueeze(1), W_h.T
-    per_step = zip(to_dC, factors[:, :, :3], factors[:, :, 3], forget, d_blocks[:, :, :3],
-                   d_blocks[:, :, 3], d_gates, d_hs[:-1], strict=True)
-    for to_dC_t, k_icg, k_o, F_t, d_icg, d_o, d_gates_t, dH_out in reversed(list(per_step)):
+    dC_rows, W_hT = dC.unsqueeze(1), W_h.T  # dC_rows: dC as (batch, 1, hiddens), for I, F and G
+    per_step = zip(to_dC, factors[:, :, :3], factors[:, :, 3], forget, d_gates, d_hs[:-1], strict=True)
+    for to_dC_t, d_ifg, d_o, F_t, d_gates_t, dH_out in reversed(list(per_step)):
         dC.addcmul_(dH, to_dC_t)
-        torch.mul(dC_rows, k_icg, out=d_icg)  # dC_rows is dC as (batch, 1, hiddens)
-        torch.mul(dH, k_o, out=d_o)
+        d_ifg.mul_(dC_rows)
+        d_o.mul_(dH)
         dC.mul_(F_t)
         dH = torch.addmm(dH_out, d_gates_t, W_hT)  # dH_{t-1}: this step's and the output's share
     return (torch.cat([dH, dC], dim=1),) + weight_gradients(X, d_gates, hs, d_outputs, W_x)
