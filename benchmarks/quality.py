@@ -92,8 +92,11 @@ def train_rnn(corpus, fit_length: int, config: TrainConfig, device, cell: str = 
     return model, history
 
 
-def save_plot(history, rows: Ladder, path: Path, title: str) -> None:
-    """Save the RNN's perplexity on the slice against training seconds, with n-gram and PPMd lines."""
+def save_plot(history, rows: Ladder, path: Path, title: str, label: str = "RNN") -> None:
+    """Save the model's perplexity on the slice against training seconds, with n-gram and PPMd lines.
+
+    `label` names the model ("RNN", "GRU", "LSTM"); its mixture's row is `f"{label} + KN mixture"`.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -101,9 +104,9 @@ def save_plot(history, rows: Ladder, path: Path, title: str) -> None:
 
     fig, ax = plt.subplots(figsize=(5.5, 3.4), dpi=100)
     ax.plot(history.seconds, history.valid_perplexity, marker="o", markersize=3,
-            label="scratch RNN (perplexity on the mixture slice)")
+            label=f"scratch {label} (perplexity on the mixture slice)")
     best = f"best n-gram (KN n={rows.best_order})"
-    for name, style in ((best, "--"), ("ppmd", ":"), ("RNN + KN mixture", "-.")):
+    for name, style in ((best, "--"), ("ppmd", ":"), (f"{label} + KN mixture", "-.")):
         if name in rows:
             ax.axhline(perplexity_from_bits(rows[name]), color="gray", linestyle=style, linewidth=1,
                        label=f"{name} (held-out)")
@@ -229,8 +232,8 @@ def main(argv=None):
     print(f"\n{label} on held-out: perplexity {perplexity_of(valid_rnn):.2f}, "
           f"1/mean(p) {harmonic_mean_of_probs(valid_rnn):.2f}")
     if args.plot:
-        rows["RNN + KN mixture"] = rows[f"{label} + KN mixture (lam={lam:.2f})"]
-        save_plot(history, rows, args.plot, f"{corpus.name}: scratch {label}, {budget}")
+        rows[f"{label} + KN mixture"] = rows[f"{label} + KN mixture (lam={lam:.2f})"]
+        save_plot(history, rows, args.plot, f"{corpus.name}: scratch {label}, {budget}", label)
         print(f"plot saved to {args.plot}")
 
 
