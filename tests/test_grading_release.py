@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import math
+import sys
 from pathlib import Path
 
 import nbformat
@@ -15,6 +16,9 @@ from solution_files import load_answers
 from d2lmini.grading import manifest
 from d2lmini.grading.__main__ import main
 from d2lmini.grading.release import FACTS, RELEASED, draw, public_values, release, rewrite_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import grading_samples  # noqa: E402  (tools/ is not a package)
 
 pytestmark = pytest.mark.torch_dependent
 
@@ -163,17 +167,8 @@ def test_a_released_class_is_graded_with_the_released_numbers(tmp_path):
     folder = tmp_path / "released"
     exercises = release(ROOT / "notebooks", folder, 4242)
     ids = ["02:stacked_weight_shape", "02:multiplication_count", "02:gru_weight_shape"]
-    numbers = {e.check: e.instructor_arguments() for e in exercises if e.id in ids}
-    size = numbers["check_stacked_weight_shape"]
-    count = numbers["check_multiplication_count"]
-    gru = numbers["check_gru_weight_shape"]
-    right = {
-        "check_stacked_weight_shape": (size["num_inputs"] + size["num_hiddens"], size["num_hiddens"]),
-        "check_multiplication_count": count["batch"]
-        * count["num_hiddens"]
-        * (count["num_inputs"] + count["num_hiddens"]),
-        "check_gru_weight_shape": (3 * gru["num_hiddens"], gru["num_inputs"]),
-    }
+    right = grading_samples.released_answers("02", exercises)
+    assert len(right) == len(ids)
     path = folder / "02_concat_matmul.ipynb"
     submissions = tmp_path / "submissions"
     for student, answers in (("honest", right), ("public_key", load_answers("02"))):
@@ -186,3 +181,20 @@ def test_a_released_class_is_graded_with_the_released_numbers(tmp_path):
     }
     assert [m.points for m in results["honest"].marks] == [1, 1, 1], results["honest"].marks
     assert [m.points for m in results["public_key"].marks] == [0, 0, 0], results["public_key"].marks
+
+
+def test_the_gradescope_zip_grades_a_release_with_its_numbers(released, tmp_path):
+    """`--gradescope zip --manifest released/exercises.json`: the zip judges the released numbers."""
+    import zipfile
+
+    from d2lmini.grading.gradescope import build_zip, graded_exercises
+
+    listed = released[SEEDS[0]] / "exercises.json"
+    build_zip(tmp_path / "autograder.zip", exercises=listed)
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as archive:
+        archive.extractall(tmp_path / "source")
+    assert graded_exercises(tmp_path / "source") == manifest.load(listed) != manifest.load()
+    build_zip(tmp_path / "course.zip")
+    with zipfile.ZipFile(tmp_path / "course.zip") as archive:
+        archive.extractall(tmp_path / "course")
+    assert graded_exercises(tmp_path / "course") == manifest.load()

@@ -2,18 +2,22 @@
 
     python tools/check_gradescope.py [--notebook 02] [--keep DIR]
 
-Builds the zip (`python -m d2lmini.grading --gradescope`) with a config that grades one
-notebook, unzips it into a temporary /autograder (D2LMINI_AUTOGRADER_ROOT), runs `setup.sh`
-(a fresh venv; torch from pip's configured index when D2LMINI_TORCH_INDEX is empty, as in CI,
-else PyTorch's CPU index) and `run_autograder` on a submission made of the instructors'
-solution and a file that is not a notebook, then checks results.json: Gradescope's format, full
-marks for the solution, the bad file named. Prints the time of each stage and the peak memory
-of the grading process and of the student's kernel (Gradescope allows 768 MB). Exits 1 on failure.
+Releases the course with a seed (`python -m d2lmini.grading release`: the computed questions ask
+numbers of their own), builds the zip (`python -m d2lmini.grading --gradescope --manifest
+released/exercises.json`) with a config that grades one notebook, unzips it into a temporary
+/autograder (D2LMINI_AUTOGRADER_ROOT), runs `setup.sh` (a fresh venv; torch from pip's configured
+index when D2LMINI_TORCH_INDEX is empty, as in CI, else PyTorch's CPU index) and `run_autograder`
+on a submission made of the released notebook, solved (the instructors' functions, the answers to
+the released numbers), and a file that is not a notebook, then checks results.json: Gradescope's
+format, full marks for the solution, the bad file named. Prints the time of each stage and the
+peak memory of the grading process and of the student's kernel (Gradescope allows 768 MB). Exits 1
+on failure.
 """
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,14 +28,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grading_samples  # noqa: E402  (a sibling script)
 
+from d2lmini.grading.release import release  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _config(notebook: str) -> str:
-    from d2lmini.grading import manifest
+SEED = 3
 
-    ids = [e.id for e in manifest.load() if e.notebook.startswith(notebook)]
-    return "[grading]\nseed = 3\n[points]\n" + "".join(f'"{i}" = 1\n' for i in ids)
+
+def _config(notebook: str, exercises: list) -> str:
+    ids = [e.id for e in exercises if e.notebook.startswith(notebook)]
+    return f"[grading]\nseed = {SEED}\n[points]\n" + "".join(f'"{i}" = 1\n' for i in ids)
 
 
 def _run(stage: str, command: list[str], env: dict) -> str:
@@ -65,19 +72,24 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--keep", type=Path, help="use (and keep) this folder as /autograder")
     args = parser.parse_args(argv)
     root = args.keep or Path(tempfile.mkdtemp(prefix="autograder-"))
-    config = root / "points.toml"
+    config, released = root / "points.toml", root / "released"
     root.mkdir(parents=True, exist_ok=True)
-    config.write_text(_config(args.notebook), "utf-8")
+    shutil.rmtree(released, ignore_errors=True)
+    exercises = release(ROOT / "notebooks", released, SEED)
+    config.write_text(_config(args.notebook, exercises), "utf-8")
     env = dict(os.environ, D2LMINI_AUTOGRADER_ROOT=str(root), D2LMINI_TORCH_INDEX=os.environ.get(
         "D2LMINI_TORCH_INDEX", ""))
     env.pop("PYTHONPATH", None)
-    _run("build zip", [sys.executable, "-m", "d2lmini.grading", "--gradescope", str(root / "autograder.zip"),
-                       "--config", str(config)], dict(os.environ))
+    build = [sys.executable, "-m", "d2lmini.grading", "--gradescope", str(root / "autograder.zip"),
+             "--config", str(config), "--manifest", str(released / "exercises.json")]
+    _run("build zip", build, dict(os.environ))
     with zipfile.ZipFile(root / "autograder.zip") as archive:
         archive.extractall(root / "source")
     size = (root / "autograder.zip").stat().st_size
     name = grading_samples.notebook_path(args.notebook).name
-    grading_samples.write(grading_samples.solved(args.notebook), root / "submission" / name)
+    answers = grading_samples.released_answers(args.notebook, exercises)
+    solved = grading_samples.solved(args.notebook, released, answers)
+    grading_samples.write(solved, root / "submission" / name)
     grading_samples.write(b"not a notebook", root / "submission" / "notes.ipynb")
     _run("setup.sh", ["bash", str(root / "source" / "setup.sh")], env)
     printed = _run("run_autograder", ["bash", str(root / "source" / "run_autograder")], env)

@@ -26,9 +26,10 @@ NOTEBOOKS, SOLUTIONS = ROOT / "notebooks", ROOT / "solutions"
 STUB = re.compile(r"^def (\w+)\(", re.MULTILINE)
 
 
-def released(notebook: str) -> nbformat.NotebookNode:
-    """The released notebook whose file name starts with `notebook` ("01" or "01_hidden_state")."""
-    path = next(iter(sorted(NOTEBOOKS.glob(f"{notebook}*.ipynb"))))
+def released(notebook: str, folder: Path = NOTEBOOKS) -> nbformat.NotebookNode:
+    """The released notebook whose file name starts with `notebook` ("01" or "01_hidden_state"), from
+    `folder` (the course's notebooks, or a folder written by `python -m d2lmini.grading release`)."""
+    path = next(iter(sorted(Path(folder).glob(f"{notebook}*.ipynb"))))
     return nbformat.read(path, as_version=4)
 
 
@@ -72,12 +73,13 @@ def _solution_source(name: str, solution_path: Path, capstone_path: Path) -> str
     return None
 
 
-def solved(notebook: str) -> nbformat.NotebookNode:
-    """The released notebook with the instructors' answers and functions filled in."""
+def solved(notebook: str, folder: Path = NOTEBOOKS, answers: dict | None = None) -> nbformat.NotebookNode:
+    """The released notebook with the instructors' answers and functions filled in; `answers` (check
+    name -> answer) replace the solutions' own (a release's numbers ask for other answers)."""
     number = notebook[:2]
-    result = copy.deepcopy(released(notebook))
+    result = copy.deepcopy(released(notebook, folder))
     solution_path, capstone_path = SOLUTIONS / f"notebook_{number}.py", SOLUTIONS / "capstone.py"
-    answers = _module(solution_path).ANSWERS if solution_path.exists() else {}
+    answers = (_module(solution_path).ANSWERS if solution_path.exists() else {}) | (answers or {})
     for cell in result.cells:
         if cell.cell_type != "code":
             continue
@@ -91,6 +93,22 @@ def solved(notebook: str) -> nbformat.NotebookNode:
             if all(parts):
                 cell.source = "\n\n".join(parts)
     return result
+
+
+# The answers to notebook 02's computed questions from the numbers a release drew for them (the
+# released check's keyword arguments, `Exercise.instructor_arguments()`).
+RELEASED_ANSWERS = {
+    "check_stacked_weight_shape": lambda a: (a["num_inputs"] + a["num_hiddens"], a["num_hiddens"]),
+    "check_multiplication_count":
+        lambda a: a["batch"] * a["num_hiddens"] * (a["num_inputs"] + a["num_hiddens"]),
+    "check_gru_weight_shape": lambda a: (3 * a["num_hiddens"], a["num_inputs"]),
+}
+
+
+def released_answers(notebook: str, exercises: list) -> dict:
+    """Check name -> the right answer to each computed question of `notebook` in a release's `exercises`."""
+    return {e.check: RELEASED_ANSWERS[e.check](e.instructor_arguments()) for e in exercises
+            if e.notebook.startswith(notebook) and e.check in RELEASED_ANSWERS}
 
 
 def untouched(notebook: str) -> nbformat.NotebookNode:

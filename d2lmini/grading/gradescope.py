@@ -16,6 +16,7 @@ config (the seed) and the upload readable by root alone. `D2LMINI_AUTOGRADER_ROO
 import json
 import shutil
 import sys
+import tomllib
 import zipfile
 from importlib import metadata
 from pathlib import Path
@@ -31,6 +32,7 @@ PACKAGE = Path(__file__).parents[1]
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 GRADER_PACKAGES = ("ipykernel>=6.29", "jupyter_client>=8", "nbformat>=5.10", "cloudpickle>=3")
 KERNEL_MEMORY_MB = 512  # Gradescope's container has 768 MB: the kernel gets this much of it
+RELEASED_EXERCISES = "exercises.json"  # in the zip when it grades a release (`--manifest`)
 
 SETUP = """#!/usr/bin/env bash
 # Gradescope runs this once, when the autograder image is built: a virtual environment with
@@ -63,20 +65,38 @@ PYTHONPATH="$root/source" OMP_NUM_THREADS=1 exec "$root/venv/bin/python" -m d2lm
 """
 
 
+def _dependencies() -> list[str]:
+    """d2lmini's declared dependencies: the installed package's, else its checkout's pyproject.toml."""
+    try:
+        return metadata.requires("d2lmini") or []
+    except metadata.PackageNotFoundError:
+        pyproject = PACKAGE.parent / "pyproject.toml"
+        if not pyproject.is_file():
+            raise RuntimeError("d2lmini is neither installed nor a checkout with pyproject.toml: "
+                               "pip install d2lmini, then build the zip again") from None
+        return tomllib.loads(pyproject.read_text("utf-8"))["project"]["dependencies"]
+
+
 def requirements() -> list[str]:
     """d2lmini's dependencies except torch (installed from the CPU index), and the grader's own."""
-    needed = [r for r in metadata.requires("d2lmini") or [] if "extra ==" not in r]
+    needed = [r for r in _dependencies() if "extra ==" not in r]
     return [r for r in needed if not r.replace(" ", "").startswith("torch")] + list(GRADER_PACKAGES)
 
 
-def build_zip(path: Path, config: Path | None = None) -> None:
-    """Write the autograder zip to `path`, with `config` (default: every exercise's default points)."""
+def build_zip(path: Path, config: Path | None = None, exercises: Path | None = None) -> None:
+    """Write the autograder zip to `path`, with `config` (default: every exercise's default points).
+
+    `exercises`: the exercise list of a release (`release --out DIR` writes DIR/exercises.json),
+    graded instead of the course's own, so the zip judges the numbers the released notebooks ask.
+    """
     torch_version = torch.__version__.split("+")[0]
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         _add_text(archive, "setup.sh", SETUP.format(index=TORCH_INDEX, torch=torch_version), executable=True)
         _add_text(archive, "run_autograder", RUN, executable=True)
         _add_text(archive, "requirements.txt", "\n".join(requirements()) + "\n")
         _add_text(archive, "points.toml", Path(config or DEFAULT_CONFIG).read_text("utf-8"))
+        if exercises is not None:
+            _add_text(archive, RELEASED_EXERCISES, Path(exercises).read_text("utf-8"))
         for file in sorted(PACKAGE.rglob("*")):
             if file.is_file() and "__pycache__" not in file.parts and file.suffix != ".pyc":
                 archive.write(file, str(Path("d2lmini") / file.relative_to(PACKAGE)))
@@ -96,9 +116,15 @@ def results(result, exercises) -> dict:
     return {"score": result.total, "output": "\n".join(result.notes), "tests": tests}
 
 
+def graded_exercises(source: Path) -> list:
+    """The exercises the zip unpacked in `source` grades: a release's list if it carries one."""
+    released = source / RELEASED_EXERCISES
+    return manifest.load(released) if released.is_file() else manifest.load()
+
+
 def main(root: Path) -> int:
     """Grade `root`/submission with `root`/source/points.toml; write `root`/results/results.json."""
-    exercises = manifest.load()
+    exercises = graded_exercises(root / "source")
     # The seed and the upload: root's alone (student code may run as another user here).
     for private in (root / "source" / "points.toml", root / "submission"):
         if private.exists():
