@@ -5,7 +5,7 @@ python -m d2lmini.grading --out OUT --config points.toml --rubric rubric.csv   #
 python -m d2lmini.grading --out OUT --moodle "Homework 1" --canvas canvas_export.csv --assignment "HW1 (42)"
 python -m d2lmini.grading --write-config points.toml [--force]
 python -m d2lmini.grading --discover notebooks --manifest-out exercises.json [--force]
-python -m d2lmini.grading --gradescope autograder.zip [--config points.toml] [--manifest released/exercises.json]
+python -m d2lmini.grading --gradescope autograder.zip [--config points.toml] [--manifest exercises.json]
 python -m d2lmini.grading release --config points.toml --out released/   # numbers from your seed
 """
 
