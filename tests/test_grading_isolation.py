@@ -126,6 +126,25 @@ def test_a_sandbox_whose_folders_are_given_relative_to_the_graders_folder_starts
     assert (tmp_path / "work" / "student" / "written").read_text() == "yes"
 
 
+@needs_sandbox
+def test_a_message_over_the_limit_never_reaches_the_grader_and_ends_only_its_kernel(tmp_path, monkeypatch):
+    """A kernel cannot make the grader hold a message of any size: its socket drops the connection
+    (ZeroMQ's MAXMSGSIZE), and the cell ends the kernel, so the notebook is run again without it."""
+    from d2lmini.grading import kernel as grading_kernel
+
+    monkeypatch.setattr(grading_kernel, "MESSAGE_LIMIT", 2**20)
+    running = grading_kernel.Kernel(tmp_path / "work", Limits())
+    try:
+        assert running.run("print('a small message')", 60) == (None, False)
+        started = time.monotonic()
+        big = "from IPython.display import display\ndisplay({'text/plain': 'x' * 3_000_000}, raw=True)"
+        problem, ended = running.run(big, 60)
+        assert ended and problem == "the cell sent a message over 1 MB", (problem, ended)
+        assert time.monotonic() - started < 45  # the reply, then LOST_OUTPUT_SECONDS, not the cell's limit
+    finally:
+        running.shutdown()
+
+
 def _cmdline(path: Path) -> str:
     try:
         return (path / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()

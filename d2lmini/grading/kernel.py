@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import zmq
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
@@ -33,6 +34,10 @@ from d2lmini.grading.settings import Limits
 
 OUTPUT_LIMIT = 1_000_000  # characters a cell may print before it is stopped
 RECORD_LIMIT = 64 * 2**20  # characters of one grading message the grader reads (a record)
+# Bytes of one message the grader's sockets take from a kernel (ZeroMQ's MAXMSGSIZE): a larger one
+# ends that socket's connection before the grader holds it, so no kernel can fill the grader's memory.
+MESSAGE_LIMIT = 4 * RECORD_LIMIT
+LOST_OUTPUT_SECONDS = 10.0  # after the cell's reply, how long its outputs may take before they count as lost
 CALL_MARGIN = 20.0  # seconds a remote call may take beyond the guard's own limit (transfers)
 KERNEL_NAME = "d2lmini-grading"
 BLOCKED_NETWORK = "http://127.0.0.1:9"  # the discard port: every HTTP(S) request fails at once
@@ -126,14 +131,16 @@ class Kernel:
         name = f"{os.getpid()}-{id(self)}"  # a restarted kernel's files never meet its predecessor's clean-up
         ipc = {"transport": "ipc", "ip": str(self.sockets / "kernel")}
         ports = ipc if isolation.namespaces else {}
-        self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, **ports)
+        self.context = capped_context(MESSAGE_LIMIT)
+        self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, context=self.context,
+                                     **ports)
         self.manager.connection_file = str(scratch / ".kernel" / f"connection-{name}.json")
         env = sandbox.clean_env(scratch) if isolation.isolated else _kernel_env(scratch)
         env = {} if isolation.namespaces else env  # bwrap sets the kernel's environment itself
         # The kernel's own stderr (ipykernel's warnings, a student's os.write(2, ...)) is not the grader's.
         self.manager.start_kernel(env=env, cwd=str(scratch), stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)
-        self.client = self.manager.client()
+        self.client = self.manager.client(context=self.context)
         self.client.start_channels()
         try:
             self.client.wait_for_ready(timeout=120)
@@ -151,6 +158,7 @@ class Kernel:
         """
         msg_id = self.client.execute(code, store_history=False, allow_stdin=False)
         deadline, printed, interrupted, error = time.monotonic() + seconds, 0, None, None
+        replied = None  # when the cell's execute_reply came (its outputs follow at once)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 and interrupted is None:
@@ -164,6 +172,11 @@ class Kernel:
             except Exception:  # no message within a second: is the kernel still there?
                 if not self.alive():
                     return error or "the kernel stopped", True
+                replied = replied or self._replied(msg_id)
+                if replied and time.monotonic() - replied > LOST_OUTPUT_SECONDS:
+                    # The cell is done, but its outputs never came: a message over MESSAGE_LIMIT ended
+                    # the connection. Run the notebook again without this cell, in a fresh kernel.
+                    return f"the cell sent a message over {MESSAGE_LIMIT // 2**20} MB", self._end()
                 continue
             if message["parent_header"].get("msg_id") != msg_id:
                 continue
@@ -180,6 +193,16 @@ class Kernel:
                     on_message(content["data"][MIME])
             elif kind == "status" and content.get("execution_state") == "idle":
                 return interrupted or error, False
+
+    def _replied(self, msg_id: str) -> float | None:
+        """The time now if the shell channel holds the execute_reply to `msg_id`, else None."""
+        while True:
+            try:
+                reply = self.client.get_shell_msg(timeout=0)
+            except Exception:  # nothing waiting
+                return None
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return time.monotonic()
 
     def _end(self) -> bool:
         """Kill a kernel that did not stop when interrupted; report that it ended."""
@@ -203,10 +226,19 @@ class Kernel:
         finally:
             if self.manager.has_kernel:
                 self.manager.shutdown_kernel(now=True)
+            if not self.context.closed:
+                self.context.destroy(linger=0)
             gone = sandbox.wait_gone(self.private / "status")
             shutil.rmtree(self.sockets, ignore_errors=True)
             if not gone:
                 raise RuntimeError(f"the sandbox of {self.scratch} did not end")
+
+
+def capped_context(limit: int) -> zmq.Context:
+    """A ZeroMQ context whose sockets drop a peer that sends a message of over `limit` bytes."""
+    context = zmq.Context()
+    context.setsockopt(zmq.MAXMSGSIZE, limit)
+    return context
 
 
 def peak_of_tree(pid: int) -> float:
