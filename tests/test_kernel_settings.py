@@ -225,3 +225,11 @@ def test_the_fixture_fails_a_test_that_leaves_a_setting_changed(tmp_path):
     # the leaky test errs at its teardown, naming the setting; the next one finds gradients on again
     assert done.returncode == 1 and re.search(r"2 passed, (\d+ warnings?, )?1 error", out), out
     assert "test_leaves_gradients_off" in out and "it switched gradients off" in out and "was put back" in out
+
+
+def test_a_process_caught_while_it_starts_its_program_is_named_by_its_command(monkeypatch):
+    """Right after `subprocess.Popen` returns, a loaded machine can show an empty command line."""
+    shown = iter(["", "", "sleep 60"])
+    monkeypatch.setattr(children, "_command", lambda pid: next(shown))
+    monkeypatch.setattr(children, "_alive", lambda pid: True)
+    assert children.name(42) == "process 42 (sleep 60)"

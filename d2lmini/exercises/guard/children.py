@@ -93,13 +93,28 @@ def descendants() -> set[int] | None:
     return _descendants_from_psutil()
 
 
-def name(pid: int) -> str:
-    """'process 1234 (sleep 100)': the pid and, where it can be read, the command line."""
+NAME_WAIT_SECONDS = 0.5  # how long to wait for the command line of a process that is just starting
+
+
+def _command(pid: int) -> str:
     try:
-        command = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        raw = (PROC / str(pid) / "cmdline").read_bytes()
     except OSError:
-        command = ""
-    command = command.strip()
+        return ""
+    return raw.replace(b"\0", b" ").decode(errors="replace").strip()
+
+
+def name(pid: int) -> str:
+    """'process 1234 (sleep 100)': the pid and, where it can be read, the command line.
+
+    A process caught while it starts a program shows no command line for a moment (seen on a
+    loaded machine right after `subprocess.Popen` returned): it is read again for a little while.
+    """
+    command, waited = _command(pid), 0.0
+    while not command and waited < NAME_WAIT_SECONDS and _alive(pid):
+        threading.Event().wait(0.01)
+        waited += 0.01
+        command = _command(pid)
     return f"process {pid}" + (f" ({command[:60]})" if command else "")
 
 
