@@ -35,6 +35,7 @@ from d2lmini.grading.kernel import (
     peak_of_tree,
     rewrite,
 )
+from d2lmini.grading.limits import limited_command
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import CALL_SECONDS, RemoteFunction, decode, local_device, read_line
 
@@ -206,8 +207,8 @@ class Caller:
             copy = self.scratch / f"function-{index}.pkl"
             shutil.copyfile(function, copy)
             saved.append(f"{slot}={copy}")
-        program = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb),
-                   "--", sys.executable, "-m", "d2lmini.grading.caller", str(known), *saved]
+        program = limited_command(limits.memory_mb, limits.file_mb,
+                              [sys.executable, "-m", "d2lmini.grading.caller", str(known), *saved])
         env = sandbox.clean_env(self.scratch)
         if sandbox.probe().namespaces:
             argv = sandbox.command(program, self.scratch, env, caller_files(with_models), status=self.status)

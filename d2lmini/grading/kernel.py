@@ -28,6 +28,7 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 from d2lmini.grading import sandbox
+from d2lmini.grading.limits import limited_command
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import MIME
 from d2lmini.grading.settings import Limits
@@ -85,8 +86,8 @@ def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path
     """A kernel spec (outside the scratch folder, which the student's code may write) for the kernel."""
     folder = private / KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
-    program = [sys.executable, "-m", "d2lmini.grading.limits", str(limits.memory_mb), str(limits.file_mb),
-               "--", sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    program = limited_command(limits.memory_mb, limits.file_mb,
+                          [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"])
     spec = {"display_name": "d2lmini grading", "language": "python"}
     if sandbox.probe().namespaces:
         # Interrupted by a message: a signal would reach bwrap, not the kernel inside it.

@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from d2lmini.grading.limits import limited_command
+
 PACKAGE = Path(__file__).resolve().parents[1]  # the d2lmini folder: the only part of a checkout bound
 SANDBOX_UID = 65534  # "nobody" inside the user namespace
 SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/conda")
@@ -90,8 +92,8 @@ def probe() -> Isolation:
         return Isolation(shutil.which(os.environ.get("D2LMINI_BWRAP", "bwrap")), "bwrap")
     setpriv = shutil.which("setpriv")
     if wanted != "bwrap" and os.geteuid() == 0 and setpriv is not None:
-        python = [sys.executable, "-m", "d2lmini.grading.limits", "4096", "64", "--", sys.executable, "-c",
-                  "import d2lmini.grading.caller"]  # as the kernel and the caller start: Python runs Python
+        python = limited_command(4096, 64, [sys.executable, "-c", "import d2lmini.grading.caller"])
+        # as the kernel and the caller start: Python runs Python
         user = [setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", "--"]
         trial = subprocess.run([*user, *python], capture_output=True, text=True, timeout=120,
                                env={"PYTHONPATH": str(PACKAGE.parent)}, cwd="/")
