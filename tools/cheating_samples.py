@@ -135,5 +135,18 @@ def cheating_class(places: Places) -> dict[str, nbformat.NotebookNode]:
     return samples
 
 
+def reads_the_config(config: Path, leak: Path) -> nbformat.NotebookNode:
+    """Reads the instructor's config (its seed) and leaves what it got in `leak`, a shared folder's file.
+
+    Only "user" isolation (setpriv, Gradescope's container) shares /tmp with the grader: there the config
+    must be root's alone, so `leak` says "refused".
+    """
+    return _before_stub(
+        "import pathlib\n"
+        f"try:\n    got = pathlib.Path({str(config)!r}).read_text()\n"
+        "except OSError as error:\n    got = 'refused: ' + type(error).__name__\n"
+        f"pathlib.Path({str(leak)!r}).write_text(got)\n")
+
+
 # The sample above that solves fused_step (with a copy of package code beside it): it must still lose it.
 SOLVES_WITH_A_COPY = "compiled_copy_of_the_package"

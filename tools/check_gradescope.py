@@ -12,9 +12,18 @@ the released numbers), and a file that is not a notebook, then checks results.js
 format, full marks for the solution, the bad file named. Prints the time of each stage and the
 peak memory of the grading process and of the student's kernel (Gradescope allows 768 MB). Exits 1
 on failure.
+
+With `--as-user` (as root, where Gradescope's container may forbid the user namespaces bubblewrap
+needs) the zip is run again in its "user" isolation (D2LMINI_SANDBOX=user: student code as uid
+65534 through setpriv): the solution must still score full marks, and cheating uploads
+(tools/cheating_samples.py) must score nothing, leave results.json and the zip's d2lmini as the
+grader wrote them, and find the config unreadable. uid 65534 must be able to run the venv's
+Python: give `--python` a system Python (Gradescope's image has /usr/bin/python3) and `--keep` a
+folder others may enter.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -26,7 +35,8 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import grading_samples  # noqa: E402  (a sibling script)
+import cheating_samples  # noqa: E402  (a sibling script)
+import grading_samples  # noqa: E402
 
 from d2lmini.grading.release import release  # noqa: E402
 
@@ -34,6 +44,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 SEED = 3
+# The cheating uploads run in "user" isolation: each one Gradescope upload (about 20 s).
+USER_CHEATS = ("detached_process_rewrites_gradebook", "fork_child_and_daemon_thread",
+               "edits_installed_checker", "patches_agent_and_hooks", "package_function_under_another_name")
 
 
 def _config(notebook: str, exercises: list) -> str:
@@ -66,20 +79,83 @@ def check_results(path: Path, notebook: str) -> dict:
     return results
 
 
+def _tree_hash(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _grade_upload(root: Path, files: dict, stage: str, env: dict) -> tuple[dict, str]:
+    """Grade `files` (name -> sample) as one upload; return results.json and what the grader printed."""
+    shutil.rmtree(root / "submission", ignore_errors=True)
+    shutil.rmtree(root / "results", ignore_errors=True)
+    for name, sample in files.items():
+        grading_samples.write(sample, root / "submission" / name)
+    printed = _run(stage, ["bash", str(root / "source" / "run_autograder")], env)
+    return json.loads((root / "results" / "results.json").read_text("utf-8")), printed
+
+
+def _others_can_enter(folder: Path) -> Path | None:
+    """The first of `folder` and its parents that other users cannot enter, or None."""
+    for path in (folder, *folder.parents):
+        if not path.stat().st_mode & 0o001:
+            return path
+    return None
+
+
+def check_user_isolation(root: Path, notebook: str, solved, env: dict) -> None:
+    """Run the zip in "user" isolation: the solution scores, the cheaters get nothing and reach nothing."""
+    closed = _others_can_enter(root / "venv")
+    if closed is not None:
+        raise SystemExit(f"FAILED: uid 65534 cannot enter {closed}: use a --keep folder others may enter")
+    env = dict(env, D2LMINI_SANDBOX="user")
+    name = grading_samples.notebook_path(notebook).name
+    results, printed = _grade_upload(root, {name: solved}, "user: solution", env)
+    assert "isolated by user only" in printed, printed[:2000]
+    assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0, results
+    package = root / "source" / "d2lmini"
+    before = _tree_hash(package)
+    places = cheating_samples.Places(root / "results", root / "submission", root / "submission" / name,
+                                     package)
+    samples = {k: v for k, v in cheating_samples.cheating_class(places).items() if k in USER_CHEATS}
+    leak = Path(tempfile.mkdtemp(prefix="leak-"))
+    leak.chmod(0o1777)  # a shared folder, as /tmp is under setpriv
+    samples["reads_the_config"] = cheating_samples.reads_the_config(root / "source" / "points.toml",
+                                                                    leak / "config")
+    for kind, sample in samples.items():
+        results, _ = _grade_upload(root, {name: sample}, f"user: {kind[:24]}", env)
+        written = (root / "results" / "results.json").read_bytes()
+        time.sleep(1)  # a writer left behind tries every quarter second
+        assert results["score"] == 0, (kind, results)
+        assert (root / "results" / "results.json").read_bytes() == written, f"{kind} changed results.json"
+        assert _tree_hash(package) == before, f"{kind} changed the zip's d2lmini"
+    said = (leak / "config").read_text("utf-8")
+    shutil.rmtree(leak)
+    assert said == "refused: PermissionError", f"the config was readable in user isolation: {said[:80]!r}"
+    print(f"user isolation: the solution scored; {len(samples)} cheating uploads scored 0, reached nothing")
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notebook", default="02")
     parser.add_argument("--keep", type=Path, help="use (and keep) this folder as /autograder")
+    parser.add_argument("--python", help="the Python setup.sh makes the venv with (default: python3)")
+    parser.add_argument("--as-user", action="store_true",
+                        help="also run the zip in 'user' isolation with cheating uploads (as root)")
     args = parser.parse_args(argv)
     root = args.keep or Path(tempfile.mkdtemp(prefix="autograder-"))
     config, released = root / "points.toml", root / "released"
     root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o755)  # as Gradescope's /autograder
     shutil.rmtree(released, ignore_errors=True)
     exercises = release(ROOT / "notebooks", released, SEED)
     config.write_text(_config(args.notebook, exercises), "utf-8")
     env = dict(os.environ, D2LMINI_AUTOGRADER_ROOT=str(root), D2LMINI_TORCH_INDEX=os.environ.get(
         "D2LMINI_TORCH_INDEX", ""))
     env.pop("PYTHONPATH", None)
+    if args.python:
+        env["PYTHON"] = args.python
     build = [sys.executable, "-m", "d2lmini.grading", "--gradescope", str(root / "autograder.zip"),
              "--config", str(config), "--manifest", str(released / "exercises.json")]
     _run("build zip", build, dict(os.environ))
@@ -98,6 +174,8 @@ def main(argv: list[str]) -> None:
     print(f"zip {size / 1024:.0f} KB; results.json: {len(results['tests'])} tests, "
           f"score {results['score']:g}")
     print(memory)
+    if args.as_user:
+        check_user_isolation(root, args.notebook, solved, env)
     print("OK: the Gradescope autograder graded the sample submission in a fresh venv")
 
 
