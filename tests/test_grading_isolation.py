@@ -114,6 +114,22 @@ def test_a_detached_process_is_gone_when_the_sandbox_ends(tmp_path):
     assert sleepers == []
 
 
+def test_one_upload_makes_every_attack_it_is_given_before_its_function(tmp_path):
+    """The Gradescope check's "user" run grades one upload for five attacks: none may be lost."""
+    places = cheating_samples.Places(tmp_path / "results", tmp_path / "submission", tmp_path / "x.ipynb",
+                                     tmp_path / "d2lmini")
+    samples = cheating_samples.cheating_class(places)
+    names = ("patches_agent_and_hooks", "detached_process_rewrites_gradebook", "edits_installed_checker")
+    combined = [c.source for c in cheating_samples.all_in_one(samples, names).cells]
+    defined = next(i for i, source in enumerate(combined) if "def fused_step" in source)
+    original = {c.source for c in grading_samples.released("02").cells}
+    for name in names[1:]:
+        added = [c.source for c in samples[name].cells if c.source not in original]
+        assert len(added) == 1 and combined.index(added[0]) < defined, name
+    assert "sys.setprofile = lambda" in combined[defined]  # the first sample's own function
+    assert len(combined) == len(samples[names[0]].cells) + len(names) - 1
+
+
 def test_the_limits_wrapper_sets_its_limits_and_imports_neither_torch_nor_the_package():
     """Every graded kernel and every caller process starts through it: importing d2lmini there cost 2.5 s."""
     shown = "import resource; print(resource.getrlimit(resource.RLIMIT_FSIZE))"

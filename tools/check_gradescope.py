@@ -15,9 +15,9 @@ on failure.
 
 With `--as-user` (as root, where Gradescope's container may forbid the user namespaces bubblewrap
 needs) the zip is run again in its "user" isolation (D2LMINI_SANDBOX=user: student code as uid
-65534 through setpriv): the solution must still score full marks, and cheating uploads
-(tools/cheating_samples.py) must score nothing, leave results.json and the zip's d2lmini as the
-grader wrote them, and find the config unreadable. uid 65534 must be able to run the venv's
+65534 through setpriv): the solution must still score full marks, and an upload that makes five
+attacks of tools/cheating_samples.py must score nothing, leave results.json and the zip's d2lmini
+as the grader wrote them, and find the config unreadable. uid 65534 must be able to run the venv's
 Python: give `--python` a system Python (Gradescope's image has /usr/bin/python3) and `--keep` a
 folder others may enter.
 """
@@ -44,9 +44,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 SEED = 3
-# The cheating uploads run in "user" isolation: each one Gradescope upload (about 20 s).
-USER_CHEATS = ("detached_process_rewrites_gradebook", "fork_child_and_daemon_thread",
-               "edits_installed_checker", "patches_agent_and_hooks", "package_function_under_another_name")
+# The attacks made in "user" isolation, as one upload (each upload is about 20 s of grading): the first
+# replaces the stub with a call into the package after patching the in-kernel machinery; the others add
+# cells before it.
+USER_CHEATS = ("patches_agent_and_hooks", "detached_process_rewrites_gradebook",
+               "fork_child_and_daemon_thread", "edits_installed_checker", "reads_the_config")
 
 
 def _config(notebook: str, exercises: list) -> str:
@@ -118,22 +120,23 @@ def check_user_isolation(root: Path, notebook: str, solved, env: dict) -> None:
     before = _tree_hash(package)
     places = cheating_samples.Places(root / "results", root / "submission", root / "submission" / name,
                                      package)
-    samples = {k: v for k, v in cheating_samples.cheating_class(places).items() if k in USER_CHEATS}
+    samples = cheating_samples.cheating_class(places)
     leak = Path(tempfile.mkdtemp(prefix="leak-"))
     leak.chmod(0o1777)  # a shared folder, as /tmp is under setpriv
     samples["reads_the_config"] = cheating_samples.reads_the_config(root / "source" / "points.toml",
                                                                     leak / "config")
-    for kind, sample in samples.items():
-        results, _ = _grade_upload(root, {name: sample}, f"user: {kind[:24]}", env)
-        written = (root / "results" / "results.json").read_bytes()
-        time.sleep(1)  # a writer left behind tries every quarter second
-        assert results["score"] == 0, (kind, results)
-        assert (root / "results" / "results.json").read_bytes() == written, f"{kind} changed results.json"
-        assert _tree_hash(package) == before, f"{kind} changed the zip's d2lmini"
-    said = (leak / "config").read_text("utf-8")
+    cheat = cheating_samples.all_in_one(samples, USER_CHEATS)
+    results, _ = _grade_upload(root, {name: cheat}, "user: cheating", env)
+    written = (root / "results" / "results.json").read_bytes()
+    time.sleep(1)  # a writer left behind tries every quarter second
+    assert results["score"] == 0, results
+    assert (root / "results" / "results.json").read_bytes() == written, "a cheat changed results.json"
+    assert _tree_hash(package) == before, "a cheat changed the zip's d2lmini"
+    said = (leak / "config").read_text("utf-8") if (leak / "config").exists() else "(the cell never ran)"
     shutil.rmtree(leak)
     assert said == "refused: PermissionError", f"the config was readable in user isolation: {said[:80]!r}"
-    print(f"user isolation: the solution scored; {len(samples)} cheating uploads scored 0, reached nothing")
+    print(f"user isolation: the solution scored; one upload making {len(USER_CHEATS)} attacks scored 0 "
+          "and reached nothing")
 
 
 def main(argv: list[str]) -> None:
