@@ -19,7 +19,9 @@ every panel has one live region (the lab too), every data table header cells, no
 35 words, not none: its count per panel goes to test-artifacts/summary_NN.txt); then, at a 320 px
 window with the sidebar closed, no control lies outside the window and nothing but a figure or a
 table scrolls sideways, also with WCAG 1.4.12's text spacing (a second screenshot,
-notebook_NN_320px.png). One screenshot per notebook goes to
+notebook_NN_320px.png). In notebook 04, before that, a 25-character prefix typed into the text
+generator at 100 ms per key must stay whole and start the generated text
+(tests/browser/generate.py). One screenshot per notebook goes to
 test-artifacts/notebook_NN.png, scrolled to its first panel, and the role and accessible name of
 every control and image in its outputs to test-artifacts/controls_NN.txt.
 
@@ -40,6 +42,7 @@ from pathlib import Path
 
 import pytest
 from browser.axe import axe_violations, find_axe, low_contrast, new_problems
+from browser.generate import typed_prefix_problems
 from browser.jupyterlab import CHROMIUM_ARGS, require_browser, running_jupyterlab, shutdown_kernels
 from browser.keyboard import PANELS, drive_panels
 from browser.panels import (
@@ -271,6 +274,8 @@ def test_notebook_runs_cleanly_in_jupyterlab(lab, notebook):
         problems += structure_problems(page)
         problems += summary_problems(page)
         _save_summaries(page, ARTIFACTS / f"summary_{number}.txt")
+        if number == "04":
+            problems += [f"generator: {p}" for p in typed_prefix_problems(page, ARTIFACTS / "generate.png")]
         problems += _narrow_problems(page, number)
     except Exception:
         page.screenshot(path=str(ARTIFACTS / f"notebook_{number}_failure.png"))
