@@ -5,6 +5,8 @@
     python benchmarks/quality.py --hiddens 512 --lr 0.005 --plot benchmarks/quality_curve.png
     python benchmarks/quality.py --minibatches 1000 --dynamic   # static, mixture and dynamic rows
     python benchmarks/quality.py --cell lstm --hiddens 256      # a gated cell instead (notebook 09)
+    python benchmarks/quality.py --cell lstm --hiddens 192 --minibatches 1000 --dropout 0.2 \
+        --weight-decay 0.1 --keep-best                          # regularised, best checkpoint kept
 
 Trains the vanilla (tanh) `RNNScratch` (or, with `--cell gru` / `--cell lstm`, the scratch
 `GRUScratch` / `LSTMScratch` of `d2lmini.gates`) on the first 90% of a corpus for a fixed
@@ -21,24 +23,35 @@ a learning rate that falls along a half cosine from `lr` to 0 over the time budg
 the same as `d2lmini.train.TrainConfig`'s defaults, which were chosen from this benchmark.
 The loop here is `d2lmini.train.train`'s, except that the time spent evaluating for the
 curve is not counted against the budget. Every hyperparameter has a flag.
+
+Three options regularise a run, none of them the course's (the package and notebooks keep
+their defaults): `--dropout p` zeroes each hidden unit that a gated cell feeds its output
+layer with probability p while training (never while evaluating); `--weight-decay w` trains
+with decoupled weight decay (AdamW, or SGD's own); `--keep-best` keeps the checkpoint with
+the lowest perplexity on the mixture slice instead of the last. Each is judged on the slice
+(printed as "slice:" lines), never on the held-out text.
 The Time Machine comes from the d2lmini cache (`d2lmini.download.default_cache_dir()`), else from
 `../shared/data/timemachine.txt` (copied to a temporary directory, never into the
 repository), else it is downloaded into the cache.
 """
 
 import argparse
+import copy
 import math
 import shutil
 import tempfile
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
+from torch import nn
 
 from d2lmini.corpus import load_corpus
 from d2lmini.device import seed_everything, try_gpu
 from d2lmini.download import timemachine_is_cached
 from d2lmini.dynamic import DynamicSettings, dynamic_log_probs, training_gradient_rms
-from d2lmini.gates import GRUScratch, LSTMScratch
+from d2lmini.gates import GatedScratch, GRUScratch, LSTMScratch, gru_forward, lstm_forward
+from d2lmini.lstm_bptt import lstm_forward_bptt
 from d2lmini.metrics import Ladder, ladder_bits, perplexity_from_bits
 from d2lmini.mixture import (
     fit_mixture_weight,
@@ -49,7 +62,7 @@ from d2lmini.mixture import (
 )
 from d2lmini.ngram import KneserNey
 from d2lmini.settings import CORPORA, TRAIN_SETTINGS, Setting
-from d2lmini.train import TrainConfig, make_model, train
+from d2lmini.train import TrainConfig, TrainingRun, make_model, run_training, validate_training
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_COPY = REPO.parent / "shared" / "data" / "timemachine.txt"
@@ -78,18 +91,99 @@ def make_cell(cell: str, vocab_size: int, config: TrainConfig, device):
     return GATED_CELLS[cell](vocab_size, config.num_hiddens, generator=generator).to(device)
 
 
-def train_rnn(corpus, fit_length: int, config: TrainConfig, device, cell: str = "rnn"):
-    """Train the scratch model of `cell` on corpus.indices[:fit_length] through `d2lmini.train.train`.
+def cell_hidden_states(cell: GatedScratch, X: torch.Tensor, state: torch.Tensor) -> tuple:
+    """Run a gated scratch cell over X and return (hidden states (steps·batch, hiddens), state).
 
-    Returns (model, history); the checkpoints are measured on the mixture slice that
-    follows the training part (never on the held-out text).
+    The cell's own forward function with an identity output layer, so the backward pass is
+    the cell's own (the LSTM's hand-written one included).
+    """
+    eye = torch.eye(cell.num_hiddens, dtype=cell.W_h.dtype, device=cell.W_h.device)
+    zero = torch.zeros(cell.num_hiddens, dtype=cell.W_h.dtype, device=cell.W_h.device)
+    if isinstance(cell, GRUScratch):
+        return gru_forward(X, state, cell.W_x, cell.W_h, cell.b, cell.b_hn, eye, zero)
+    if isinstance(cell, LSTMScratch):
+        forward = lstm_forward_bptt if cell.hand_written_bptt else lstm_forward
+        return forward(X, state, cell.W_x, cell.W_h, cell.b, eye, zero)
+    raise TypeError(f"cell must be a GRUScratch or an LSTMScratch, not {type(cell).__name__}")
+
+
+class OutputDropout(nn.Module):
+    """A gated scratch cell trained with dropout between its hidden state and its output layer.
+
+    While the module trains and gradients are on, each hidden unit fed to the output layer is
+    zeroed with probability `rate` (the others scaled by 1 / (1 - rate)); the state carried to
+    the next step is untouched. Under `torch.no_grad()` (every evaluation) it is the cell itself.
+    """
+
+    def __init__(self, cell: GatedScratch, rate: float):
+        super().__init__()
+        if not 0 <= rate < 1:
+            raise ValueError(f"the dropout rate must be in [0, 1), not {rate!r}")
+        self.cell, self.rate = cell, rate
+        self.vocab_size, self.num_hiddens = cell.vocab_size, cell.num_hiddens
+
+    def begin_state(self, batch_size: int) -> torch.Tensor:
+        return self.cell.begin_state(batch_size)
+
+    def forward(self, X: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if not (self.training and torch.is_grad_enabled() and self.rate > 0):
+            return self.cell(X, state)
+        hiddens, state = cell_hidden_states(self.cell, X, state)
+        hiddens = F.dropout(hiddens, self.rate, training=True)
+        return torch.addmm(self.cell.b_q, hiddens, self.cell.W_hq), state
+
+
+def make_optimizer_with_decay(name: str, params, lr: float, weight_decay: float) -> torch.optim.Optimizer:
+    """Return "adam" as AdamW (decoupled decay) or "sgd" as SGD, with `weight_decay`."""
+    optimizers = {"adam": torch.optim.AdamW, "sgd": torch.optim.SGD}
+    if name not in optimizers:
+        raise ValueError(f"optimizer must be one of {', '.join(map(repr, optimizers))}, not {name!r}")
+    return optimizers[name](params, lr=lr, weight_decay=weight_decay)
+
+
+class BestCheckpoint:
+    """An `on_checkpoint` callback that keeps a copy of the weights with the lowest validation perplexity."""
+
+    def __init__(self, model: nn.Module):
+        self.model, self.weights, self.minibatches, self.perplexity = model, None, None, math.inf
+
+    def __call__(self, history) -> None:
+        if history.valid_perplexity[-1] < self.perplexity:
+            self.perplexity, self.minibatches = history.valid_perplexity[-1], history.minibatches[-1]
+            self.weights = copy.deepcopy(self.model.state_dict())
+
+    def restore(self) -> None:
+        """Put the kept weights back into the model (nothing to do before any checkpoint)."""
+        if self.weights is not None:
+            self.model.load_state_dict(self.weights)
+
+
+def train_rnn(corpus, fit_length: int, config: TrainConfig, device, cell: str = "rnn", *,
+              dropout: float = 0.0, weight_decay: float = 0.0, keep_best: bool = False):
+    """Train the scratch model of `cell` on corpus.indices[:fit_length] through `d2lmini.train`'s loop.
+
+    Returns (model, history, kept): the checkpoints are measured on the mixture slice that
+    follows the training part (never on the held-out text). `dropout` (gated cells only, see
+    `OutputDropout`) and `weight_decay` (`make_optimizer_with_decay`) regularise training;
+    with `keep_best` the model ends with the weights of the checkpoint best on the slice, and
+    `kept` is that checkpoint's minibatch count (else the last one's).
     """
     seed_everything(config.seed)
     model = make_cell(cell, len(corpus.vocab), config, device)
+    trained = OutputDropout(model, dropout) if dropout else model
     train_indices = corpus.indices[:fit_length]
     slice_indices = corpus.indices[fit_length : int(len(corpus.indices) * 0.9)]
-    history = train(model, train_indices, slice_indices, config)
-    return model, history
+    best = BestCheckpoint(model) if keep_best else None
+    validate_training(trained, train_indices, slice_indices, config)
+    run = TrainingRun(trained, train_indices, slice_indices, config, on_checkpoint=best)
+    if weight_decay:
+        run.optimizer = make_optimizer_with_decay(config.optimizer, trained.parameters(), run.lr_at(0),
+                                                  weight_decay)
+    history = run_training(run)
+    if best is not None:
+        best.restore()
+        return model, history, best.minibatches
+    return model, history, history.minibatches[-1]
 
 
 def save_plot(history, rows: Ladder, path: Path, title: str, label: str = "RNN") -> None:
@@ -163,6 +257,12 @@ def main(argv=None):
                         help="training budget in minibatches (comparable under load)")
     for flag, name in SETTING_FLAGS.items():
         add_setting(parser, flag, TRAIN_SETTINGS[name], getattr(defaults, name))
+    parser.add_argument("--dropout", type=float, default=0.0,
+                        help="gated cells: dropout rate on the hidden state before the output layer")
+    parser.add_argument("--weight-decay", type=float, default=0.0,
+                        help="decoupled weight decay (AdamW with --optimizer adam)")
+    parser.add_argument("--keep-best", action="store_true",
+                        help="keep the checkpoint with the lowest perplexity on the mixture slice")
     parser.add_argument("--slice", type=float, default=0.1,
                         help="share of the training text held back to fit the mixture weight")
     parser.add_argument("--plot", type=Path, default=None, help="save the curve as a PNG here")
@@ -175,6 +275,10 @@ def main(argv=None):
     if args.dynamic and args.cell != "rnn":
         parser.error("--dynamic evaluates the tanh RNN only (d2lmini.dynamic); leave it out with --cell "
                      f"{args.cell}")
+    if args.dropout and args.cell == "rnn":
+        parser.error("--dropout is for the gated cells (--cell gru or --cell lstm)")
+    if not 0 <= args.dropout < 1 or args.weight_decay < 0:
+        parser.error("--dropout must be in [0, 1) and --weight-decay at least 0")
     label = CELL_NAMES[args.cell]
 
     config = TrainConfig(num_hiddens=args.hiddens, lr=args.lr, optimizer=args.optimizer,
@@ -192,9 +296,16 @@ def main(argv=None):
           f"vocabulary {len(corpus.vocab)}; device {device}, {torch.get_num_threads()} threads")
     budget = f"{args.minibatches} minibatches" if args.minibatches else f"{args.seconds:g} s"
     print(f"{label}: {config.num_hiddens} hidden, {config.optimizer} lr {config.lr:g} {args.schedule}, "
-          f"batch {config.batch_size}x{config.num_steps}, init {config.init}, seed {config.seed}, {budget}")
+          f"batch {config.batch_size}x{config.num_steps}, init {config.init}, seed {config.seed}, {budget}; "
+          f"dropout {args.dropout:g}, weight decay {args.weight_decay:g}, "
+          f"{'best checkpoint on the slice' if args.keep_best else 'last checkpoint'}")
 
-    model, history = train_rnn(corpus, fit_length, config, device, args.cell)
+    model, history, kept = train_rnn(corpus, fit_length, config, device, args.cell, dropout=args.dropout,
+                                     weight_decay=args.weight_decay, keep_best=args.keep_best)
+    for minibatches, train_ppl, valid_ppl in zip(history.minibatches, history.train_perplexity,
+                                                 history.valid_perplexity, strict=True):
+        print(f"  checkpoint {minibatches:5d} minibatches: train {train_ppl:.3f}, slice {valid_ppl:.3f}"
+              + (" (kept)" if minibatches == kept else ""))
     trained = history.seconds[-1] if history.seconds else float("nan")
     rate = history.tokens_per_second[-1] if history.tokens_per_second else float("nan")
     print(f"trained {trained:.1f} s; last checkpoint's rate {rate:,.0f} tokens/s", end="")
@@ -210,6 +321,9 @@ def main(argv=None):
     slice_rnn = rnn_log_probs(model, corpus.indices[fit_length:len(train_text)],
                               history=corpus.indices[:fit_length])
     lam = fit_mixture_weight(slice_rnn, slice_kn)
+    slice_mixture = perplexity_of(mixture_log_probs(slice_rnn, slice_kn, lam))
+    print(f"slice: {label} alone {perplexity_of(slice_rnn):.3f}, KN n={kn_order} "
+          f"{perplexity_of(slice_kn):.3f}, mixture {slice_mixture:.3f} (lam={lam:.2f})")
     # held-out: the n-gram counts the whole training text, the RNN reads it all as context
     valid_kn = KneserNey(kn_order).fit(train_text, symbols=corpus.text).log_probs(
         valid_text, history=train_text[-kn_order:])
