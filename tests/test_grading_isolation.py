@@ -7,7 +7,6 @@ installed package are byte-identical after the cheaters' detached processes had 
 Where bubblewrap cannot run, the tests that need it are skipped and the fallback is announced.
 """
 
-import hashlib
 import json
 import os
 import subprocess
@@ -39,13 +38,6 @@ needs_sandbox = pytest.mark.skipif(not sandbox.probe().isolated, reason=sandbox.
 # What only namespaces hide (a fresh /proc, a file system of its own): "user" isolation (setpriv, for a
 # root grader without namespaces) leaves what any user may read visible, and says so (Isolation.describe).
 needs_namespaces = pytest.mark.skipif(not sandbox.probe().namespaces, reason=sandbox.probe().describe())
-
-
-def _tree_hash(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
 
 
 PROBE = r"""
@@ -315,7 +307,8 @@ def test_cheating_submissions_score_nothing_and_touch_nobody(tmp_path):
     config = tmp_path / "points.toml"
     config.write_text("[grading]\nseed = 11\ncell_seconds = 60\n[points]\n" + "\n".join(
         f'"{e.id}" = 1' for e in EXERCISES if e.notebook.startswith("02")), "utf-8")
-    package_before, submissions_before = _tree_hash(places.package), _tree_hash(submissions)
+    package_before = cheating_samples.tree_hash(places.package)
+    submissions_before = cheating_samples.tree_hash(submissions)
 
     results = grade_class(submissions, out, EXERCISES, load_config(config, EXERCISES), 2,
                           progress=lambda _: None)
@@ -327,8 +320,8 @@ def test_cheating_submissions_score_nothing_and_touch_nobody(tmp_path):
     assert totals == {student: 0 for student in totals}, totals
     assert len(totals) == len(cheating_samples.cheating_class(places)) + 1
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == written
-    assert _tree_hash(places.package) == package_before, "the installed package was changed"
-    assert _tree_hash(submissions) == submissions_before
+    assert cheating_samples.tree_hash(places.package) == package_before, "the installed package was changed"
+    assert cheating_samples.tree_hash(submissions) == submissions_before
     feedback = (out / "feedback" / "aaa_honest.md").read_text("utf-8")
     assert feedback.count("Correct!") == 4
     marks = {m.exercise: m.message for r in results if r.student == cheating_samples.SOLVES_WITH_A_COPY

@@ -9,6 +9,7 @@ students alone. Used by tests/test_grading_isolation.py.
 """
 
 import copy
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -28,6 +29,14 @@ class Places:
     submissions: Path
     classmate: Path  # an honest classmate's notebook
     package: Path  # the installed d2lmini folder
+
+
+def tree_hash(folder: Path) -> str:
+    """One digest of every file under `folder`, names and bytes (`__pycache__` left out)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def _index(notebook, pattern: str) -> int:

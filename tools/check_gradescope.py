@@ -23,7 +23,6 @@ folder others may enter.
 """
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -81,13 +80,6 @@ def check_results(path: Path, notebook: str) -> dict:
     return results
 
 
-def _tree_hash(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
-
-
 def _grade_upload(root: Path, files: dict, stage: str, env: dict) -> tuple[dict, str]:
     """Grade `files` (name -> sample) as one upload; return results.json and what the grader printed."""
     shutil.rmtree(root / "submission", ignore_errors=True)
@@ -117,7 +109,7 @@ def check_user_isolation(root: Path, notebook: str, solved, env: dict) -> None:
     assert "isolated by user only" in printed, printed[:2000]
     assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0, results
     package = root / "source" / "d2lmini"
-    before = _tree_hash(package)
+    before = cheating_samples.tree_hash(package)
     places = cheating_samples.Places(root / "results", root / "submission", root / "submission" / name,
                                      package)
     samples = cheating_samples.cheating_class(places)
@@ -131,7 +123,7 @@ def check_user_isolation(root: Path, notebook: str, solved, env: dict) -> None:
     time.sleep(1)  # a writer left behind tries every quarter second
     assert results["score"] == 0, results
     assert (root / "results" / "results.json").read_bytes() == written, "a cheat changed results.json"
-    assert _tree_hash(package) == before, "a cheat changed the zip's d2lmini"
+    assert cheating_samples.tree_hash(package) == before, "a cheat changed the zip's d2lmini"
     said = (leak / "config").read_text("utf-8") if (leak / "config").exists() else "(the cell never ran)"
     shutil.rmtree(leak)
     assert said == "refused: PermissionError", f"the config was readable in user isolation: {said[:80]!r}"
@@ -168,10 +160,8 @@ def main(argv: list[str]) -> None:
     name = grading_samples.notebook_path(args.notebook).name
     answers = grading_samples.released_answers(args.notebook, exercises)
     solved = grading_samples.solved(args.notebook, released, answers)
-    grading_samples.write(solved, root / "submission" / name)
-    grading_samples.write(b"not a notebook", root / "submission" / "notes.ipynb")
     _run("setup.sh", ["bash", str(root / "source" / "setup.sh")], env)
-    printed = _run("run_autograder", ["bash", str(root / "source" / "run_autograder")], env)
+    _, printed = _grade_upload(root, {name: solved, "notes.ipynb": b"not a notebook"}, "run_autograder", env)
     results = check_results(root / "results" / "results.json", args.notebook)
     memory = next(line for line in printed.splitlines() if line.startswith("peak memory"))
     print(f"zip {size / 1024:.0f} KB; results.json: {len(results['tests'])} tests, "
