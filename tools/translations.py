@@ -161,10 +161,10 @@ def compiled(catalog: Catalog) -> bytes:
     return buffer.getvalue()
 
 
-def compile_package() -> list[Path]:
+def compile_package(wings: Iterable[str] = tuple(WINGS)) -> list[Path]:
     """Write each wing's .mo beside its .po; return the .mo files that changed."""
     changed = []
-    for wing in WINGS:
+    for wing in wings:
         catalog = read_catalog(PACKAGE_LOCALE / f"{wing}.po")
         path = PACKAGE_LOCALE / f"{wing}.mo"
         data = compiled(catalog)
@@ -308,13 +308,13 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["extract", "compile", "notebooks", "check", "all"])
     parser.add_argument("--wing", choices=list(WINGS), action="append",
-                        help="extract only this wing's package catalog (repeatable), not the notebooks'")
+                        help="extract or compile only this wing's package catalog (repeatable), not the notebooks'")
     args = parser.parse_args(argv)
     if args.command in ("extract", "all"):
         for path in extract(args.wing or WINGS, notebooks=not args.wing):
             print(f"updated {path.relative_to(ROOT)}")
     if args.command in ("compile", "all"):
-        for path in compile_package():
+        for path in compile_package(args.wing or WINGS):
             print(f"compiled {path.relative_to(ROOT)}")
     if args.command in ("notebooks", "all"):
         stale = write_chinese_notebooks()
