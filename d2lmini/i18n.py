@@ -56,8 +56,9 @@ def language() -> str:
 @cache
 def _warn_unknown_language(value: str) -> None:
     supported = ", ".join(f"{code} ({name})" for code, name in LANGUAGES.items())
-    warnings.warn(f"{ENVIRONMENT_VARIABLE}={value!r} is not a language d2lmini speaks; it speaks {supported}. "
-                  f"Showing English. / d2lmini 不支持 {ENVIRONMENT_VARIABLE}={value!r}；支持的有 {supported}。"
+    setting = f"{ENVIRONMENT_VARIABLE}={value!r}"
+    warnings.warn(f"{setting} is not a language d2lmini speaks; it speaks {supported}. Showing English. / "
+                  f"d2lmini 不支持 {setting}；支持的有 {supported}。"
                   "现以英文显示。", LanguageWarning, stacklevel=4)
 
 
@@ -77,8 +78,9 @@ def translations(language_code: str) -> gettext.NullTranslations:
                 catalog = gettext.GNUTranslations(handle)
         except (OSError, ValueError, UnicodeDecodeError, IndexError) as error:  # missing, truncated, corrupt
             warnings.warn(f"d2lmini's {LANGUAGES[language_code]} catalog {path.name} cannot be read "
-                          f"({type(error).__name__}); its messages are shown in English. / d2lmini 的中文目录 "
-                          f"{path.name} 无法读取（{type(error).__name__}），这部分消息以英文显示。",
+                          f"({type(error).__name__}); its messages are shown in English. / "
+                          f"d2lmini 的中文目录 {path.name} 无法读取（{type(error).__name__}），"
+                          "这部分消息以英文显示。",
                           LanguageWarning, stacklevel=3)
             continue
         catalog.add_fallback(chain)

@@ -15,6 +15,8 @@ import matplotlib.colors as mcolors
 import numpy as np
 from cycler import cycler
 
+from d2lmini.fonts import cjk_family
+
 BACKGROUND = "#ffffff"
 # Blue, dark orange, bluish green, reddish purple, near-black, brown: at least 4.5:1 on white.
 SERIES_COLOURS = ("#0072b2", "#a35200", "#007a5e", "#b8007a", "#333333", "#8c510a")
@@ -113,9 +115,12 @@ def course_rc() -> dict:
     """Return matplotlib settings for the course's figures (`plt.rcParams.update(course_rc())`).
 
     "C0", "C1", ... then name the course's colours, and lines drawn without a format string
-    differ in line style too; text is near-black.
+    differ in line style too; text is near-black; Chinese text is drawn with the CJK font the
+    package ships (`d2lmini.fonts`), after matplotlib's own sans-serif fonts.
     """
+    # matplotlib falls back glyph by glyph along font.family only, not along font.sans-serif
     return {"axes.prop_cycle": course_cycler(), "lines.markersize": 4,
+            "font.family": ["sans-serif", cjk_family()],
             "text.color": TEXT_COLOUR, "axes.labelcolor": TEXT_COLOUR, "axes.edgecolor": TEXT_COLOUR,
             "xtick.color": TEXT_COLOUR, "ytick.color": TEXT_COLOUR, "figure.facecolor": BACKGROUND,
             "axes.facecolor": BACKGROUND, "savefig.facecolor": BACKGROUND}

@@ -1,6 +1,7 @@
 """Re-execute the course notebooks in place, each in a fresh kernel, top to bottom.
 
-    python tools/run_notebooks.py                  # every notebook in notebooks/
+    python tools/run_notebooks.py                  # every notebook: notebooks/ and the Chinese notebooks/zh/
+    python tools/run_notebooks.py --edition zh     # the Chinese edition only (tools/translations.py makes it)
     python tools/run_notebooks.py notebooks/03_one_hot.ipynb ...
     python tools/run_notebooks.py --alone          # run each copied alone into an empty folder
 
@@ -23,6 +24,7 @@ same runner as tools/simulate_platforms.py's Colab- and Kaggle-like venvs).
 """
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -35,6 +37,7 @@ from nbclient.util import ensure_async
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+EDITIONS = {"en": NOTEBOOKS, "zh": NOTEBOOKS / "zh"}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_PLACEHOLDER = "Run this cell to show the interactive panel."
 
@@ -119,18 +122,27 @@ def run_alone(paths: list[Path]) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb")
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="default: every notebook of the chosen editions")
+    parser.add_argument("--edition", choices=[*EDITIONS, "both"], default="both",
+                        help="en: notebooks/*.ipynb, zh: notebooks/zh/*.ipynb (default: both)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
     parser.add_argument("--alone", action="store_true",
                         help="run a copy of each notebook alone in an empty folder under nbval "
                              "(stored outputs compared); save nothing")
     args = parser.parse_args()
-    paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    editions = list(EDITIONS) if args.edition == "both" else [args.edition]
+    paths = args.notebooks or [path for edition in editions
+                               for path in sorted(EDITIONS[edition].glob("*.ipynb"))]
+    # The kernels inherit this environment: an English notebook must speak English whatever the shell
+    # says; a Chinese one sets the language in its own first cell.
+    os.environ.pop("D2LMINI_LANG", None)
     if args.alone:
         return run_alone([path.resolve() for path in paths])
     failed = []
     for index, path in enumerate(paths, 1):
-        print(f"[{index}/{len(paths)}] {path.name} ...", end=" ", flush=True)
+        print(f"[{index}/{len(paths)}] {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} ...",
+              end=" ", flush=True)
         try:
             seconds = execute(path, args.timeout)
             print(f"{seconds:.1f} s", flush=True)

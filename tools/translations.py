@@ -60,7 +60,8 @@ os.environ["D2LMINI_LANG"] = "zh_CN"
 HEADER = """\
 # d2lmini's Simplified Chinese catalog: {domain}.
 # Made and updated by `python tools/translations.py extract`; translate each msgstr, keep the English's
-# placeholders ({{fields}}), formulas, code and numbers. Terms: docs/glossary.md. Licence: the project's (MIT).
+# placeholders ({{fields}}), formulas, code and numbers. Terms: docs/glossary.md. Licence: the
+# project's (MIT).
 #"""
 PLACEHOLDER = re.compile(r"(?<!\{)\{[^{}]*\}(?!\})")
 
@@ -77,7 +78,8 @@ def wing_of(path: Path) -> str:
 def new_catalog(domain: str) -> Catalog:
     """Return an empty zh_CN catalog with fixed dates (diffs show messages, never clocks)."""
     return Catalog(locale=LANGUAGE, domain=domain, project=PROJECT, version="0.1",
-                   creation_date=EPOCH, revision_date=EPOCH, fuzzy=False, copyright_holder="the d2lmini authors",
+                   creation_date=EPOCH, revision_date=EPOCH, fuzzy=False,
+                   copyright_holder="the d2lmini authors",
                    msgid_bugs_address="https://github.com/d2lmini/d2lmini/issues",
                    last_translator="the d2lmini authors", language_team="d2lmini <https://github.com/d2lmini/d2lmini>",
                    header_comment=HEADER.format(domain=domain))
@@ -267,7 +269,8 @@ def check() -> list[str]:
         problems += catalog_problems(catalog, path.name)
         mo = PACKAGE_LOCALE / f"{wing}.mo"
         if not mo.exists() or mo.read_bytes() != compiled(catalog):
-            problems.append(f"{mo.name} is not {path.name} compiled: run `python tools/translations.py compile`")
+            problems.append(f"{mo.name} is not {path.name} compiled: "
+                            "run `python tools/translations.py compile`")
     for notebook in english_notebooks():
         path = NOTEBOOK_LOCALE / f"{notebook.stem}.po"
         problems += stale_catalog(notebook_template(notebook), path)
@@ -308,7 +311,8 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["extract", "compile", "notebooks", "check", "all"])
     parser.add_argument("--wing", choices=list(WINGS), action="append",
-                        help="extract or compile only this wing's package catalog (repeatable), not the notebooks'")
+                        help="extract or compile only this wing's package catalog (repeatable), "
+                             "not the notebooks'")
     args = parser.parse_args(argv)
     if args.command in ("extract", "all"):
         for path in extract(args.wing or WINGS, notebooks=not args.wing):
@@ -327,7 +331,8 @@ def main(argv=None) -> int:
         if problems:
             print(f"{len(problems)} problem(s) in the Chinese edition", file=sys.stderr)
             return 1
-        print("the Chinese edition is complete: every catalog translated, none fuzzy, every notebook as built")
+        print("the Chinese edition is complete: every catalog translated, none fuzzy, "
+              "every notebook as built")
     return 0
 
 

@@ -1,0 +1,143 @@
+"""The Chinese edition is complete and made from one source (tools/translations.py).
+
+The catalogs are 100 % translated with no fuzzy entry and every placeholder kept, the compiled .mo
+files are the .po files, every stored Chinese notebook is what the English notebook and its catalog
+make (code cells identical), the glossary's terms are rendered with their 中文, and the figures' CJK
+font covers every character the package's catalogs use.
+"""
+
+import re
+import sys
+import warnings
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import nbformat  # noqa: E402
+import pytest  # noqa: E402
+from babel.messages.catalog import Catalog  # noqa: E402
+from fontTools.ttLib import TTFont  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import translations  # noqa: E402
+
+from d2lmini.fonts import CJK_FONT  # noqa: E402
+from d2lmini.palette import course_rc  # noqa: E402
+
+GLOSSARY = ROOT / "docs" / "glossary.md"
+
+
+def all_catalogs():
+    """Every Chinese catalog: the package's wings and the notebooks'."""
+    package, notebooks = translations.PACKAGE_LOCALE, translations.NOTEBOOK_LOCALE
+    return sorted(package.glob("*.po")) + sorted(notebooks.glob("*.po"))
+
+
+def test_the_chinese_edition_is_complete_and_as_the_catalogs_make_it():
+    problems = translations.check()
+    assert not problems, ("\n".join(problems[:20])
+                          + f"\n({len(problems)} problems; python tools/translations.py all)")
+
+
+def test_a_changed_english_string_turns_its_translation_fuzzy_and_fails_the_check(tmp_path):
+    catalog = translations.new_catalog("demo")
+    catalog.add("The hidden state carries the past.", "隐状态携带着过去的信息。")
+    path = tmp_path / "demo.po"
+    translations.write_catalog(catalog, path)
+    template = translations.new_catalog("demo")
+    template.add("The hidden state carries the whole past.")
+    translations.update(template, path)
+    updated = translations.read_catalog(path)
+    message = updated.get("The hidden state carries the whole past.")
+    assert message.fuzzy and message.string == "隐状态携带着过去的信息。"
+    assert any("fuzzy" in problem for problem in translations.catalog_problems(updated, path.name))
+
+
+@pytest.mark.parametrize("english, chinese, lost", [
+    ("perplexity {value:.3g} after {steps} steps", "{steps} 步后困惑度为 {value:.3g}", None),
+    ("perplexity {value:.3g} after {steps} steps", "{steps} 步后困惑度为 {value}", "{value:.3g}"),
+    ("$h_{t-1}$ and $W_{hh}$", "$h_{t-1}$ 与 $W_hh$", "{hh}"),
+    ("an untranslated message", "", "not translated"),
+])
+def test_a_translation_must_keep_every_placeholder_and_formula(english, chinese, lost):
+    catalog = Catalog(locale="zh_CN")
+    catalog.add(english, chinese)
+    problems = translations.catalog_problems(catalog, "demo.po")
+    if lost is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and lost in problems[0]
+
+
+def test_every_translated_message_formats_with_the_english_fields():
+    for path in sorted(translations.PACKAGE_LOCALE.glob("*.po")):
+        for message in translations.read_catalog(path):
+            if not message.id or not isinstance(message.id, str) or "{" not in message.id:
+                continue
+            names = re.findall(r"\{([^{}]*)\}", message.id)
+            fields = {name.split(":")[0].split("!")[0]: 1.5 for name in names}
+            if "" in fields or any(not name.isidentifier() for name in fields):
+                continue  # positional or indexed fields: compared as text by the check above
+            assert message.string.format(**fields)  # a KeyError or ValueError names the broken entry
+
+
+def glossary_terms() -> list[tuple[str, str]]:
+    rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \| \[", GLOSSARY.read_text(encoding="utf-8"), re.MULTILINE)
+    return [(english.strip(), chinese.strip()) for english, chinese in rows]
+
+
+def test_the_glossary_has_its_terms():
+    terms = dict(glossary_terms())
+    assert terms["hidden state"] == "隐状态" and terms["token"] == "词元" and len(terms) > 50
+
+
+def test_every_glossary_term_is_rendered_with_its_chinese_wherever_a_catalog_uses_it():
+    """Where a message's English holds a glossary term (as a whole word), its translation holds the 中文."""
+    missing = []
+    for english_term, chinese_term in glossary_terms():
+        term = re.sub(r"\s*\(.*\)$", "", english_term)  # "continuous bag of words (CBOW)" -> its words
+        pattern = re.compile(rf"(?<![\w-]){re.escape(term)}s?(?![\w-])", re.IGNORECASE)
+        for path in all_catalogs():
+            for message in translations.read_catalog(path):
+                if message.id and isinstance(message.id, str) and message.string:
+                    prose = re.sub(r"`[^`]*`|\$[^$]*\$", "", message.id)  # code and formulas are not prose
+                    if pattern.search(prose) and chinese_term not in message.string:
+                        missing.append(f"{path.name}: {term!r} -> {chinese_term!r} "
+                                       f"not in {message.string[:50]!r}")
+    assert not missing, f"{len(missing)} renderings:\n" + "\n".join(missing[:30])
+
+
+def test_the_shipped_cjk_font_draws_every_character_of_the_package_catalogs():
+    cmap = TTFont(CJK_FONT)["cmap"].getBestCmap()
+    used = set()
+    for path in sorted(translations.PACKAGE_LOCALE.glob("*.po")):
+        for message in translations.read_catalog(path):
+            used.update(message.string if isinstance(message.string, str) else "".join(message.string))
+    absent = sorted(c for c in used if ord(c) >= 0x2E80 and ord(c) not in cmap)
+    assert not absent, f"the font lacks {''.join(absent[:40])}: run python tools/cjk_font.py"
+
+
+def test_a_figure_with_chinese_text_draws_without_a_missing_glyph(monkeypatch):
+    monkeypatch.setenv("D2LMINI_LANG", "zh_CN")
+    with plt.rc_context(course_rc()), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figure, ax = plt.subplots()
+        ax.set_title("隐状态：困惑度与梯度裁剪")
+        ax.plot([1, 2], [2, 1], label="验证集困惑度 (validation)")
+        ax.legend()
+        figure.canvas.draw()
+        plt.close(figure)
+
+
+def test_each_chinese_notebook_has_the_english_code_after_its_language_cell():
+    for english_path in translations.english_notebooks():
+        chinese = nbformat.read(translations.EDITION / english_path.name, as_version=4)
+        english = nbformat.read(english_path, as_version=4)
+        first, *rest = [cell.source for cell in chinese.cells if cell.cell_type == "code"]
+        assert 'os.environ["D2LMINI_LANG"] = "zh_CN"' in first
+        assert rest == [cell.source for cell in english.cells if cell.cell_type == "code"]
