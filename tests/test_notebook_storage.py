@@ -10,6 +10,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+CHINESE = sorted((ROOT / "notebooks" / "zh").glob("*.ipynb"))  # tools/translations.py
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
@@ -51,9 +52,11 @@ def test_no_saved_widget_state_and_readable_widget_placeholders(path):
 def test_the_readme_links_every_notebook_to_colab():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     owner_repo = repository_url().removeprefix("https://github.com/")
-    for path in NOTEBOOKS:
-        link = f"https://colab.research.google.com/github/{owner_repo}/blob/main/notebooks/{path.name}"
-        assert link in readme, f"README: add the Colab badge of {path.name}"
+    for path in NOTEBOOKS + CHINESE:
+        relative = path.relative_to(ROOT).as_posix()
+        for link in (f"https://colab.research.google.com/github/{owner_repo}/blob/main/{relative}",
+                     f"https://kaggle.com/kernels/welcome?src=https://github.com/{owner_repo}/blob/main/{relative}"):
+            assert link in readme, f"README: add the badge of {relative}: {link}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
