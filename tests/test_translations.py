@@ -141,3 +141,41 @@ def test_each_chinese_notebook_has_the_english_code_after_its_language_cell():
         first, *rest = [cell.source for cell in chinese.cells if cell.cell_type == "code"]
         assert 'os.environ["D2LMINI_LANG"] = "zh_CN"' in first
         assert rest == [cell.source for cell in english.cells if cell.cell_type == "code"]
+
+
+FORMULA = re.compile(r"\$\$.*?\$\$|\$[^$]+\$", re.S)  # inline formulas may span a line break
+CODE = re.compile(r"```.*?```|`[^`]+`", re.S)
+NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers written in `text` outside formulas and code, as written (thousands' commas dropped)."""
+    return {number.replace(",", "") for number in NUMBER.findall(FORMULA.sub(" ", CODE.sub(" ", text)))}
+
+
+def spans(pattern: re.Pattern, text: str) -> set[str]:
+    """The formulas or code spans of `text`, whitespace runs read as one space (a translation may rewrap)."""
+    return {" ".join(span.split()) for span in pattern.findall(text)}
+
+
+def notebook_messages():
+    for path in sorted(translations.NOTEBOOK_LOCALE.glob("*.po")):
+        for message in translations.read_catalog(path):
+            if message.id and message.string:
+                yield path.name, message
+
+
+def test_every_number_of_an_english_cell_survives_in_its_translation():
+    lost = [f"{name} {message.locations[0][1]}: {sorted(numbers(message.id) - numbers(message.string))}"
+            for name, message in notebook_messages() if numbers(message.id) - numbers(message.string)]
+    assert not lost, "\n".join(lost)
+
+
+def test_every_formula_and_code_span_survives_in_its_translation():
+    changed = []
+    for name, message in notebook_messages():
+        for pattern, inside in ((FORMULA, lambda text: CODE.sub(" ", text)), (CODE, lambda text: text)):
+            english, chinese = (spans(pattern, inside(text)) for text in (message.id, message.string))
+            if english - chinese:
+                changed.append(f"{name} {message.locations[0][1]}: {sorted(english - chinese)[:3]}")
+    assert not changed, "\n".join(changed)
