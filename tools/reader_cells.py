@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import nbformat
+from chinese_spans import mark
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -62,12 +63,12 @@ def section_names(sections: dict, notebook: str, book: str) -> list[str]:
 
 
 def sections_block(sections: dict, notebook: str) -> str:
-    """Return the Markdown block that names the books' sections `notebook` covers."""
+    """Return the Markdown block that names the books' sections `notebook` covers, its Chinese marked."""
     rows = [f"| {BOOKS[book]} | {' · '.join(section_names(sections, notebook, book))} |" for book in BOOKS]
-    return "\n".join([BLOCK_START,
+    return mark("\n".join([BLOCK_START,
                       "**The same material in the books** (terms in Chinese: the glossary at the end; "
                       "every notebook: the 对照表 in the README):", "",
-                      "| book | sections |", "|---|---|", *rows, BLOCK_END])
+                      "| book | sections |", "|---|---|", *rows, BLOCK_END]))
 
 
 def with_sections_block(text: str, block: str) -> str:

@@ -42,6 +42,8 @@ EXPLORE_MINUTES = 10.0
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$", re.M)
 OPTIONAL = "(optional)"
 PANEL_CELL = re.compile(r"^\s*\w+\s*=\s*make_\w*panel\(", re.M)
+# The mark-up of a language (tools/chinese_spans.py) is not read.
+LANG_SPAN = re.compile(r'</?span(?: lang="[\w-]+")?>')
 EXPLORE = re.compile(r"\*\*Exercise \d+ \(explore")
 
 
@@ -101,7 +103,7 @@ def notebook_time(path: Path) -> NotebookTime:
 def _count(cell, tally: Tally) -> None:
     source = cell.source
     if cell.cell_type == "markdown":
-        tally.words += len(source.split())
+        tally.words += len(LANG_SPAN.sub("", source).split())
     elif cell.cell_type == "code":
         stripped = source.lstrip()
         if stripped.startswith("answer = None"):

@@ -14,7 +14,8 @@ with Babel's own merge, so an English string that changed keeps its old translat
 until a translator checks it, and one that went away becomes obsolete (`#~`).
 
 A Chinese notebook has the English notebook's code cells, unchanged, after one first cell that sets
-`D2LMINI_LANG` (`LANGUAGE_CELL`); its markdown cells are the catalog's translations. When only the
+`D2LMINI_LANG` (`LANGUAGE_CELL`); its markdown cells are the catalog's translations, each inside a
+`<div lang="zh-CN">`. When only the
 markdown changed, `notebooks` keeps the stored outputs; when code changed, it writes the notebook
 without outputs and says to re-execute it (`python tools/run_notebooks.py notebooks/zh/NN.ipynb`).
 """
@@ -63,6 +64,9 @@ HEADER = """\
 # placeholders ({{fields}}), formulas, code and numbers. Terms: docs/glossary.md. Licence: the
 # project's (MIT).
 #"""
+# Each translated markdown cell is marked as Chinese, so a screen reader reads it with a Chinese voice
+# (WCAG 3.1.2) though JupyterLab's page says lang="en"; the blank lines keep the Markdown inside it Markdown.
+CHINESE_BLOCK = '<div lang="zh-CN">\n\n{}\n\n</div>'
 PLACEHOLDER = re.compile(r"(?<!\{)\{[^{}]*\}(?!\})")
 
 
@@ -187,7 +191,7 @@ def translated_cells(english, catalog: Catalog) -> list:
         if cell.cell_type == "markdown" and cell.source.strip():
             message = catalog.get(cell.source)
             if message is not None and message.string and not message.fuzzy:
-                copy.source = message.string
+                copy.source = CHINESE_BLOCK.format(message.string.strip("\n"))
         cells.append(copy)
     return cells
 
@@ -323,7 +327,7 @@ def main(argv=None) -> int:
     if args.command in ("notebooks", "all"):
         stale = write_chinese_notebooks()
         for path in stale:
-            print(f"{path}: its code changed; re-execute it: python tools/run_notebooks.py {path}")
+            print(f"{path}: new, or its code changed: execute it: python tools/run_notebooks.py {path}")
     if args.command in ("check", "all"):
         problems = check()
         for problem in problems:
