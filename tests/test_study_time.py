@@ -5,6 +5,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
@@ -69,3 +71,65 @@ def test_an_optional_notebook_is_optional_throughout(tmp_path):
     entry = study_time.notebook_time(path)
     assert entry.core.minutes() == 0 and entry.optional.code_cells == 1
     assert study_time.map_time(entry).startswith("optional")
+
+
+def _course_copy(tmp_path) -> Path:
+    """A copy of the course's notebooks and README in `tmp_path`, for doctoring."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb"))[:3]:
+        (folder / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "README.md").write_text((ROOT / "README.md").read_text(encoding="utf-8"), encoding="utf-8")
+    return folder
+
+
+def _run(capsys, *arguments) -> tuple[int, str]:
+    status = study_time.main([str(argument) for argument in arguments])
+    return status, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage, says", [
+    (b"{not json", "not a notebook (not JSON"),
+    (b'{"cells": 3}', "not a valid notebook"),
+    (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "poem"}]}',
+     "not a valid notebook"),
+    (b"\xff\xfe\x00 binary", "not a notebook"),
+])
+def test_a_broken_notebook_is_named_with_its_problem_not_a_traceback(tmp_path, capsys, damage, says):
+    folder = _course_copy(tmp_path)
+    broken = sorted(folder.glob("0[1-9]*.ipynb"))[0]
+    broken.write_bytes(damage)
+    status, err = _run(capsys, "--notebooks", folder, "--readme", tmp_path / "README.md")
+    assert status == 2 and err.startswith(f"study_time: {broken}") and says in err
+    assert "Traceback" not in err
+
+
+def test_a_missing_map_readme_or_folder_is_named(tmp_path, capsys):
+    folder = _course_copy(tmp_path)
+    status, err = _run(capsys, "--check", "--notebooks", folder, "--readme", tmp_path / "nothing.md")
+    assert status == 2 and "nothing.md: no such file" in err
+    (folder / "00_start_here.ipynb").unlink()
+    status, err = _run(capsys, "--check", "--notebooks", folder, "--readme", tmp_path / "README.md")
+    assert status == 2 and "00_start_here.ipynb: no such notebook" in err
+    status, err = _run(capsys, "--notebooks", tmp_path / "gone")
+    assert status == 2 and "no such folder" in err
+    status, err = _run(capsys, "--notebooks", tmp_path)
+    assert status == 2 and "no course notebooks" in err
+
+
+def test_a_readme_that_cannot_be_written_is_named(tmp_path, capsys):
+    folder = _course_copy(tmp_path)
+    unwritable = tmp_path / "README-folder.md"
+    unwritable.mkdir()  # a folder: no one, root included, can write it as a file
+    status, err = _run(capsys, "--write", "--notebooks", folder, "--readme", unwritable)
+    assert status == 2 and "README-folder.md" in err and "Traceback" not in err
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=300))
+def test_any_bytes_in_a_notebook_give_a_table_or_a_clear_message(tmp_path, capsys, data):
+    folder = tmp_path / "course"
+    folder.mkdir(exist_ok=True)
+    (folder / "01_probe.ipynb").write_bytes(data)
+    status, err = _run(capsys, "--notebooks", folder)
+    assert status == 0 or (status == 2 and err.startswith("study_time: ") and err.count("\n") == 1)

@@ -3,6 +3,10 @@
     python tools/study_time.py            # the table, per notebook and in total
     python tools/study_time.py --check    # exit 1 if 00's course map or the README states other times
     python tools/study_time.py --write    # write the computed times into 00's course map and the README
+    python tools/study_time.py --notebooks DIR --readme FILE   # another copy of the course
+
+A notebook, the map or the README that cannot be read (missing, not JSON, not a notebook) or
+written (read-only) stops the tool with one line naming the file and the problem, exit status 2.
 
 The formula (a timed read, the same for every notebook, printed with the table):
 
@@ -80,9 +84,31 @@ def _is_optional_title(notebook) -> bool:
     return bool(match and OPTIONAL in match.group(2))
 
 
+class CourseFileError(Exception):
+    """A notebook, the course map or the README cannot be read or written; the message says which and why."""
+
+
+def read_notebook(path: Path):
+    """Return the notebook at `path`, or raise `CourseFileError` saying why it cannot be read."""
+    try:
+        notebook = nbformat.read(path, as_version=4)
+        nbformat.validate(notebook)
+    except FileNotFoundError:
+        raise CourseFileError(f"{path}: no such notebook") from None
+    except UnicodeDecodeError:
+        raise CourseFileError(f"{path}: not a notebook (not UTF-8 text)") from None
+    except OSError as error:
+        raise CourseFileError(f"{path}: cannot be read ({error.strerror or error})") from None
+    except (nbformat.reader.NotJSONError, ValueError) as error:
+        raise CourseFileError(f"{path}: not a notebook (not JSON: {str(error)[:120]})") from None
+    except (nbformat.ValidationError, AttributeError, KeyError, TypeError) as error:
+        raise CourseFileError(f"{path}: not a valid notebook ({str(error).splitlines()[0][:120]})") from None
+    return notebook
+
+
 def notebook_time(path: Path) -> NotebookTime:
     """Return the tallies of the notebook at `path`, its cells split into core and optional."""
-    notebook = nbformat.read(path, as_version=4)
+    notebook = read_notebook(path)
     result = NotebookTime(path.stem)
     whole_optional = _is_optional_title(notebook)
     optional_level = None  # the heading level of the optional section we are in, if any
@@ -184,7 +210,7 @@ def stale_statements(entries: list[NotebookTime], map_text: str, readme: str) ->
 
 def map_text(path: Path = MAP_NOTEBOOK) -> str:
     """The Markdown of the course map notebook, all cells joined."""
-    notebook = nbformat.read(path, as_version=4)
+    notebook = read_notebook(path)
     return "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
 
 
@@ -197,14 +223,30 @@ def write_times(entries: list[NotebookTime], readme_path: Path = ROOT / "README.
     """Write each notebook's time into the course map's rows and the totals into the map and README."""
     by_name = {e.name: e for e in entries}
     sentence = total_sentence(entries)
-    notebook = nbformat.read(map_path, as_version=4)
+    notebook = read_notebook(map_path)
+    readme = read_text(readme_path)
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             cell.source = MAP_ROW.sub(lambda m: m.group(1) + map_time(by_name[m.group(2)]) + m.group(4)
                                       if m.group(2) in by_name else m.group(0), cell.source)
             cell.source = TOTAL.sub(sentence, cell.source)
-    nbformat.write(notebook, map_path)
-    readme_path.write_text(TOTAL.sub(sentence, readme_path.read_text(encoding="utf-8")), encoding="utf-8")
+    for path, write in ((map_path, lambda: nbformat.write(notebook, map_path)),
+                        (readme_path, lambda: readme_path.write_text(TOTAL.sub(sentence, readme),
+                                                                     encoding="utf-8"))):
+        try:
+            write()
+        except OSError as error:
+            raise CourseFileError(f"{path}: cannot be written ({error.strerror or error})") from None
+
+
+def read_text(path: Path) -> str:
+    """Return the text file at `path`, or raise `CourseFileError` saying why it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CourseFileError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise CourseFileError(f"{path}: cannot be read ({type(error).__name__})") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,16 +254,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if 00's map or the README disagree")
     parser.add_argument("--write", action="store_true", help="write the times into 00's map and the README")
+    parser.add_argument("--notebooks", type=Path, default=NOTEBOOKS, help="the course's notebooks folder")
+    parser.add_argument("--readme", type=Path, default=ROOT / "README.md",
+                        help="the README that states the total")
     args = parser.parse_args(argv)
-    entries = course_times()
-    print(table(entries))
-    if args.write:
-        write_times(entries)
-    if args.check:
-        problems = stale_statements(entries, map_text(), (ROOT / "README.md").read_text(encoding="utf-8"))
-        for problem in problems:
-            print("stale:", problem, file=sys.stderr)
-        return 1 if problems else 0
+    map_path = args.notebooks / MAP_NOTEBOOK.name
+    try:
+        if not args.notebooks.is_dir():
+            raise CourseFileError(f"{args.notebooks}: no such folder of notebooks")
+        entries = course_times(args.notebooks)
+        if not entries:
+            raise CourseFileError(f"{args.notebooks}: no course notebooks (01_*.ipynb onwards) there")
+        print(table(entries))
+        if args.write:
+            write_times(entries, args.readme, map_path)
+        if args.check:
+            problems = stale_statements(entries, map_text(map_path), read_text(args.readme))
+            for problem in problems:
+                print("stale:", problem, file=sys.stderr)
+            return 1 if problems else 0
+    except CourseFileError as error:
+        print(f"study_time: {error}", file=sys.stderr)
+        return 2
     return 0
 
 
