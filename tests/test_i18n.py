@@ -93,6 +93,7 @@ def test_a_missing_or_broken_catalog_falls_back_to_english_and_says_so_once(monk
         if data is not None:
             (folder / f"{domain}.mo").write_bytes(data)
     monkeypatch.setattr(i18n, "LOCALE_DIR", tmp_path)
+    i18n.translations.cache_clear()  # a_translated_message loaded the real catalogs
     monkeypatch.setenv("D2LMINI_LANG", "zh_CN")
     with pytest.warns(LanguageWarning, match="catalog"):
         assert _(english) == english
