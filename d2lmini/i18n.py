@@ -77,7 +77,8 @@ def translations(language_code: str) -> gettext.NullTranslations:
         try:
             with path.open("rb") as handle:
                 catalog = gettext.GNUTranslations(handle)
-        except (OSError, ValueError, UnicodeDecodeError, IndexError, struct.error) as error:  # missing, cut, corrupt
+        # missing, empty, truncated or corrupt
+        except (OSError, ValueError, UnicodeDecodeError, IndexError, struct.error) as error:
             warnings.warn(f"d2lmini's {LANGUAGES[language_code]} catalog {path.name} cannot be read "
                           f"({type(error).__name__}); its messages are shown in English. / "
                           f"d2lmini 的中文目录 {path.name} 无法读取（{type(error).__name__}），"
