@@ -22,6 +22,7 @@ from d2lmini.grading.files import write_atomic
 from d2lmini.grading.gradebook import GradingError, check_writable, grade_class, records, write_record
 from d2lmini.grading.report import assemble
 from d2lmini.grading.settings import JOBS, help_text
+from d2lmini.i18n import _
 
 
 class CommandError(Exception):
@@ -29,98 +30,107 @@ class CommandError(Exception):
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
+    # The texts a person reads are in the language d2lmini speaks (argparse's own words, "usage:" and
+    # "error:", are argparse's). No help text holds a "%": argparse would read it as a format.
     parser = argparse.ArgumentParser(
         prog="python -m d2lmini.grading",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Grade a folder of submitted d2lmini notebooks: a gradebook (CSV) and a feedback file "
-        "per student.",
-        epilog="[grading] settings of the config (TOML):\n" + help_text(),
+        description=_("Grade a folder of submitted d2lmini notebooks: a gradebook (CSV) and a feedback file "
+                      "per student."),
+        # TRANSLATORS: the title of the list of the config's settings in --help; keep [grading].
+        epilog=_("[grading] settings of the config (TOML):") + "\n" + help_text(),
     )
     parser.add_argument(
-        "submissions", nargs="?", type=Path, help="a folder with one folder (or one notebook) per student"
+        "submissions", nargs="?", type=Path, help=_("a folder with one folder (or one notebook) per student")
     )
-    parser.add_argument("--out", type=Path, help="the output folder (gradebook.csv, feedback/, results.json)")
-    parser.add_argument("--config", type=Path, help="points and limits (TOML); default: every exercise")
+    parser.add_argument("--out", type=Path,
+                        help=_("the output folder (gradebook.csv, feedback/, results.json)"))
+    parser.add_argument("--config", type=Path, help=_("points and limits (TOML); default: every exercise"))
     parser.add_argument(
         "--manifest",
         type=Path,
-        help="the exercises (JSON from --discover); default: the course's released notebooks",
+        help=_("the exercises (JSON from --discover); default: the course's released notebooks"),
     )
     parser.add_argument(
         "--jobs",
         type=int,
         default=JOBS.default,
-        help=f"{JOBS.help} ({JOBS.low} to {JOBS.high}, default {JOBS.default})",
+        # TRANSLATORS: {help} says what --jobs does; then its range and default.
+        help=_("{help} ({low} to {high}, default {default})").format(
+            help=_(JOBS.help), low=JOBS.low, high=JOBS.high, default=JOBS.default),
     )
     parser.add_argument(
         "--only",
         metavar="IDS",
-        help="regrade only these exercises (comma-separated ids), keeping every other mark in OUT",
+        help=_("regrade only these exercises (comma-separated ids), keeping every other mark in OUT"),
     )
     parser.add_argument(
         "--rubric",
         type=Path,
         metavar="CSV",
-        help="points given by hand: a `student` column and one per [rubric] item",
+        help=_("points given by hand: a `student` column and one per [rubric] item"),
     )
-    parser.add_argument("--rubric-template", type=Path, metavar="CSV", help="write a rubric CSV to fill")
-    parser.add_argument("--moodle", metavar="ITEM", help="write OUT/moodle.csv with this grade item's column")
+    parser.add_argument("--rubric-template", type=Path, metavar="CSV", help=_("write a rubric CSV to fill"))
+    parser.add_argument("--moodle", metavar="ITEM",
+                        help=_("write OUT/moodle.csv with this grade item's column"))
     parser.add_argument(
         "--canvas",
         type=Path,
         metavar="EXPORT",
-        help="write OUT/canvas.csv from this gradebook export of Canvas (with --assignment)",
+        help=_("write OUT/canvas.csv from this gradebook export of Canvas (with --assignment)"),
     )
-    parser.add_argument("--assignment", help="the Canvas assignment column, as Canvas names it: 'HW1 (1234)'")
-    parser.add_argument("--write-config", type=Path, metavar="FILE", help="write a config with a new seed")
+    parser.add_argument("--assignment",
+                        help=_("the Canvas assignment column, as Canvas names it: 'HW1 (1234)'"))
+    parser.add_argument("--write-config", type=Path, metavar="FILE", help=_("write a config with a new seed"))
     parser.add_argument(
         "--discover",
         type=Path,
         metavar="NOTEBOOKS",
-        help="read the exercises from the released notebooks in this folder (with --manifest-out)",
+        help=_("read the exercises from the released notebooks in this folder (with --manifest-out)"),
     )
     parser.add_argument(
-        "--manifest-out", type=Path, metavar="FILE", help="where --discover writes the exercises"
+        "--manifest-out", type=Path, metavar="FILE", help=_("where --discover writes the exercises")
     )
     parser.add_argument(
         "--force",
         action="store_true",
-        help="let --write-config, --discover, --rubric-template replace an existing file",
+        help=_("let --write-config, --discover, --rubric-template replace an existing file"),
     )
-    parser.add_argument("--gradescope", type=Path, metavar="ZIP", help="build a Gradescope autograder zip")
+    parser.add_argument("--gradescope", type=Path, metavar="ZIP", help=_("build a Gradescope autograder zip"))
     args = parser.parse_args(argv)
     try:
         JOBS.check(args.jobs, "--jobs")
     except ValueError as error:
         parser.error(str(error))
     if args.discover and not args.manifest_out:
-        parser.error("--discover needs --manifest-out FILE: where to write the exercises it finds")
+        parser.error(_("--discover needs --manifest-out FILE: where to write the exercises it finds"))
     if args.canvas and not args.assignment:
-        parser.error("--canvas needs --assignment 'NAME (ID)', the column Canvas gives the assignment")
+        parser.error(_("--canvas needs --assignment 'NAME (ID)', the column Canvas gives the assignment"))
     other = args.write_config or args.discover or args.gradescope
     after = args.rubric or args.rubric_template or args.moodle or args.canvas
     if not other and (args.out is None or (args.submissions is None and not after)):
-        parser.error("give SUBMISSIONS and --out OUT (or --write-config, --discover, --gradescope)")
+        parser.error(_("give SUBMISSIONS and --out OUT (or --write-config, --discover, --gradescope)"))
     return args
 
 
 def _new_file(path: Path, force: bool) -> Path:
     if path.exists() and not force:
-        raise CommandError(f"{path} exists: it was not replaced (give --force to replace it)")
+        raise CommandError(
+            _("{path} exists: it was not replaced (give --force to replace it)").format(path=path))
     if path.exists() and path.is_dir():
-        raise CommandError(f"{path} is a folder, not a file")
+        raise CommandError(_("{path} is a folder, not a file").format(path=path))
     return path
 
 
 def discover(args) -> int:
     exercises = manifest.discover(args.discover)
     if not exercises:
-        raise CommandError(f"{args.discover} has no released notebook with check cells: nothing was written")
+        raise CommandError(
+            _("{folder} has no released notebook with check cells: nothing was written").format(
+                folder=args.discover))
     manifest.save(exercises, _new_file(args.manifest_out, args.force))
-    print(
-        f"{len(exercises)} exercises written to {args.manifest_out}; "
-        f"grade with --manifest {args.manifest_out}"
-    )
+    print(_("{count} exercises written to {path}; grade with --manifest {path}").format(
+        count=len(exercises), path=args.manifest_out))
     return 0
 
 
@@ -128,7 +138,8 @@ def after_grading(args, exercises, config) -> None:
     """Merge the rubric, write the exports: all from the records in OUT."""
     class_records = records(args.out)
     if not class_records and (args.rubric or args.moodle or args.canvas or args.rubric_template):
-        raise CommandError(f"{args.out} holds no graded student: grade the class into it first")
+        raise CommandError(
+            _("{out} holds no graded student: grade the class into it first").format(out=args.out))
     if args.rubric or args.submissions is None:
         check_writable(args.out)
     if args.rubric:
@@ -137,22 +148,30 @@ def after_grading(args, exercises, config) -> None:
             if record.student in given:
                 record.rubric = given[record.student]
                 write_record(args.out, record)
-        print(f"rubric points of {len(given)} students merged into {args.out / 'gradebook.csv'}")
+        print(_("rubric points of {count} students merged into {path}").format(
+            count=len(given), path=args.out / "gradebook.csv"))
     if args.rubric or args.submissions is None:  # the outputs again, with this config's rubric and [late]
         assemble(args.out, exercises, config, class_records)
     if args.rubric_template:
         write_atomic(_new_file(args.rubric_template, args.force), rubric_template(class_records, config))
-        print(f"wrote {args.rubric_template}: fill it, then pass it with --rubric")
+        print(_("wrote {path}: fill it, then pass it with --rubric").format(path=args.rubric_template))
     if args.moodle:
         write_atomic(args.out / "moodle.csv", moodle_text(class_records, config, args.moodle))
-        print(f"wrote {args.out / 'moodle.csv'}: in Moodle, Grades → Import → CSV file, map `username`")
+        # TRANSLATORS: "Grades → Import → CSV file" is Moodle's menu: name it as Moodle shows it in Chinese.
+        print(_("wrote {path}: in Moodle, Grades → Import → CSV file, map `username`").format(
+            path=args.out / "moodle.csv"))
     if args.canvas:
         text, missing = canvas_text(class_records, config, args.canvas, args.assignment)
         write_atomic(args.out / "canvas.csv", text)
-        print(
-            f"wrote {args.out / 'canvas.csv'}: in Canvas, Grades → Import"
-            + (f"; not in the Canvas export: {', '.join(missing)}" if missing else "")
-        )
+        path = args.out / "canvas.csv"
+        if missing:
+            # TRANSLATORS: "Grades → Import" is Canvas's menu; {students} were graded but are not in
+            # Canvas's file.
+            print(_("wrote {path}: in Canvas, Grades → Import; not in the Canvas export: {students}").format(
+                path=path, students=", ".join(missing)))
+        else:
+            # TRANSLATORS: "Grades → Import" is Canvas's menu: name it as Canvas shows it in Chinese.
+            print(_("wrote {path}: in Canvas, Grades → Import").format(path=path))
 
 
 def run(args) -> int:
@@ -163,31 +182,35 @@ def run(args) -> int:
         write_atomic(
             _new_file(args.write_config, args.force), config_text(exercises, secrets.randbelow(2**31))
         )
-        print(f"wrote {args.write_config}: edit the points, then pass it with --config")
+        print(_("wrote {path}: edit the points, then pass it with --config").format(path=args.write_config))
         return 0
     config = load_config(args.config, exercises)
     if config.seed == PUBLIC_SEED:
         print(
-            f"note: seed {PUBLIC_SEED} is the shipped config's, which students can read too; write "
-            "your own config (--write-config) for graded inputs nobody has seen",
+            _("note: seed {seed} is the shipped config's, which students can read too; write your own config "
+              "(--write-config) for graded inputs nobody has seen").format(seed=PUBLIC_SEED),
             file=sys.stderr,
         )
     if args.gradescope:
         from d2lmini.grading.gradescope import build_zip
 
         build_zip(args.gradescope, args.config, args.manifest)
-        print(f"wrote {args.gradescope}: upload it as the assignment's autograder (Gradescope, Ubuntu image)")
+        print(_("wrote {path}: upload it as the assignment's autograder (Gradescope, Ubuntu image)").format(
+            path=args.gradescope))
         return 0
     if args.submissions is not None:
         only = [i.strip() for i in args.only.split(",")] if args.only else None
         unknown = sorted(set(only or ()) - set(config.points))
         if unknown:
-            raise CommandError(f"--only {', '.join(unknown)}: not an exercise the config grades")
+            raise CommandError(
+                _("--only {ids}: not an exercise the config grades").format(ids=", ".join(unknown)))
         started = time.monotonic()
         results = grade_class(args.submissions, args.out, exercises, config, args.jobs, only=only)
         print(
-            f"{len(results)} students in {args.out / 'gradebook.csv'} ({time.monotonic() - started:.0f} s); "
-            f"feedback in {args.out / 'feedback'}; refused entries in {args.out / 'not_graded.csv'}"
+            _("{count} students in {gradebook} ({seconds:.0f} s); feedback in {feedback}; refused entries in "
+              "{refused}").format(count=len(results), gradebook=args.out / "gradebook.csv",
+                                  seconds=time.monotonic() - started, feedback=args.out / "feedback",
+                                  refused=args.out / "not_graded.csv")
         )
         print(similarity.summary(args.out / "similarity.csv"))
     after_grading(args, exercises, config)
@@ -205,10 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except (CommandError, GradingError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(_("error: {error}").format(error=error), file=sys.stderr)
         return 2
     except OSError as error:  # a file the grader could not write: say which, never a traceback
-        print(f"error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+        # TRANSLATORS: {problem} is the system's error text ("Permission denied").
+        print(_("error: {file}: {problem}").format(file=error.filename or "",
+                                                   problem=error.strerror or error), file=sys.stderr)
         return 2
 
 

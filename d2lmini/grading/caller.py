@@ -29,6 +29,7 @@ from d2lmini.exercises.coding import CallRecorder
 from d2lmini.exercises.guard import CappedText, refusals, run_guarded
 from d2lmini.grading.copies import copied_from
 from d2lmini.grading.remote import CALL_SECONDS, GENERATOR_LIMIT, decode, encode, local_device
+from d2lmini.i18n import _
 
 BANS = {name: value for name, value in vars(refusals).items() if isinstance(value, refusals.Ban)}
 
@@ -127,9 +128,10 @@ def _load(path: Path, known: dict[str, str]):
         copy_of = copied_from(function, known)
     except BaseException as error:  # noqa: BLE001  a missing module (the package's code) and worse
         return None, {"type": type(error).__name__, "message": str(error)[:300]}
-    if copy_of is not None:
-        return None, {"type": "RefusedCall",
-                      "message": f"it is a copy of the package's {copy_of}, which is refused"}
+    if copy_of is not None:  # said in the grader's language (D2LMINI_LANG, passed on by sandbox.clean_env)
+        # TRANSLATORS: {function} names one of the package's functions ("d2lmini/rnn.py:rnn_step").
+        message = _("it is a copy of the package's {function}, which is refused").format(function=copy_of)
+        return None, {"type": "RefusedCall", "message": message}
     return function, None
 
 

@@ -22,18 +22,19 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from d2lmini.grading.manifest import Exercise
+from d2lmini.grading.manifest import Exercise, kind_label
 from d2lmini.grading.settings import BY_NAME, PUBLIC_SEED, SETTINGS, Limits, toml_lines
+from d2lmini.i18n import N_, _
 
 DEFAULT_CONFIG = Path(__file__).with_name("points.toml")
 QUESTION_POINTS, CODING_POINTS, CAPSTONE_POINTS = 1, 2, 5
 MAX_POINTS = 1000  # points of one exercise or rubric item
 MAX_CONFIG_BYTES = 1_000_000
-TABLES = {
-    "grading": "the settings",
-    "points": "points per exercise",
-    "rubric": "hand-graded items",
-    "late": "days late per student",
+TABLES = {  # each table's name (a TOML key) and what it holds, in words (shown with `_`)
+    "grading": N_("the settings"),
+    "points": N_("points per exercise"),
+    "rubric": N_("hand-graded items"),
+    "late": N_("days late per student"),
 }
 
 __all__ = ["DEFAULT_CONFIG", "PUBLIC_SEED", "Config", "config_text", "load_config", "validate_config"]
@@ -55,9 +56,12 @@ class Config:
 def _table(data: dict, name: str, source: str) -> dict:
     value = data.get(name, {})
     if not isinstance(value, dict):
+        # TRANSLATORS: {name} is a TOML table's name (keep it and the brackets), {what} what it holds,
+        # {type_name} a Python type.
         raise ValueError(
-            f"{source}: [{name}] must be one table ({TABLES[name]}), written `[{name}]`, "
-            f"not {type(value).__name__} (`[[{name}]]` or `{name} = ...`)"
+            _("{source}: [{name}] must be one table ({what}), written `[{name}]`, not {type_name} "
+              "(`[[{name}]]` or `{name} = ...`)").format(
+                source=source, name=name, what=_(TABLES[name]), type_name=type(value).__name__)
         )
     return value
 
@@ -69,7 +73,10 @@ def _number(value, what: str, high: float, source: str) -> float:
         or not math.isfinite(value)
         or not 0 <= value <= high
     ):
-        raise ValueError(f"{source}: {what} must be a number from 0 to {high:,}, not {value!r}")
+        # TRANSLATORS: {what} is "the points of 01:ngram_order", "the rubric item ..." or "the days late
+        # of ...".
+        raise ValueError(_("{source}: {what} must be a number from 0 to {high:,}, not {value!r}").format(
+            source=source, what=what, high=high, value=value))
     return float(value)
 
 
@@ -77,48 +84,52 @@ def validate_config(data: dict, exercises: list[Exercise], source: str) -> Confi
     """Return the Config that `data` (a parsed TOML file) describes; raise ValueError naming what is wrong."""
     unknown = sorted(set(data) - set(TABLES))
     if unknown:
-        raise ValueError(
-            f"{source}: unknown table(s) {', '.join(unknown)}; expected "
-            + ", ".join(f"[{t}] ({what})" for t, what in TABLES.items())
-        )
+        # TRANSLATORS: {table} is a TOML table's name (keep it), {what} what it holds.
+        expected = ", ".join(_("[{table}] ({what})").format(table=t, what=_(what))
+                             for t, what in TABLES.items())
+        raise ValueError(_("{source}: unknown table(s) {names}; expected {expected}").format(
+            source=source, names=", ".join(unknown), expected=expected))
     grading, points, rubric, late = (_table(data, name, source) for name in TABLES)
     unknown = sorted(set(grading) - set(BY_NAME))
     if unknown:
         raise ValueError(
-            f"{source}: unknown setting(s) {', '.join(unknown)} in [grading]; the settings are "
-            f"{', '.join(BY_NAME)}"
+            _("{source}: unknown setting(s) {names} in [grading]; the settings are {settings}").format(
+                source=source, names=", ".join(unknown), settings=", ".join(BY_NAME))
         )
     if not points:
         raise ValueError(
-            f'{source}: [points] lists no exercise; give at least one, e.g. "01:ngram_order" = 1'
+            _('{source}: [points] lists no exercise; give at least one, e.g. "01:ngram_order" = 1').format(
+                source=source)
         )
     known = {e.id for e in exercises}
     missing = sorted(set(points) - known)
     if missing:
         raise ValueError(
-            f"{source}: no exercise called {', '.join(missing)}; the exercises are {', '.join(sorted(known))}"
+            _("{source}: no exercise called {names}; the exercises are {exercises}").format(
+                source=source, names=", ".join(missing), exercises=", ".join(sorted(known)))
         )
     clash = sorted(set(rubric) & known)
     if clash:
         raise ValueError(
-            f"{source}: [rubric] item(s) {', '.join(clash)} are graded exercises; "
-            "give a hand-graded item a name of its own"
+            _("{source}: [rubric] item(s) {names} are graded exercises; give a hand-graded item a name of "
+              "its own").format(source=source, names=", ".join(clash))
         )
     values = {s.name: s.check(grading.get(s.name, s.default), source) for s in SETTINGS}
     return Config(
         {
-            e.id: _number(points[e.id], f"the points of {e.id}", MAX_POINTS, source)
+            e.id: _number(points[e.id], _("the points of {exercise}").format(exercise=e.id), MAX_POINTS,
+                          source)
             for e in exercises
             if e.id in points
         },
         values["seed"],
         Limits(**{s.name: values[s.name] for s in SETTINGS if s.limit}),
         {
-            item: _number(value, f"the rubric item {item}", MAX_POINTS, source)
+            item: _number(value, _("the rubric item {item}").format(item=item), MAX_POINTS, source)
             for item, value in rubric.items()
         },
         {
-            student: _number(days, f"the days late of {student}", 365, source)
+            student: _number(days, _("the days late of {student}").format(student=student), 365, source)
             for student, days in late.items()
         },
         values["late_per_day"],
@@ -132,12 +143,15 @@ def read_config(path: Path) -> dict:
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{path}: the config must be a file (TOML), not a device, folder or pipe")
+            raise ValueError(
+                _("{path}: the config must be a file (TOML), not a device, folder or pipe").format(path=path))
         if info.st_size > MAX_CONFIG_BYTES:
-            raise ValueError(f"{path}: {info.st_size:,} bytes is not a config (at most {MAX_CONFIG_BYTES:,})")
+            raise ValueError(_("{path}: {size:,} bytes is not a config (at most {limit:,})").format(
+                path=path, size=info.st_size, limit=MAX_CONFIG_BYTES))
         return tomllib.loads(path.read_bytes()[:MAX_CONFIG_BYTES].decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ValueError(f"{path}: cannot read the config ({error})") from None
+        raise ValueError(
+            _("{path}: cannot read the config ({error})").format(path=path, error=error)) from None
 
 
 def load_config(path: Path | None, exercises: list[Exercise]) -> Config:
@@ -156,9 +170,11 @@ def default_points(exercise: Exercise) -> int:
 def config_text(exercises: list[Exercise], seed: int = PUBLIC_SEED) -> str:
     """A config file giving every exercise its default points (what `--write-config` writes)."""
     lines = [
-        "# d2lmini grading: points per exercise and the grader's limits. Edit and pass with --config.",
-        "# Only the exercises listed under [points] are graded; remove a notebook's lines to leave it out.",
-        "# Each setting's range: python -m d2lmini.grading --help.",
+        # TRANSLATORS: the first comments of a TOML file (keep the "# " and the options).
+        _("# d2lmini grading: points per exercise and the grader's limits. Edit and pass with --config."),
+        _("# Only the exercises listed under [points] are graded; remove a notebook's lines to leave it "
+          "out."),
+        _("# Each setting's range: python -m d2lmini.grading --help."),
         "[grading]",
         *toml_lines(seed),
         "",
@@ -169,5 +185,5 @@ def config_text(exercises: list[Exercise], seed: int = PUBLIC_SEED) -> str:
         if exercise.notebook != notebook:
             notebook = exercise.notebook
             lines.append(f"# {notebook}")
-        lines.append(f'"{exercise.id}" = {default_points(exercise)}  # {exercise.kind}')
+        lines.append(f'"{exercise.id}" = {default_points(exercise)}  # {kind_label(exercise.kind)}')
     return "\n".join(lines) + "\n"

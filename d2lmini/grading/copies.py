@@ -12,6 +12,7 @@ constants (not its docstring) and global names: not its name, file, lines or loc
 import dis
 import hashlib
 import types
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,10 +61,16 @@ def known_fingerprints(folders: list[Path]) -> dict[str, str]:
 
 
 def reached_codes(function, depth: int = 3) -> Iterator[types.CodeType]:
-    """The code of `function` and of the functions it reaches through its globals and closure."""
-    seen, stack = set(), [(function, 0)]
-    while stack:
-        current, level = stack.pop()
+    """The code of `function` and of the functions it reaches through its globals and closure.
+
+    Nearest first (breadth first, names in order, the same each run), so `copied_from` names the
+    copied function the student's code reaches itself before one that only a function it uses
+    reaches (a copied module's globals hold the package's `d2lmini.i18n._`, whose globals hold
+    the rest of `d2lmini.i18n`).
+    """
+    seen, queue = set(), deque([(function, 0)])
+    while queue:
+        current, level = queue.popleft()
         code = getattr(current, "__code__", None)
         if not isinstance(code, types.CodeType) or id(code) in seen:
             continue
@@ -71,12 +78,12 @@ def reached_codes(function, depth: int = 3) -> Iterator[types.CodeType]:
         yield from named_codes(code)
         if level >= depth:
             continue
-        names = {n for c in named_codes(code) for n in c.co_names}
+        names = sorted({n for c in named_codes(code) for n in c.co_names})
         globals_ = getattr(current, "__globals__", {}) or {}
-        stack += [(globals_[n], level + 1) for n in names if isinstance(globals_.get(n), types.FunctionType)]
+        queue += [(globals_[n], level + 1) for n in names if isinstance(globals_.get(n), types.FunctionType)]
         for cell in getattr(current, "__closure__", None) or ():
             try:
-                stack.append((cell.cell_contents, level + 1))
+                queue.append((cell.cell_contents, level + 1))
             except ValueError:  # an empty cell
                 continue
 

@@ -14,26 +14,30 @@ from pathlib import Path
 
 from d2lmini.grading.config import Config
 from d2lmini.grading.report import final_total
+from d2lmini.i18n import N_, _
 
 CANVAS_KEYS = ("SIS Login ID", "SIS User ID", "ID", "Student")  # tried in this order against the name
 CANVAS_FIXED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 
 
-def _read_csv(path: Path, what: str) -> list[dict]:
+def _read_csv(path: Path, problem: str) -> list[dict]:
+    """The rows of the CSV at `path`; `problem` (marked with `N_`) says, with {path} and {error}, why not."""
     try:
         with Path(path).open(newline="", encoding="utf-8-sig") as handle:
             return list(csv.DictReader(handle))
     except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise ValueError(f"{path}: cannot read the {what} ({error})") from None
+        raise ValueError(_(problem).format(path=path, error=error)) from None
 
 
 def canvas_text(results, config: Config, canvas_export: Path, assignment: str) -> tuple[str, list[str]]:
     """Canvas's import CSV: the export's student columns and `assignment` filled; and the names not found."""
-    rows = _read_csv(canvas_export, "Canvas gradebook export")
+    rows = _read_csv(canvas_export, N_("{path}: cannot read the Canvas gradebook export ({error})"))
     if not rows or any(key not in rows[0] for key in CANVAS_FIXED):
+        # TRANSLATORS: {columns} are Canvas's column names; "Grades → Export" is Canvas's menu (as Canvas
+        # shows it in the instructor's language).
         raise ValueError(
-            f"{canvas_export}: a Canvas gradebook export has the columns "
-            f"{', '.join(CANVAS_FIXED)}; export it from Canvas (Grades → Export)"
+            _("{path}: a Canvas gradebook export has the columns {columns}; export it from Canvas (Grades → "
+              "Export)").format(path=canvas_export, columns=", ".join(CANVAS_FIXED))
         )
     totals = {r.student: final_total(r, config) for r in results}
     handle = io.StringIO()
@@ -64,20 +68,24 @@ def read_rubric(path: Path, config: Config, students: set[str]) -> dict[str, dic
 
     Its columns are `student` and items of the config's `[rubric]`; an empty cell is not yet graded.
     """
-    rows = _read_csv(path, "rubric")
+    rows = _read_csv(path, N_("{path}: cannot read the rubric ({error})"))
     header = list(rows[0]) if rows else []
     if "student" not in header:
-        raise ValueError(f"{path}: the rubric needs a `student` column and one column per [rubric] item")
+        raise ValueError(
+            _("{path}: the rubric needs a `student` column and one column per [rubric] item").format(
+                path=path))
     unknown = [c for c in header if c != "student" and c not in config.rubric]
     if unknown:
+        # TRANSLATORS: {items} lists the config's rubric items, or says "none".
         raise ValueError(
-            f"{path}: column(s) {', '.join(unknown)} are not items of the config's [rubric] "
-            f"({', '.join(config.rubric) or 'none'})"
+            _("{path}: column(s) {columns} are not items of the config's [rubric] ({items})").format(
+                path=path, columns=", ".join(unknown), items=", ".join(config.rubric) or _("none"))
         )
     given = {}
     for line, row in enumerate(rows, start=2):
         if row["student"] not in students:
-            raise ValueError(f"{path}, line {line}: no graded student called {row['student']!r}")
+            raise ValueError(_("{path}, line {line}: no graded student called {student!r}").format(
+                path=path, line=line, student=row["student"]))
         points = {}
         for item in (c for c in header if c != "student"):
             text = (row.get(item) or "").strip()
@@ -89,8 +97,9 @@ def read_rubric(path: Path, config: Config, students: set[str]) -> dict[str, dic
                 value = math.nan
             if not 0 <= value <= config.rubric[item]:
                 raise ValueError(
-                    f"{path}, line {line}: {item} of {row['student']} must be a number from 0 "
-                    f"to {config.rubric[item]:g}, not {text!r}"
+                    _("{path}, line {line}: {item} of {student} must be a number from 0 to {maximum:g}, not "
+                      "{text!r}").format(path=path, line=line, item=item, student=row["student"],
+                                         maximum=config.rubric[item], text=text)
                 )
             points[item] = value
         given[row["student"]] = points

@@ -28,6 +28,7 @@ from d2lmini.grading.judge import Mark, Submission, grade_notebook, matching_not
 from d2lmini.grading.manifest import Exercise
 from d2lmini.grading.report import assemble
 from d2lmini.grading.roster import Roster, read_roster
+from d2lmini.i18n import _
 
 RECORDS, FEEDBACK = "records", "feedback"
 OUTPUTS = ("gradebook.csv", "results.json", "not_graded.csv", "similarity.csv", "canvas.csv", "moodle.csv")
@@ -56,10 +57,8 @@ class GradingError(ValueError):
 
 def _cells_problem(submission: Submission) -> str | None:
     if submission.cells is not None and any(not isinstance(c, str) for c in submission.cells):
-        return (
-            f"{submission.path.name} has a cell whose source is not text: it was not graded; "
-            "upload the .ipynb file that Jupyter saves."
-        )
+        return _("{file} has a cell whose source is not text: it was not graded; upload the .ipynb file that "
+                 "Jupyter saves.").format(file=submission.path.name)
     return None
 
 
@@ -80,14 +79,16 @@ def grade_student(
         notebook = matching_notebook(submission, exercises)
         if notebook is None:
             notes.append(
-                f"{path.name} has none of this course's check cells, so it was not graded: is it "
-                "the notebook of this course, with its exercise cells?"
+                _("{file} has none of this course's check cells, so it was not graded: is it the notebook of "
+                  "this course, with its exercise cells?").format(file=path.name)
             )
         elif notebook not in notebooks:
-            notes.append(f"{path.name} is notebook {notebook}, which this assignment does not grade.")
+            notes.append(_("{file} is notebook {notebook}, which this assignment does not grade.").format(
+                file=path.name, notebook=notebook))
         elif notebook in chosen:
             notes.append(
-                f"{path.name} is a second copy of {notebook}; {chosen[notebook].path.name} was graded."
+                _("{file} is a second copy of {notebook}; {graded} was graded.").format(
+                    file=path.name, notebook=notebook, graded=chosen[notebook].path.name)
             )
         else:
             chosen[notebook] = submission
@@ -95,7 +96,8 @@ def grade_student(
     for notebook in notebooks:
         mine = [e for e in graded if e.notebook == notebook]
         if notebook not in chosen:
-            reason = f"No notebook of yours has the check cells of {notebook}: upload it as Jupyter saves it."
+            reason = _("No notebook of yours has the check cells of {notebook}: upload it as Jupyter saves "
+                       "it.").format(notebook=notebook)
             marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
             continue
         scratch = work / student_key(name) / notebook
@@ -105,11 +107,11 @@ def grade_student(
                 config.partial_credit,
             )
         except Exception as error:  # the grader's own failure (a kernel that cannot start), not the batch's
-            print(f"warning: {name}, {notebook}: {type(error).__name__}: {error}", file=sys.stderr)
-            reason = (
-                f"Not graded: the grader could not run {notebook} ({type(error).__name__}); "
-                "tell your instructor."
-            )
+            print(_("warning: {student}, {notebook}: {error_type}: {error}").format(
+                student=name, notebook=notebook, error_type=type(error).__name__, error=error),
+                file=sys.stderr)
+            reason = _("Not graded: the grader could not run {notebook} ({error_type}); tell your "
+                       "instructor.").format(notebook=notebook, error_type=type(error).__name__)
             marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
     return StudentResult(name, marks, notes, stats, sources=stats.pop("sources", {}))
 
@@ -153,7 +155,8 @@ def records(out: Path) -> list[StudentResult]:
     for path in sorted((Path(out) / RECORDS).glob("*.json")):
         record = read_record(path)
         if record is None:
-            print(f"warning: {path} is not a record this grader wrote; it was left out", file=sys.stderr)
+            print(_("warning: {path} is not a record this grader wrote; it was left out").format(path=path),
+                  file=sys.stderr)
         else:
             found.append(record)
     return sorted(found, key=lambda r: r.student)
@@ -164,13 +167,13 @@ def check_folders(submissions: Path, out: Path) -> Roster:
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
         raise GradingError(
-            f"SUBMISSIONS {submissions} is not a folder: give the folder of the class's "
-            "submissions (one folder or notebook per student)"
+            _("SUBMISSIONS {submissions} is not a folder: give the folder of the class's submissions (one "
+              "folder or notebook per student)").format(submissions=submissions)
         )
     if inside(out, submissions):
         raise GradingError(
-            f"--out {out} lies inside SUBMISSIONS {submissions}: the grader would grade its "
-            "own output as students; choose an output folder outside it"
+            _("--out {out} lies inside SUBMISSIONS {submissions}: the grader would grade its own output as "
+              "students; choose an output folder outside it").format(out=out, submissions=submissions)
         )
     if (
         out.exists()
@@ -178,21 +181,23 @@ def check_folders(submissions: Path, out: Path) -> Roster:
         or submissions.resolve() == out.resolve()
     ):
         raise GradingError(
-            f"SUBMISSIONS {submissions} lies inside the grader's output {out}: "
-            "keep the submissions outside it"
+            _("SUBMISSIONS {submissions} lies inside the grader's output {out}: keep the submissions outside "
+              "it").format(submissions=submissions, out=out)
         )
     if out.exists() and not out.is_dir():
-        raise GradingError(f"--out {out} is a file, not a folder")
+        raise GradingError(_("--out {out} is a file, not a folder").format(out=out))
     roster = read_roster(submissions)
+    if not roster.students and roster.skipped:
+        # TRANSLATORS: an entry of the submissions folder that was left out, and why.
+        left_out = "; ".join(_("{entry} ({reason})").format(entry=n, reason=why) for n, why in roster.skipped)
+        raise GradingError(
+            _("SUBMISSIONS {submissions} holds no student's folder or notebook; left out: {entries}. Nothing "
+              "was written.").format(submissions=submissions, entries=left_out)
+        )
     if not roster.students:
         raise GradingError(
-            f"SUBMISSIONS {submissions} holds no student's folder or notebook"
-            + (
-                "; left out: " + "; ".join(f"{n} ({why})" for n, why in roster.skipped)
-                if roster.skipped
-                else ""
-            )
-            + ". Nothing was written."
+            _("SUBMISSIONS {submissions} holds no student's folder or notebook. Nothing was written.").format(
+                submissions=submissions)
         )
     check_writable(out)
     return roster
@@ -209,7 +214,8 @@ def check_writable(out: Path) -> None:
     locked = [str(p) for p in paths if read_only(p)]
     if locked:
         raise GradingError(
-            f"read-only: {', '.join(locked[:5])}: make it writable, or give another --out; nothing was graded"
+            _("read-only: {paths}: make it writable, or give another --out; nothing was graded").format(
+                paths=", ".join(locked[:5]))
         )
 
 
@@ -228,8 +234,10 @@ def _merge(old: StudentResult | None, new: StudentResult, only: set[str]) -> Stu
 
 
 def _failed(name: str, config: Config, error: BaseException) -> StudentResult:
-    print(f"warning: {name}: the grader failed: {type(error).__name__}: {error}", file=sys.stderr)
-    reason = f"Not graded: the grader failed on your files ({type(error).__name__}); tell your instructor."
+    print(_("warning: {student}: the grader failed: {error_type}: {error}").format(
+        student=name, error_type=type(error).__name__, error=error), file=sys.stderr)
+    reason = _("Not graded: the grader failed on your files ({error_type}); tell your instructor.").format(
+        error_type=type(error).__name__)
     return StudentResult(name, [Mark(i, 0, p, reason) for i, p in config.points.items()])
 
 
@@ -251,7 +259,12 @@ def grade_class(
     out, submissions = Path(out).absolute(), Path(submissions).absolute()  # the sandboxes start elsewhere
     roster = check_folders(submissions, out)
     isolation = sandbox.probe()  # said before any submission runs
-    progress(("" if isolation.isolated else "WARNING: ") + "submissions run " + isolation.describe())
+    if isolation.isolated:
+        # TRANSLATORS: {how} says how submissions are isolated ("isolated: each submission in its own ...").
+        progress(_("submissions run {how}").format(how=isolation.describe()))
+    else:
+        # TRANSLATORS: {how} says why submissions are not isolated ("NOT isolated: ...").
+        progress(_("WARNING: submissions run {how}").format(how=isolation.describe()))
     if only:
         config = replace(config, points={i: p for i, p in config.points.items() if i in only})
     for folder in (out, out / RECORDS, out / FEEDBACK):
@@ -263,7 +276,9 @@ def grade_class(
             old = read_record(out / RECORDS / f"{student_key(name)}.json")
             stamp = fingerprint(student.files, config, exercises)
             if not only and old is not None and old.fingerprint == stamp and old.student == name:
-                progress(f"{name}: kept ({old.total:g}), graded before from the same files and settings")
+                progress(
+                    _("{student}: kept ({total:g}), graded before from the same files and settings").format(
+                        student=name, total=old.total))
                 continue
             todo.append((name, student, stamp, old))
         _grade_all(todo, out, exercises, config, jobs, progress, set(only or ()), grade, work)
@@ -298,7 +313,9 @@ def _grade_all(todo, out, exercises, config, jobs, progress, only, grade, work) 
         if only:
             result = _merge(old, result, only)
         write_record(out, result)
-        progress(f"{name}: {result.total:g} / {sum(m.max_points for m in result.marks):g}")
+        # TRANSLATORS: one student graded: their points of the most they could earn.
+        progress(_("{student}: {total:g} / {possible:g}").format(
+            student=name, total=result.total, possible=sum(m.max_points for m in result.marks)))
 
     if jobs == 1:
         for name, student, stamp, old in todo:

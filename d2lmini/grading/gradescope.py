@@ -10,7 +10,8 @@ name, score, max_score, output) once every process the submission started is gon
 code runs in the same sandbox as locally (`d2lmini.grading.sandbox`): bubblewrap where the
 container allows it, else as an unprivileged user (the autograder runs as root), with the
 config (the seed) and the upload readable by root alone. `D2LMINI_AUTOGRADER_ROOT` replaces
-/autograder (for tests).
+/autograder (for tests). A zip built with `D2LMINI_LANG` set (`zh_CN`) grades in that language:
+its `run_autograder` sets it, so the tests' messages and the feedback are written in it.
 """
 
 import json
@@ -26,7 +27,9 @@ import torch
 from d2lmini.grading import manifest, sandbox
 from d2lmini.grading.config import DEFAULT_CONFIG, load_config
 from d2lmini.grading.gradebook import grade_student
+from d2lmini.grading.manifest import kind_label
 from d2lmini.grading.report import feedback_text
+from d2lmini.i18n import ENGLISH, ENVIRONMENT_VARIABLE, _, language
 
 PACKAGE = Path(__file__).parents[1]
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -63,6 +66,17 @@ root="${D2LMINI_AUTOGRADER_ROOT:-/autograder}"
 cd "$root/source"
 PYTHONPATH="$root/source" OMP_NUM_THREADS=1 exec "$root/venv/bin/python" -m d2lmini.grading.gradescope "$root"
 """
+# Put into RUN, before its last line, by a zip built in another language than English (the instructor's
+# D2LMINI_LANG); an environment variable set on Gradescope wins.
+RUN_LANGUAGE = 'export {variable}="${{{variable}:-{language}}}"\n'
+
+
+def run_script() -> str:
+    """`run_autograder`: RUN, speaking the language d2lmini speaks now (English: RUN as it is)."""
+    if language() == ENGLISH:
+        return RUN
+    head, last = RUN.rstrip("\n").rsplit("\n", 1)
+    return head + "\n" + RUN_LANGUAGE.format(variable=ENVIRONMENT_VARIABLE, language=language()) + last + "\n"
 
 
 def _dependencies() -> list[str]:
@@ -72,8 +86,8 @@ def _dependencies() -> list[str]:
     except metadata.PackageNotFoundError:
         pyproject = PACKAGE.parent / "pyproject.toml"
         if not pyproject.is_file():
-            raise RuntimeError("d2lmini is neither installed nor a checkout with pyproject.toml: "
-                               "pip install d2lmini, then build the zip again") from None
+            raise RuntimeError(_("d2lmini is neither installed nor a checkout with pyproject.toml: pip "
+                                 "install d2lmini, then build the zip again")) from None
         return tomllib.loads(pyproject.read_text("utf-8"))["project"]["dependencies"]
 
 
@@ -92,7 +106,7 @@ def build_zip(path: Path, config: Path | None = None, exercises: Path | None = N
     torch_version = torch.__version__.split("+")[0]
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         _add_text(archive, "setup.sh", SETUP.format(index=TORCH_INDEX, torch=torch_version), executable=True)
-        _add_text(archive, "run_autograder", RUN, executable=True)
+        _add_text(archive, "run_autograder", run_script(), executable=True)
         _add_text(archive, "requirements.txt", "\n".join(requirements()) + "\n")
         _add_text(archive, "points.toml", Path(config or DEFAULT_CONFIG).read_text("utf-8"))
         if exercises is not None:
@@ -109,10 +123,16 @@ def _add_text(archive: zipfile.ZipFile, name: str, text: str, executable: bool =
 
 
 def results(result, exercises) -> dict:
-    """Gradescope's results.json for one student's `result` (a test per exercise)."""
+    """Gradescope's results.json for one student's `result` (a test per exercise).
+
+    The fields are Gradescope's; the test names and outputs are in the language d2lmini speaks now.
+    """
     kinds = {e.id: e.kind for e in exercises}
-    tests = [{"name": f"{m.exercise} ({kinds.get(m.exercise, 'exercise')})", "score": m.points,
-              "max_score": m.max_points, "output": m.message, "visibility": "visible"} for m in result.marks]
+    # TRANSLATORS: the name of a Gradescope test: an exercise's id and its kind ("question", "coding").
+    name = _("{exercise} ({kind})")
+    tests = [{"name": name.format(exercise=m.exercise, kind=kind_label(kinds.get(m.exercise, "exercise"))),
+              "score": m.points, "max_score": m.max_points, "output": m.message, "visibility": "visible"}
+             for m in result.marks]
     return {"score": result.total, "output": "\n".join(result.notes), "tests": tests}
 
 
@@ -129,7 +149,7 @@ def main(root: Path) -> int:
     for private in (root / "source" / "points.toml", root / "submission"):
         if private.exists():
             private.chmod(0o600 if private.is_file() else 0o700)
-    print(f"submissions run {sandbox.probe().describe()}")
+    print(_("submissions run {how}").format(how=sandbox.probe().describe()))
     config = load_config(root / "source" / "points.toml", exercises)
     config.limits.memory_mb = min(config.limits.memory_mb, KERNEL_MEMORY_MB)
     out = root / "results"
@@ -142,9 +162,10 @@ def main(root: Path) -> int:
     import resource  # Unix only: Gradescope's autograder runs on Linux; importing this module need not
 
     grader_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak memory: grader {grader_mb:.0f} MB, kernel {result.stats.get('kernel_mb', 0):.0f} MB, "
-          f"function caller {result.stats.get('caller_mb', 0):.0f} MB; "
-          f"graded in {result.stats.get('seconds', 0):.1f} s")
+    print(_("peak memory: grader {grader_mb:.0f} MB, kernel {kernel_mb:.0f} MB, function caller "
+            "{caller_mb:.0f} MB; graded in {seconds:.1f} s").format(
+                grader_mb=grader_mb, kernel_mb=result.stats.get("kernel_mb", 0),
+                caller_mb=result.stats.get("caller_mb", 0), seconds=result.stats.get("seconds", 0)))
     return 0
 
 

@@ -38,6 +38,7 @@ from d2lmini.grading.kernel import (
 from d2lmini.grading.limits import limited_command
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import CALL_SECONDS, RemoteFunction, decode, local_device, read_line
+from d2lmini.i18n import _
 
 FUNCTION_LIMIT = 64 * 2**20  # bytes of a saved function the grader passes on to a caller process
 READY_SECONDS = 180.0  # for a caller process to start and load the function
@@ -69,15 +70,19 @@ def read_submission(path: Path) -> Submission:
     import nbformat
 
     if path.is_symlink() or path.parent.is_symlink():  # a link to a classmate's file is not an upload
-        return Submission(path, None, f"{path.name} is a link to another file, not an uploaded notebook, "
-                                      "so it was not graded: upload the .ipynb file itself.")
+        return Submission(path, None, _("{file} is a link to another file, not an uploaded notebook, so it "
+                                        "was not graded: upload the .ipynb file itself.").format(
+                                            file=path.name))
     try:
         notebook = nbformat.read(path, as_version=4)
         cells = [c.source for c in notebook.cells if c.cell_type == "code"]
     except Exception as error:  # anything at all may be uploaded
         reason = type(error).__name__
-        return Submission(path, None, f"{path.name} could not be read as a Jupyter notebook ({reason}): "
-                                      "upload the .ipynb file that Jupyter saves, not a copy or an export.")
+        # TRANSLATORS: {reason} is the name of a Python exception (JSONDecodeError).
+        return Submission(path, None, _("{file} could not be read as a Jupyter notebook ({reason}): upload "
+                                        "the .ipynb file that Jupyter saves, not a copy or an "
+                                        "export.").format(
+                                            file=path.name, reason=reason))
     return Submission(path, cells)
 
 
@@ -105,7 +110,7 @@ def _run_cells(kernel: Kernel, cells: list[str], exercises: dict[str, Exercise],
     """Run the cells not skipped; return the index of a cell that ended the kernel, or None."""
     problem, ended = kernel.run(BOOTSTRAP, 120)
     if problem or ended:
-        raise RuntimeError(f"the grading kernel did not start: {problem}")
+        raise RuntimeError(_("the grading kernel did not start: {problem}").format(problem=problem))
 
     def on_message(data):
         if "record" in data:
@@ -118,8 +123,9 @@ def _run_cells(kernel: Kernel, cells: list[str], exercises: dict[str, Exercise],
             continue
         left = limits.notebook_seconds - (time.monotonic() - started)
         if left <= 0:
-            run.stopped = (f"the notebook ran past its time limit of {limits.notebook_seconds:g} s "
-                           f"before cell {index + 1}")
+            # TRANSLATORS: why a notebook's grading stopped; it follows "Not graded: ".
+            run.stopped = _("the notebook ran past its time limit of {seconds:g} s before cell "
+                            "{cell}").format(seconds=limits.notebook_seconds, cell=index + 1)
             return None
         code, found = rewrite(source, exercises)
         for exercise_id in found:
@@ -138,46 +144,58 @@ def execute(submission: Submission, exercises: list[Exercise], scratch: Path,
     by_check = {e.check: e for e in exercises}
     skipped: set[int] = set()
     started = time.monotonic()
-    for _ in range(limits.restarts + 1):
+    for _attempt in range(limits.restarts + 1):
         run, kernel = NotebookRun(skipped=set(skipped)), Kernel(scratch, limits)
         killer = _run_cells(kernel, submission.cells, by_check, run, limits, started)
         if killer is None:
             return run, kernel
         skipped.add(killer)
         kernel.shutdown()
-    run.stopped = "cells ended the kernel more often than the grader restarts it"
+    # TRANSLATORS: why a notebook's grading stopped; it follows "Not graded: ".
+    run.stopped = _("cells ended the kernel more often than the grader restarts it")
     return run, None
 
 
 def _reason_missing(exercise: Exercise, run: NotebookRun, limits: Limits) -> str:
     index = run.check_cells.get(exercise.id)
     if index is None and run.stopped:
-        return f"Not graded: {run.stopped}."
+        # TRANSLATORS: {reason} says why the notebook's grading stopped.
+        return _("Not graded: {reason}.").format(reason=run.stopped)
     if index is None:
-        return (f"The cell that checks this exercise (`{exercise.check}(...)`) is not in your notebook, "
-                "or its call was changed: copy it back from the released notebook and run it.")
+        return _("The cell that checks this exercise (`{check}(...)`) is not in your notebook, or its call "
+                 "was changed: copy it back from the released notebook and run it.").format(
+                     check=exercise.check)
     if index in run.skipped:
-        return (f"Cell {index + 1}, which checks this exercise, ended the notebook's kernel (os._exit, "
-                "a crash, or more memory than allowed), so it was left out.")
-    problem = run.cells.get(index)
+        return _("Cell {cell}, which checks this exercise, ended the notebook's kernel (os._exit, a crash, "
+                 "or more memory than allowed), so it was left out.").format(cell=index + 1)
+    problem = run.cells.get(index)  # "time limit", "printing", or the error the cell stopped with
     if problem == "time limit":
-        return (f"Cell {index + 1}, which checks this exercise, was still running after "
-                f"{limits.cell_seconds:g} s and was stopped.")
+        return _("Cell {cell}, which checks this exercise, was still running after {seconds:g} s and was "
+                 "stopped.").format(cell=index + 1, seconds=limits.cell_seconds)
     if problem == "printing":
-        return (f"Cell {index + 1}, which checks this exercise, printed more than {OUTPUT_LIMIT:,} "
-                "characters and was stopped.")
+        return _("Cell {cell}, which checks this exercise, printed more than {limit:,} characters and was "
+                 "stopped.").format(cell=index + 1, limit=OUTPUT_LIMIT)
     if problem and "allocate" in problem:
-        return (f"Cell {index + 1}, which checks this exercise, asked for more memory than the "
-                f"{limits.memory_mb:,} MB a notebook may use when graded ({problem[:120]}).")
+        # TRANSLATORS: {error} is Python's error message, in English.
+        return _("Cell {cell}, which checks this exercise, asked for more memory than the {memory_mb:,} MB a "
+                 "notebook may use when graded ({error}).").format(
+                     cell=index + 1, memory_mb=limits.memory_mb, error=problem[:120])
     if problem:
-        return (f"Cell {index + 1}, which checks this exercise, stopped with {problem} before the check ran. "
-                "Run your notebook from top to bottom in a fresh kernel to see it.")
-    return f"Not graded: {run.stopped or 'the check cell did not reach the check'}."
+        # TRANSLATORS: {error} is the error the cell raised ("ValueError: ...").
+        return _("Cell {cell}, which checks this exercise, stopped with {error} before the check ran. Run "
+                 "your notebook from top to bottom in a fresh kernel to see it.").format(
+                     cell=index + 1, error=problem)
+    return _("Not graded: {reason}.").format(
+        reason=run.stopped or _("the check cell did not reach the check"))
 
 
 @functools.cache
 def caller_files(with_models: bool) -> tuple[Path, ...]:
-    """The package files a caller process needs (the exercise machinery; with the model classes if asked)."""
+    """The package files a caller process needs (the exercise machinery; with the model classes if asked).
+
+    With them the compiled catalogs (`d2lmini/locale`): the process writes its messages in the
+    grader's language (`D2LMINI_LANG`, passed on by `sandbox.clean_env`).
+    """
     modules = "d2lmini.grading.limits, d2lmini.grading.caller" + (", d2lmini.rnn" if with_models else "")
     listing = (f"import sys, json, {modules}; print(json.dumps(sorted({{m.__file__ for n, m in "
                "list(sys.modules.items()) if n.split('.')[0] == 'd2lmini' "
@@ -185,7 +203,8 @@ def caller_files(with_models: bool) -> tuple[Path, ...]:
     env = dict(os.environ, PYTHONPATH=str(sandbox.PACKAGE.parent))
     found = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, env=env,
                            check=True)
-    return tuple(Path(f) for f in json.loads(found.stdout.splitlines()[-1]))
+    catalogs = sorted((sandbox.PACKAGE / "locale").rglob("*.mo"))
+    return tuple(Path(f) for f in json.loads(found.stdout.splitlines()[-1])) + tuple(catalogs)
 
 
 @functools.cache
@@ -229,7 +248,7 @@ class Caller:
         except ValueError:
             answer = None
         if not isinstance(answer, dict):
-            return "the process that calls your function did not start"
+            return _("the process that calls your function did not start")
         if answer.get("ready") is True:
             return None
         error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
@@ -250,7 +269,7 @@ class Caller:
             with contextlib.suppress(OSError):
                 stream.close()
         if not sandbox.wait_gone(self.status):
-            raise RuntimeError(f"the sandbox of {self.scratch} did not end")
+            raise RuntimeError(_("the sandbox of {folder} did not end").format(folder=self.scratch))
 
 
 def _saved_function(data: dict, scratch: Path) -> Path | None:
@@ -280,22 +299,24 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
             continue
         names[slot] = name = str(data.get("name", slot))[:80]
         if data.get("error"):
-            return Verdict(False, f"Not graded: your function {name} could not be saved for grading "
-                                  f"({str(data['error'])[:200]}).")
+            # TRANSLATORS: {error} is Python's error ("TypeError: cannot pickle ...").
+            return Verdict(False, _("Not graded: your function {name} could not be saved for grading "
+                                    "({error}).").format(name=name, error=str(data["error"])[:200]))
         saved[slot] = _saved_function(data, scratch)
         if saved[slot] is None:
-            return Verdict(False, f"Not graded: your function {name} was not found after your notebook "
-                                  "ran.")
+            return Verdict(False, _("Not graded: your function {name} was not found after your notebook "
+                                    "ran.").format(name=name))
     try:
         if saved:  # one process for all the exercise's functions (the capstone passes eight)
             with_models = hasattr(importlib.import_module(exercise.module), "RNNScratch")
             caller = Caller(saved, scratch.parent / f".{scratch.name}-call", limits, with_models)
             problem = caller.ready()
             if problem is not None:
-                return Verdict(False, f"Your function was refused: it could not be loaded in the grader's "
-                                      f"clean process ({problem}). The exercise asks you to write it "
-                                      "yourself: the package's own implementation (d2lmini's modules) and "
-                                      "the solutions are not there, and a copy of them is refused.")
+                return Verdict(False, _("Your function was refused: it could not be loaded in the grader's "
+                                        "clean process ({problem}). The exercise asks you to write it "
+                                        "yourself: the package's own implementation (d2lmini's modules) and "
+                                        "the solutions are not there, and a copy of them is refused.").format(
+                                            problem=problem))
             state = {"broken": False}
             for slot in saved:
                 arguments[slot] = RemoteFunction(caller.process, CALL_SECONDS + CALL_MARGIN, names[slot],
@@ -343,7 +364,8 @@ def earned(verdict: Verdict, worth: float, tally: Tally | None = None) -> tuple[
     if not counts_cases(tally, verdict):
         return 0, verdict.message
     return (round(worth * tally.passed / tally.total, 6),
-            f"{verdict.message}\n\nPartial credit: {tally.passed} of {tally.total} graded cases passed.")
+            verdict.message + "\n\n" + _("Partial credit: {passed} of {total} graded cases passed.").format(
+                passed=tally.passed, total=tally.total))
 
 
 def grade_notebook(submission: Submission, exercises: list[Exercise], points: dict[str, float],
@@ -374,8 +396,9 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
                     verdict = judge(exercise, run.records.get(exercise.id, {}), scratch, limits, seed,
                                     submission.cells, found, stats)
             except Exception as error:  # a grader fault must cost nobody the batch; it is reported
-                verdict = Verdict(False, "Not graded: the grader failed on this exercise "
-                                         f"({type(error).__name__}: {error}); tell your instructor.")
+                verdict = Verdict(False, _("Not graded: the grader failed on this exercise ({error_type}: "
+                                           "{error}); tell your instructor.").format(
+                                               error_type=type(error).__name__, error=error))
             got, message = earned(verdict, worth, tally)
             marks.append(Mark(exercise.id, got, worth, message))
     finally:

@@ -32,6 +32,7 @@ from d2lmini.grading.limits import limited_command
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import MIME
 from d2lmini.grading.settings import Limits
+from d2lmini.i18n import _
 
 OUTPUT_LIMIT = 1_000_000  # characters a cell may print before it is stopped
 RECORD_LIMIT = 64 * 2**20  # characters of one grading message the grader reads (a record)
@@ -155,6 +156,8 @@ class Kernel:
     def run(self, code: str, seconds: float, on_message=None) -> tuple[str | None, bool]:
         """Run `code`; return (what went wrong or None, whether the kernel ended).
 
+        What went wrong is "time limit" or "printing" (values the judge compares), or in words.
+
         `on_message(content)` gets the content of each grading message the code publishes.
         """
         msg_id = self.client.execute(code, store_history=False, allow_stdin=False)
@@ -172,12 +175,13 @@ class Kernel:
                 message = self.client.get_iopub_msg(timeout=min(remaining, 1.0))
             except Exception:  # no message within a second: is the kernel still there?
                 if not self.alive():
-                    return error or "the kernel stopped", True
+                    return error or _("the kernel stopped"), True
                 replied = replied or self._replied(msg_id)
                 if replied and time.monotonic() - replied > LOST_OUTPUT_SECONDS:
                     # The cell is done, but its outputs never came: a message over MESSAGE_LIMIT ended
                     # the connection. Run the notebook again without this cell, in a fresh kernel.
-                    return f"the cell sent a message over {MESSAGE_LIMIT // 2**20} MB", self._end()
+                    problem = _("the cell sent a message over {mb} MB").format(mb=MESSAGE_LIMIT // 2**20)
+                    return problem, self._end()
                 continue
             if message["parent_header"].get("msg_id") != msg_id:
                 continue
@@ -232,7 +236,7 @@ class Kernel:
             gone = sandbox.wait_gone(self.private / "status")
             shutil.rmtree(self.sockets, ignore_errors=True)
             if not gone:
-                raise RuntimeError(f"the sandbox of {self.scratch} did not end")
+                raise RuntimeError(_("the sandbox of {folder} did not end").format(folder=self.scratch))
 
 
 def capped_context(limit: int) -> zmq.Context:

@@ -18,9 +18,20 @@ from pathlib import Path
 from IPython.core.inputtransformer2 import TransformerManager
 
 from d2lmini.grading.remote import decode, encode
+from d2lmini.i18n import N_, _
 
 MANIFEST = Path(__file__).with_name("exercises.json")
 EXERCISES_PACKAGE = "d2lmini.exercises"
+# Each kind of exercise (`Exercise.kind`, a value the code compares) as a person reads it: the
+# feedback's headings, Gradescope's test names, points.toml's comments.
+KINDS = {
+    # TRANSLATORS: a kind of exercise: a question answered with a value.
+    "question": N_("question"),
+    # TRANSLATORS: a kind of exercise: a function the student writes.
+    "coding": N_("coding"),
+    # TRANSLATORS: an exercise whose kind is not known (no longer in the course's list).
+    "exercise": N_("exercise"),
+}
 
 
 @dataclass
@@ -43,6 +54,11 @@ class Exercise:
     def checker(self):
         """The check function itself (imported in the grading process only)."""
         return getattr(importlib.import_module(self.module), self.check)
+
+
+def kind_label(kind: str) -> str:
+    """How `kind` ("question", "coding") is named for a person, in the language d2lmini speaks now."""
+    return _(KINDS[kind]) if kind in KINDS else kind
 
 
 def python_of(source: str) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 from d2lmini.grading import manifest
 from d2lmini.grading.config import load_config
 from d2lmini.grading.manifest import Exercise
+from d2lmini.i18n import _
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,7 @@ RELEASED: dict[str, tuple[Number, ...]] = {
     ),
 }
 
-FACTS = {  # questions with no number to draw, and why
+FACTS = {  # questions with no number to draw, and why (notes for the maintainers, shown to nobody)
     "check_same_bag": "the student's own example: any two different strings with the same characters",
     "check_carry_state": "a fact: only sequential partitioning continues each row's text across minibatches",
     "check_zero_probability": "a fact: one probability of 0 makes the perplexity infinite, at any length",
@@ -244,7 +245,7 @@ def draw(seed: int, notebook: str, check: str, public: dict | None = None) -> di
     drawn: dict = {}
     for number in RELEASED[check]:
         rng = random.Random(f"{seed}:{notebook}:{number.shared or check}:{number.parameter}")
-        for _ in range(100):
+        for _attempt in range(100):
             drawn[number.parameter] = number.draw(rng, drawn)
             if drawn[number.parameter] != (public or {}).get(number.parameter):
                 break
@@ -275,9 +276,11 @@ def rewrite_text(text: str, check: str, values: dict) -> str:
             pattern, say = item if isinstance(item, tuple) else (item, None)
             matches = list(re.finditer(pattern.replace(" ", r"\s+"), text))  # a line may break anywhere
             if len(matches) != 1:
+                # TRANSLATORS: {pattern} is a regular expression; RELEASED is a table in the file named.
                 raise ValueError(
-                    f"the text of {check} says {pattern!r} {len(matches)} times, not once: "
-                    "update RELEASED in d2lmini/grading/release.py with the notebook"
+                    _("the text of {check} says {pattern!r} {count} times, not once: update RELEASED in "
+                      "d2lmini/grading/release.py with the notebook").format(
+                          check=check, pattern=pattern, count=len(matches))
                 )
             match = matches[0]
             said = say(values) if say is not None else _literal(values[number.parameter])
@@ -290,16 +293,18 @@ def rewrite_call(source: str, check: str, values: dict) -> str:
     tree = ast.parse(source)
     calls = manifest.check_calls(tree, {check})
     if len(calls) != 1:
-        raise ValueError(f"a cell has {len(calls)} calls of {check}, not one")
+        raise ValueError(
+            _("a cell has {count} calls of {check}, not one").format(count=len(calls), check=check))
     keywords = {k.arg: k.value for k in calls[0].keywords}
     missing = sorted(set(values) - set(keywords))
     if missing:
-        raise ValueError(f"the call of {check} must write {', '.join(missing)}=... for the release to set it")
+        raise ValueError(_("the call of {check} must write {names}=... for the release to set it").format(
+            check=check, names=", ".join(missing)))
     lines = source.splitlines(keepends=True)
     for name in sorted(values, key=lambda n: (keywords[n].lineno, keywords[n].col_offset), reverse=True):
         node = keywords[name]
         if node.lineno != node.end_lineno:
-            raise ValueError(f"{check}'s {name}=... must be on one line")
+            raise ValueError(_("{check}'s {name}=... must be on one line").format(check=check, name=name))
         line = lines[node.lineno - 1].encode()
         lines[node.lineno - 1] = (
             line[: node.col_offset] + _literal(values[name]).encode() + line[node.end_col_offset :]
@@ -324,7 +329,8 @@ def release_notebook(path: Path, seed: int):
             check = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
             question = next((c for c in reversed(notebook.cells[:index]) if c.cell_type == "markdown"), None)
             if question is None:
-                raise ValueError(f"{path.name}: {check} has no question text above it")
+                raise ValueError(_("{file}: {check} has no question text above it").format(
+                    file=path.name, check=check))
             values = draw(seed, path.stem, check, public_values(call))
             question.source = rewrite_text(question.source, check, values)
             cell.source = rewrite_call(cell.source, check, values)
@@ -339,11 +345,12 @@ def release(notebooks: Path, out: Path, seed: int, force: bool = False) -> list[
 
     paths = sorted(Path(notebooks).glob("*.ipynb"))
     if not paths:
-        raise ValueError(f"{notebooks} holds no notebook (.ipynb) to release")
+        raise ValueError(_("{folder} holds no notebook (.ipynb) to release").format(folder=notebooks))
     targets = [Path(out) / p.name for p in paths] + [Path(out) / "exercises.json"]
     existing = [str(t) for t in targets if t.exists()]
     if existing and not force:
-        raise ValueError(f"{', '.join(existing[:3])} exist(s): nothing was written (give --force to replace)")
+        raise ValueError(_("{paths} exist(s): nothing was written (give --force to replace)").format(
+            paths=", ".join(existing[:3])))
     made = {path: release_notebook(path, seed)[0] for path in paths}  # every check before any write
     Path(out).mkdir(parents=True, exist_ok=True)
     for path, notebook in made.items():
@@ -357,26 +364,27 @@ def main(argv: list[str]) -> int:
     """`python -m d2lmini.grading release ...`: return the exit status."""
     parser = argparse.ArgumentParser(
         prog="python -m d2lmini.grading release",
-        description=(
+        description=_(
             "Write the class's notebooks with the computed questions' numbers drawn from your config's seed."
         ),
     )
     parser.add_argument(
-        "--config", type=Path, required=True, help="your points.toml (its seed draws the numbers)"
+        "--config", type=Path, required=True, help=_("your points.toml (its seed draws the numbers)")
     )
-    parser.add_argument("--out", type=Path, required=True, help="the folder of the released notebooks")
-    parser.add_argument("--notebooks", type=Path, default=Path("notebooks"), help="the course's notebooks")
-    parser.add_argument("--force", action="store_true", help="replace notebooks already in OUT")
+    parser.add_argument("--out", type=Path, required=True, help=_("the folder of the released notebooks"))
+    parser.add_argument("--notebooks", type=Path, default=Path("notebooks"), help=_("the course's notebooks"))
+    parser.add_argument("--force", action="store_true", help=_("replace notebooks already in OUT"))
     args = parser.parse_args(argv)
     try:
         seed = load_config(args.config, manifest.load()).seed
         exercises = release(args.notebooks, args.out, seed, args.force)
     except (ValueError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(_("error: {error}").format(error=error), file=sys.stderr)
         return 2
     drawn = sum(1 for e in exercises if e.check in RELEASED)
     print(
-        f"released {len(list(args.out.glob('*.ipynb')))} notebooks into {args.out}: {drawn} questions with "
-        f"numbers from your seed; grade with --manifest {args.out / 'exercises.json'}"
+        _("released {count} notebooks into {out}: {drawn} questions with numbers from your seed; grade with "
+          "--manifest {manifest}").format(count=len(list(args.out.glob("*.ipynb"))), out=args.out,
+                                          drawn=drawn, manifest=args.out / "exercises.json")
     )
     return 0

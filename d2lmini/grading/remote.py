@@ -11,7 +11,9 @@ function: calling it sends the inputs (and the check's bans) to a fresh sandboxe
 and brings back the result, what it printed, the torch functions it called, and the inputs as
 the function left them. So the expected values stay in the grading
 process. This file is part of the guarded call's machinery (`d2lmini.exercises.guard`), the
-only grading module a guarded call may run.
+only grading module a guarded call may run. What it says is translated with `d2lmini.i18n`,
+which the guard counts as its machinery too (`refusals.MACHINERY`): a `RemoteFunction` words
+its messages while the check's guard watches the call.
 """
 
 import base64
@@ -32,6 +34,8 @@ from fractions import Fraction
 import numpy as np
 import torch
 
+from d2lmini.i18n import _
+
 MIME = "application/x-d2lmini-grading+json"  # the display messages the kernel side answers with
 GENERATOR_LIMIT = 10_000  # items read from a generator a student's function returns
 # The kernel's own limit on one call: the longest any check allows (the capstone's training run). Each
@@ -46,10 +50,11 @@ class Unreadable:
         self.type_name = type_name
 
     def __repr__(self) -> str:
-        return f"a {self.type_name} object"
+        # TRANSLATORS: a value the grader could not read, named by its Python type ("a generator object").
+        return _("a {type_name} object").format(type_name=self.type_name)
 
     def __float__(self) -> float:
-        raise TypeError(f"a {self.type_name} object is not a number")
+        raise TypeError(_("a {type_name} object is not a number").format(type_name=self.type_name))
 
 
 class RemoteError(Exception):
@@ -231,7 +236,8 @@ def _active_rules() -> tuple[list[str], list[str]]:
     names = {id(ban): name for name, ban in _ban_names().items()}
     unknown = [ban.what for ban in hook.bans if id(ban) not in names]
     if unknown:
-        raise RuntimeError(f"the grader cannot name the ban {unknown[0]!r} for the caller process")
+        raise RuntimeError(_("the grader cannot name the ban {ban!r} for the caller process").format(
+            ban=unknown[0]))
     package = str(refusals.PACKAGE) + os.sep
     allowed = sorted(f.removeprefix(package) for f in hook.allowed - refusals.MACHINERY
                      if f.startswith(package))
@@ -271,12 +277,13 @@ class RemoteFunction:
         self.calls: Counter = Counter()  # every torch function the caller process reported, for evidence
 
     def __repr__(self) -> str:
-        return f"<your function {self.__name__}>"
+        # TRANSLATORS: how the student's function is shown in a message (keep the angle brackets).
+        return _("<your function {name}>").format(name=self.__name__)
 
     def __call__(self, *args):
         if self.state["broken"]:
             raise named_error("KernelStopped")(
-                "the process running your function stopped during an earlier call")
+                _("the process running your function stopped during an earlier call"))
         bans, allowed = _active_rules()
         payload = json.dumps({"function": self.slot, "args": [_encode(a, 0) for a in args], "bans": bans,
                               "allowed": allowed})
@@ -291,8 +298,8 @@ class RemoteFunction:
         if reply is None:
             self.state["broken"] = True
             raise named_error("KernelStopped")(
-                "the process running your function stopped or stopped answering during this call "
-                "(os._exit, a crash, or more memory than allowed)")
+                _("the process running your function stopped or stopped answering during this call "
+                  "(os._exit, a crash, or more memory than allowed)"))
         if reply.get("printed"):
             sys.stdout.write(str(reply["printed"])[:100_000])
         calls = Counter({str(k): v for k, v in dict(reply.get("calls", {})).items() if isinstance(v, int)})
@@ -315,16 +322,18 @@ def _parse(line: bytes | None) -> dict | None:
 
 def _raise_problem(reply: dict) -> None:
     if reply.get("replaced"):
+        # TRANSLATORS: {names} lists torch functions (keep them); "put back": the grader restored them.
         raise ReplacedTorchFunction(
-            f"it replaced {', '.join(reply['replaced'])} (put back). Compute with torch's functions; "
-            "do not assign to them.")
+            _("it replaced {names} (put back). Compute with torch's functions; do not assign to "
+              "them.").format(names=", ".join(reply["replaced"])))
     if reply.get("refused"):
+        # TRANSLATORS: {what} names what the student's function called (torch's gradient clipping, ...).
         raise RefusedInKernel(
-            f"it calls {reply['refused']}. The exercise asks you to write it yourself, so that call "
-            "is refused.")
+            _("it calls {what}. The exercise asks you to write it yourself, so that call is refused.").format(
+                what=reply["refused"]))
     if reply.get("timed_out"):
-        raise TimeoutError("it was still running after its time limit: look for a loop that never ends "
-                           "(a `while` whose condition stays true, an endless generator).")
+        raise TimeoutError(_("it was still running after its time limit: look for a loop that never ends "
+                             "(a `while` whose condition stays true, an endless generator)."))
     if reply.get("error"):
         error = reply["error"]
         raise named_error(str(error.get("type", "Exception")))(str(error.get("message", "")))

@@ -13,7 +13,8 @@ from dataclasses import asdict
 from d2lmini.grading import similarity
 from d2lmini.grading.config import Config
 from d2lmini.grading.files import student_key, write_atomic
-from d2lmini.grading.manifest import Exercise
+from d2lmini.grading.manifest import Exercise, kind_label
+from d2lmini.i18n import _
 
 
 def late_fraction(student: str, config: Config) -> float:
@@ -63,15 +64,18 @@ def feedback_text(result, exercises: list[Exercise], config: Config) -> str:
     """The student's feedback as Markdown: each exercise's points and the check's message."""
     by_id = {e.id: e for e in exercises}
     lines = [
-        f"# Feedback for {result.student}",
+        # TRANSLATORS: the title of a student's feedback file (Markdown: keep the "# ").
+        _("# Feedback for {student}").format(student=result.student),
         "",
-        f"**Total: {final_total(result, config):g} / {possible(result, config):g}**",
+        # TRANSLATORS: Markdown, bold: keep the ** marks.
+        _("**Total: {total:g} / {possible:g}**").format(
+            total=final_total(result, config), possible=possible(result, config)),
         "",
     ]
     if late_fraction(result.student, config):
         lines += [
-            f"- {config.late[result.student]:g} days late: {late_fraction(result.student, config):.0%} "
-            "of your points were taken off.",
+            "- " + _("{days:g} days late: {fraction:.0%} of your points were taken off.").format(
+                days=config.late[result.student], fraction=late_fraction(result.student, config)),
             "",
         ]
     lines += [f"- {note}" for note in result.notes] + ([""] if result.notes else [])
@@ -81,20 +85,26 @@ def feedback_text(result, exercises: list[Exercise], config: Config) -> str:
         if exercise is not None and exercise.notebook != notebook:
             notebook = exercise.notebook
             lines += [f"## {notebook}", ""]
-        kind = exercise.kind if exercise is not None else "exercise"
+        kind = kind_label(exercise.kind if exercise is not None else "exercise")
         lines += [
-            f"### {mark.exercise} ({kind}): {mark.points:g} / {mark.max_points:g}",
+            # TRANSLATORS: a Markdown heading (keep "### "): an exercise's id, its kind, the points it earned.
+            _("### {exercise} ({kind}): {points:g} / {max_points:g}").format(
+                exercise=mark.exercise, kind=kind, points=mark.points, max_points=mark.max_points),
             "",
             _quoted(mark.message),
             "",
         ]
     for item, maximum in config.rubric.items():
         given = result.rubric.get(item)
-        lines += [
-            f"### {item} (graded by hand): "
-            + (f"{given:g} / {maximum:g}" if given is not None else f"not yet graded / {maximum:g}"),
-            "",
-        ]
+        if given is not None:
+            # TRANSLATORS: a Markdown heading (keep "### "): a rubric item the instructor grades by hand.
+            heading = _("### {item} (graded by hand): {given:g} / {maximum:g}").format(
+                item=item, given=given, maximum=maximum)
+        else:
+            # TRANSLATORS: a Markdown heading (keep "### "): a rubric item the instructor has not graded yet.
+            heading = _("### {item} (graded by hand): not yet graded / {maximum:g}").format(
+                item=item, maximum=maximum)
+        lines += [heading, ""]
     return "\n".join(lines)
 
 
@@ -130,8 +140,8 @@ def assemble(out, exercises: list[Exercise], config: Config, results, skipped=No
     """
     unknown = sorted(set(config.late) - {r.student for r in results})
     if unknown:
-        print(f"warning: [late] names {', '.join(unknown)}, who have no graded record: no penalty applied "
-              "to them (is the name spelled as their folder?)", file=sys.stderr)
+        print(_("warning: [late] names {names}, who have no graded record: no penalty applied to them (is "
+                "the name spelled as their folder?)").format(names=", ".join(unknown)), file=sys.stderr)
     for result in results:
         write_atomic(
             out / "feedback" / f"{student_key(result.student)}.md", feedback_text(result, exercises, config)

@@ -10,6 +10,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from d2lmini.i18n import _
+
 
 @dataclass
 class Student:
@@ -33,14 +35,17 @@ def folder_files(folder: Path, student: Student) -> None:
 
     def unreadable(error: OSError) -> None:
         name = Path(error.filename).name
-        student.notes.append(f"{name} could not be read ({error.strerror}): not searched.")
+        # TRANSLATORS: {error} is the system's error text ("Permission denied").
+        student.notes.append(_("{name} could not be read ({error}): not searched.").format(
+            name=name, error=error.strerror))
 
     for root, dirs, files in os.walk(folder, onerror=unreadable, followlinks=False):
         here = Path(root)
         for name in sorted(dirs):
             if (here / name).is_symlink():
                 student.notes.append(
-                    f"{(here / name).relative_to(folder)} is a link to a folder: not searched."
+                    _("{path} is a link to a folder: not searched.").format(
+                        path=(here / name).relative_to(folder))
                 )
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (here / d).is_symlink())
         for name in sorted(files):
@@ -48,7 +53,8 @@ def folder_files(folder: Path, student: Student) -> None:
             if name.startswith("."):
                 continue
             if path.is_symlink():
-                student.notes.append(f"{path.relative_to(folder)} is a link, not a file: not graded.")
+                student.notes.append(
+                    _("{path} is a link, not a file: not graded.").format(path=path.relative_to(folder)))
             elif path.is_file():
                 student.files.append(path)
 
@@ -59,13 +65,13 @@ def read_roster(folder: Path) -> Roster:
     for entry in sorted(Path(folder).iterdir()):
         mode = entry.lstat().st_mode
         if entry.name.startswith("."):
-            roster.skipped.append((entry.name, "a hidden entry (its name starts with '.')"))
+            roster.skipped.append((entry.name, _("a hidden entry (its name starts with '.')")))
         elif stat.S_ISLNK(mode):
             roster.skipped.append(
                 (
                     entry.name,
-                    f"a symbolic link (to {os.readlink(entry)}): refused, since "
-                    "a link can point at another student's work",
+                    _("a symbolic link (to {target}): refused, since a link can point at another student's "
+                      "work").format(target=os.readlink(entry)),
                 )
             )
         elif stat.S_ISDIR(mode):
@@ -75,14 +81,14 @@ def read_roster(folder: Path) -> Roster:
             student = roster.students.setdefault(entry.stem, Student(entry.stem))
             student.files.append(entry)
         else:
-            roster.skipped.append((entry.name, "neither a file nor a folder"))
+            roster.skipped.append((entry.name, _("neither a file nor a folder")))
     for name, student in roster.students.items():
         sources = [p for p in student.files if p.parent == Path(folder)]
         if sources and (Path(folder) / name).is_dir() and not (Path(folder) / name).is_symlink():
             student.notes.insert(
                 0,
-                f"{sources[0].name} and the folder {name}/ both belong to {name}: "
-                "the notebooks of both were looked at.",
+                _("{file} and the folder {name}/ both belong to {name}: the notebooks of both were looked "
+                  "at.").format(file=sources[0].name, name=name),
             )
         student.files.sort()
     return roster

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from d2lmini.grading.limits import limited_command
+from d2lmini.i18n import ENVIRONMENT_VARIABLE, N_, _
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the d2lmini folder: the only part of a checkout bound
 SANDBOX_UID = 65534  # "nobody" inside the user namespace
@@ -46,13 +47,38 @@ SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"
 HIDDEN = ("/root", "/home", "/run", "/var", "/srv", "/mnt", "/media")
 
 
+class Reason(str):
+    """Why submissions are not in a bubblewrap sandbox: the English text, translated where it is shown.
+
+    `probe` finds it once per process (it is cached), before anyone may have chosen a language, so
+    it keeps its message (marked with `N_`) and fields, and `shown()` translates them when asked.
+    """
+
+    template: str
+    fields: dict
+
+    def __new__(cls, template: str, **fields):
+        made = super().__new__(cls, template.format(**fields))
+        made.template, made.fields = template, fields
+        return made
+
+    def shown(self) -> str:
+        """The reason in the language d2lmini speaks now."""
+        return _(self.template).format(**{key: shown(value) for key, value in self.fields.items()})
+
+
+def shown(text) -> str:
+    """`text` as a person reads it now: a `Reason` translated, anything else as it is."""
+    return text.shown() if isinstance(text, Reason) else text
+
+
 @dataclass(frozen=True)
 class Isolation:
     """How submissions are isolated: "bwrap", "user" (root without namespaces: setpriv), or not at all."""
 
     program: str | None  # bwrap or setpriv, or None: not isolated
     mode: str | None = None  # "bwrap", "user" or None
-    reason: str = ""  # why not bwrap
+    reason: str = ""  # why not bwrap (a `Reason`: English, translated by `describe`)
 
     @property
     def isolated(self) -> bool:
@@ -66,14 +92,19 @@ class Isolation:
     def describe(self) -> str:
         """One line for the instructor and for results.json."""
         if self.mode == "bwrap":
-            return "isolated: each submission in its own bubblewrap sandbox (no network, read-only system)"
+            return _("isolated: each submission in its own bubblewrap sandbox (no network, read-only system)")
         if self.mode == "user":
-            return ("isolated by user only: submissions run as uid 65534 (setpriv), every process of that "
-                    "user ended before results are written, because " + self.reason + "; they can reach the "
-                    "network and read what any user may (see docs/instructors.md, 'Threat model')")
-        return ("NOT isolated: " + self.reason + ". Submissions run as the grader's own user and can read "
-                "and change what it can (see docs/instructors.md, 'Threat model'); install bubblewrap "
-                "(apt-get install bubblewrap) on Linux to isolate them")
+            # TRANSLATORS: {reason} says why bubblewrap cannot be used; 'Threat model' names a section of the
+            # English docs (keep it).
+            return _("isolated by user only: submissions run as uid 65534 (setpriv), every process of that "
+                     "user ended before results are written, because {reason}; they can reach the network "
+                     "and read what any user may (see docs/instructors.md, 'Threat model')").format(
+                         reason=shown(self.reason))
+        # TRANSLATORS: {reason} says why submissions cannot be isolated; 'Threat model' names a section of the
+        # English docs (keep it).
+        return _("NOT isolated: {reason}. Submissions run as the grader's own user and can read and change "
+                 "what it can (see docs/instructors.md, 'Threat model'); install bubblewrap (apt-get install "
+                 "bubblewrap) on Linux to isolate them").format(reason=shown(self.reason))
 
 
 @functools.cache
@@ -86,7 +117,7 @@ def probe() -> Isolation:
     """
     wanted = os.environ.get("D2LMINI_SANDBOX", "auto")
     if wanted == "none":
-        return Isolation(None, None, "isolation switched off (D2LMINI_SANDBOX=none)")
+        return Isolation(None, None, Reason(N_("isolation switched off (D2LMINI_SANDBOX=none)")))
     why = _bwrap_problem() if wanted != "user" else "D2LMINI_SANDBOX=user"
     if why is None:
         return Isolation(shutil.which(os.environ.get("D2LMINI_BWRAP", "bwrap")), "bwrap")
@@ -99,7 +130,9 @@ def probe() -> Isolation:
                                env={"PYTHONPATH": str(PACKAGE.parent)}, cwd="/")
         if trial.returncode == 0:
             return Isolation(setpriv, "user", why)
-        why += f"; and uid {SANDBOX_UID} cannot run this Python and d2lmini ({trial.stderr.strip()[-150:]})"
+        # TRANSLATORS: {why} says why bubblewrap cannot be used; {error} is the end of Python's error output.
+        why = Reason(N_("{why}; and uid {uid} cannot run this Python and d2lmini ({error})"), why=why,
+                     uid=SANDBOX_UID, error=trial.stderr.strip()[-150:])
     return Isolation(None, None, why)
 
 
@@ -108,14 +141,18 @@ def _bwrap_problem() -> str | None:
     name = os.environ.get("D2LMINI_BWRAP", "bwrap")
     program = shutil.which(name) if name else None
     if program is None:
-        return f"bubblewrap ({name or 'switched off by D2LMINI_BWRAP'}) is not installed"
+        # TRANSLATORS: {name} is the bwrap program's name, or the text "switched off by D2LMINI_BWRAP".
+        return Reason(N_("bubblewrap ({name}) is not installed"),
+                      name=name or Reason(N_("switched off by D2LMINI_BWRAP")))
     try:
         trial = subprocess.run([program, *_namespaces(), "--ro-bind", "/", "/", "--", "true"],
                                capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as error:
-        return f"{program} could not run ({error})"
+        return Reason(N_("{program} could not run ({error})"), program=program, error=str(error))
     if trial.returncode != 0:
-        return f"{program} cannot make a sandbox here ({trial.stderr.strip()[:200]})"
+        # TRANSLATORS: {error} is the start of bwrap's own error output.
+        return Reason(N_("{program} cannot make a sandbox here ({error})"), program=program,
+                      error=trial.stderr.strip()[:200])
     return None
 
 
@@ -153,7 +190,7 @@ def command(program: list[str], scratch: Path, env: dict[str, str], package_file
     """
     isolation = probe()
     if not isolation.isolated:
-        raise RuntimeError(isolation.describe())
+        raise RuntimeError(isolation.describe())  # in the language d2lmini speaks now
     # A kernel's bwrap starts in the scratch folder, where a path relative to the grader's folder (from
     # `--out out`) names nothing: every sandbox would fail to start.
     scratch = Path(scratch).absolute()
@@ -259,14 +296,19 @@ def clean_env(scratch: Path) -> dict[str, str]:
     """The environment a program of a submission gets: no proxies, no secrets, HOME in a fresh place.
 
     In a sandbox HOME, TMPDIR and IPython's folder are in its own fresh /tmp, so nothing written
-    there (an IPython startup file) outlives the sandbox; unsandboxed they are in `scratch`.
+    there (an IPython startup file) outlives the sandbox; unsandboxed they are in `scratch`. The
+    grader's language (`D2LMINI_LANG`) is passed on when it is set: the kernel's errors and the
+    caller process's refusals end up in the feedback, which is written in that language.
     """
     home = Path("/tmp/home") if probe().namespaces else scratch / "home"
     if not probe().namespaces:
         home.mkdir(parents=True, exist_ok=True)
-    return {"HOME": str(home), "TMPDIR": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "LANG": "C.UTF-8", "MPLCONFIGDIR": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
-            "D2LMINI_CACHE": str(home / ".cache" / "d2lmini"), "IPYTHONDIR": str(home / ".ipython"),
-            "JUPYTER_RUNTIME_DIR": str(home / ".runtime"), "PYTHONDONTWRITEBYTECODE": "1",
-            "MPLBACKEND": "agg", "PYTHONNOUSERSITE": "1", "PIP_NO_INDEX": "1",
-            "PYTHONPATH": str(PACKAGE.parent), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    env = {"HOME": str(home), "TMPDIR": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin",
+           "LANG": "C.UTF-8", "MPLCONFIGDIR": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+           "D2LMINI_CACHE": str(home / ".cache" / "d2lmini"), "IPYTHONDIR": str(home / ".ipython"),
+           "JUPYTER_RUNTIME_DIR": str(home / ".runtime"), "PYTHONDONTWRITEBYTECODE": "1",
+           "MPLBACKEND": "agg", "PYTHONNOUSERSITE": "1", "PIP_NO_INDEX": "1",
+           "PYTHONPATH": str(PACKAGE.parent), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    if os.environ.get(ENVIRONMENT_VARIABLE):
+        env[ENVIRONMENT_VARIABLE] = os.environ[ENVIRONMENT_VARIABLE]
+    return env

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from d2lmini.grading.evidence import SIMILAR, submitted_function
 from d2lmini.grading.sandbox import PACKAGE
+from d2lmini.i18n import _
 
 MIN_TOKENS = 20  # a body shorter than this is not compared (e.g. `return W[X]`, one line of torch)
 NOTEBOOKS = PACKAGE.parent / "notebooks"  # the released notebooks, whose stubs every student got
@@ -190,8 +191,10 @@ def summary(path: Path) -> str:
         with Path(path).open(encoding="utf-8", newline="") as handle:
             rows = max(sum(1 for _ in csv.reader(handle)) - 1, 0)
     except OSError:
-        return f"no {Path(path).name}"
+        # TRANSLATORS: {name} is a file's name (similarity.csv), which is missing.
+        return _("no {name}").format(name=Path(path).name)
     if not rows:
-        return f"no two students' graded functions are {SIMILAR:.0%} alike ({path})"
-    return (f"{rows} pair(s) of students' graded functions at least {SIMILAR:.0%} alike, as evidence to "
-            f"read, not a verdict: {path}")
+        return _("no two students' graded functions are {similar:.0%} alike ({path})").format(
+            similar=SIMILAR, path=path)
+    return _("{rows} pair(s) of students' graded functions at least {similar:.0%} alike, as evidence to "
+             "read, not a verdict: {path}").format(rows=rows, similar=SIMILAR, path=path)
