@@ -1,10 +1,12 @@
 """Every setting of training, the perplexity lab and `predict`, declared once (notebooks 04, 06, 07).
 
 A `Setting` says what values a setting takes (its type, range or choices), how a panel
-names it (`label`) and what it does (`help`). Everything else is derived from these
-declarations: `validate_value` and `validate_settings` (the one validation, whose messages name
-the setting by its label), the limits and menus of the widgets in `d2lmini.widgets.lab`
-and `d2lmini.widgets.clipping`, and the command-line choices of `benchmarks/quality.py`.
+names it (`label`) and what it does (`help`): English, marked for translation (`N_`) and shown
+translated (`Setting.shown_label()`, `shown_help()`, or `_(label)` for a choice's label).
+Everything else is derived from these declarations: `validate_value` and `validate_settings`
+(the one validation, whose messages name the setting by its label), the limits and menus of the
+widgets in `d2lmini.widgets.lab` and `d2lmini.widgets.clipping`, and the command-line choices of
+`benchmarks/quality.py`.
 
 The named choices (recurrent cells, optimizers, learning-rate schedules, clipping modes,
 sampling, weight initialisation) are spelled out here and nowhere else; adding a learning-rate schedule is
@@ -21,6 +23,8 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import torch
 
+from d2lmini.i18n import N_, _, ngettext
+
 
 def constant_rate(progress: float) -> float:
     """Return 1: the learning rate stays where it started (the book's plain SGD)."""
@@ -32,24 +36,40 @@ def cosine_decay(progress: float) -> float:
     return 0.5 * (1 + math.cos(math.pi * progress))
 
 
+# The labels of the named choices below, of every `Setting` (`label`, `help`, `none_means`) are
+# English, marked with `N_`: whatever shows one translates it there, with `_(label)` (the language is
+# chosen after import). Code compares the names (the keys), never the labels.
 # name: (what a menu shows, the share of the learning rate used at progress p in [0, 1]).
 LR_SCHEDULES: dict[str, tuple[str, Callable[[float], float]]] = {
-    "constant": ("constant", constant_rate),
-    "cosine": ("half cosine down to 0", cosine_decay),
+    # TRANSLATORS: a learning-rate schedule, in a menu: the rate stays the same.
+    "constant": (N_("constant"), constant_rate),
+    # TRANSLATORS: a learning-rate schedule, in a menu: the rate falls along half a cosine to 0.
+    "cosine": (N_("half cosine down to 0"), cosine_decay),
 }
 # name: (what a menu shows, the torch optimizer).
 OPTIMIZERS: dict[str, tuple[str, type[torch.optim.Optimizer]]] = {
-    "sgd": ("SGD (as in the book)", torch.optim.SGD),
+    "sgd": (N_("SGD (as in the book)"), torch.optim.SGD),
     "adam": ("Adam", torch.optim.Adam),
 }
-CLIP_MODES = {"norm": "joint norm (notebook 06)", "value": "per element"}
-SAMPLINGS = {"sequential": "sequential partitioning", "random": "random sampling"}
+# TRANSLATORS: clipping modes, in a menu: the joint norm of all gradients, or each entry on its own.
+CLIP_MODES = {"norm": N_("joint norm (notebook 06)"), "value": N_("per element")}
+SAMPLINGS = {"sequential": N_("sequential partitioning"), "random": N_("random sampling")}
 # The recurrent cell of a model (notebook 09): the course's RNN, or one of the gated cells.
-CELLS = {"rnn": "RNN (tanh)", "gru": "GRU", "lstm": "LSTM"}
-INITS = {"lecun": "LeCun, N(0, 1/fan_in)", "normal": "N(0, 0.01²), as in the book"}
-CORPORA = {"bundled": "bundled corpus", "markov": "synthetic Markov source",
-           "timemachine": "The Time Machine"}
-DEVICES = {"cpu": "CPU", "cuda": "CUDA GPU", "mps": "Apple GPU"}
+CELLS = {"rnn": N_("RNN (tanh)"), "gru": "GRU", "lstm": "LSTM"}
+# TRANSLATORS: weight initialisations, in a menu; N(0, σ²) is a normal distribution.
+INITS = {"lecun": N_("LeCun, N(0, 1/fan_in)"), "normal": N_("N(0, 0.01²), as in the book")}
+CORPORA = {"bundled": N_("bundled corpus"), "markov": N_("synthetic Markov source"),
+           "timemachine": N_("The Time Machine")}
+DEVICES = {"cpu": "CPU", "cuda": N_("CUDA GPU"), "mps": N_("Apple GPU")}
+
+# TRANSLATORS: a menu's choice for "no value": no clipping (θ), also a checkbox that is not ticked.
+OFF = N_("off")
+
+
+def off_words() -> set[str]:
+    """Return the words that mean "off" in a menu or a typed list: "off" and its translation now."""
+    return {OFF, _(OFF).strip().lower()}
+
 
 # The longest prefix `predict` and the lab read: reading it costs time and memory in proportion.
 MAX_PREFIX = 10_000
@@ -84,30 +104,56 @@ class Setting:
     slider: tuple | None = None
     log_slider: bool = False
 
-    def allowed(self) -> str:
-        """Return, in words, the values this setting accepts."""
-        if self.choices:
-            what = "one of " + ", ".join(repr(c) for c in self.choices)
-        elif self.kind is bool:
-            what = "True or False"
-        elif self.kind == "path":
-            what = "a path (text or a pathlib.Path)"
-        elif self.kind is str:
-            length = f" of {self.min_length} to {self.max_length:,} characters" if self.max_length else ""
-            what = "text" + length
-        elif self.low == 0 and self.low_open and self.high is None:
-            what = "a positive " + ("whole number" if self.kind is int else "number")
-        else:
-            what = ("a whole number" if self.kind is int else "a number") + self._range()
-        return what + (f", or None ({self.none_means})" if self.optional else "")
+    def shown_label(self) -> str:
+        """Return `label` in the language d2lmini speaks now (what a panel and a message show)."""
+        return _(self.label)
 
-    def _range(self) -> str:
-        if self.low is not None and self.high is not None:
-            lower = f"above {self.low:,}" if self.low_open else f"from {self.low:,}"
-            return f" {lower} up to {self.high:,}"
-        if self.low is not None:
-            return f" above {self.low:,}" if self.low_open else f" of at least {self.low:,}"
-        return ""
+    def shown_help(self) -> str:
+        """Return `help` in the language d2lmini speaks now."""
+        return _(self.help)
+
+    def allowed(self) -> str:
+        """Return, in words, the values this setting accepts (in the language d2lmini speaks now)."""
+        if self.choices:
+            what = _("one of {choices}").format(choices=", ".join(repr(c) for c in self.choices))
+        elif self.kind is bool:
+            what = _("True or False")
+        elif self.kind == "path":
+            what = _("a path (text or a pathlib.Path)")
+        elif self.kind is str:
+            what = (_("text of {low} to {high:,} characters").format(low=self.min_length,
+                                                                      high=self.max_length)
+                    if self.max_length else _("text"))
+        elif self.low == 0 and self.low_open and self.high is None:
+            what = _("a positive whole number") if self.kind is int else _("a positive number")
+        else:
+            what = self._number_range()
+        if self.optional:
+            # TRANSLATORS: {allowed} is what a setting accepts ("a whole number from 1 up to 100"); None is
+            # Python's None, kept as it is; {none_means} says what None does ("no limit").
+            what = _("{allowed}, or None ({none_means})").format(allowed=what, none_means=_(self.none_means))
+        return what
+
+    def _number_range(self) -> str:
+        """Return "a whole number" / "a number" with this setting's range, as one phrase."""
+        whole = self.kind is int
+        low, high = self.low, self.high
+        if low is not None and high is not None:
+            if self.low_open:
+                template = (_("a whole number above {low:,} up to {high:,}") if whole
+                            else _("a number above {low:,} up to {high:,}"))
+            else:
+                template = (_("a whole number from {low:,} up to {high:,}") if whole
+                            else _("a number from {low:,} up to {high:,}"))
+        elif low is not None:
+            if self.low_open:
+                template = _("a whole number above {low:,}") if whole else _("a number above {low:,}")
+            else:
+                template = (_("a whole number of at least {low:,}") if whole
+                            else _("a number of at least {low:,}"))
+        else:
+            template = _("a whole number") if whole else _("a number")
+        return template.format(low=low, high=high)
 
 
 def short_repr(value) -> str:
@@ -176,8 +222,10 @@ def validate_value(setting: Setting, value):
     """
     if value is None and setting.optional:
         return None
-    message = (f"The {setting.label} ({setting.name}) must be {setting.allowed()}, "
-               f"not {short_repr(value)}.")
+    # TRANSLATORS: {label} is the setting as a panel names it ("hidden size"), {name} its name in code
+    # (num_hiddens), {allowed} what it accepts, {value} the value given, as Python writes it.
+    message = _("The {label} ({name}) must be {allowed}, not {value}.").format(
+        label=setting.shown_label(), name=setting.name, allowed=setting.allowed(), value=short_repr(value))
     if not _type_ok(setting, value):
         raise TypeError(message)
     try:
@@ -185,8 +233,10 @@ def validate_value(setting: Setting, value):
     except (OverflowError, ValueError, ArithmeticError):
         raise ValueError(message) from None
     if setting.kind is str and setting.min_length and plain == "":
-        raise ValueError(f"The {setting.label} is empty: type at least {setting.min_length} character"
-                         f"{'s' if setting.min_length > 1 else ''} ({setting.name}).")
+        raise ValueError(ngettext("The {label} is empty: type at least {n} character ({name}).",
+                                  "The {label} is empty: type at least {n} characters ({name}).",
+                                  setting.min_length).format(label=setting.shown_label(),
+                                                             n=setting.min_length, name=setting.name))
     if not _value_ok(setting, plain):
         raise ValueError(message)
     return plain
@@ -217,62 +267,65 @@ def _whole(name, label, help, low=1, high=None, **more) -> Setting:
 
 # Training (`d2lmini.train.TrainConfig`).
 TRAIN_SETTINGS = _declare(
-    Setting("cell", "recurrent cell", "what one step computes: the RNN's tanh, or a gated GRU or LSTM",
-            str, choices=CELLS),
-    _whole("num_hiddens", "hidden size", "units in the hidden state", 1, 100_000, slider=(8, 384, 8)),
-    Setting("lr", "learning rate", "size of each update (at the start of the schedule)", float, 0,
+    Setting("cell", N_("recurrent cell"),
+            N_("what one step computes: the RNN's tanh, or a gated GRU or LSTM"), str, choices=CELLS),
+    _whole("num_hiddens", N_("hidden size"), N_("units in the hidden state"), 1, 100_000,
+           slider=(8, 384, 8)),
+    Setting("lr", N_("learning rate"), N_("size of each update (at the start of the schedule)"), float, 0,
             low_open=True, menu=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0,
                                  6.0, 10.0, 30.0, 100.0, 1000.0), log_slider=True, slider=(-3, 3, 0.1)),
-    Setting("optimizer", "optimizer", "how gradients become updates", str,
-            choices={k: label for k, (label, _) in OPTIMIZERS.items()}),
-    _whole("batch_size", "batch size", "rows (streams of text) per minibatch", 1, 100_000,
+    Setting("optimizer", N_("optimizer"), N_("how gradients become updates"), str,
+            choices={k: label for k, (label, _optimizer) in OPTIMIZERS.items()}),
+    _whole("batch_size", N_("batch size"), N_("rows (streams of text) per minibatch"), 1, 100_000,
            slider=(1, 256, 1)),
-    _whole("num_steps", "steps per minibatch", "time steps backpropagated through", 1, 100_000,
+    _whole("num_steps", N_("steps per minibatch"), N_("time steps backpropagated through"), 1, 100_000,
            slider=(1, 240, 1)),
-    Setting("theta", "clipping θ", "gradient clipping threshold", float, 0, low_open=True,
-            optional=True, none_means="no clipping", menu=(0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0)),
-    Setting("clip_mode", "clipping mode", "what is clipped at θ", str, choices=CLIP_MODES),
-    Setting("lr_schedule", "schedule", "how the learning rate changes over the budget", str,
-            choices={k: label for k, (label, _) in LR_SCHEDULES.items()}),
-    _whole("num_epochs", "epochs", "passes over the training text", 1, 100_000, optional=True,
-           none_means="no limit"),
-    _whole("max_minibatches", "minibatches", "minibatches to train", 1, 10_000_000, optional=True,
-           none_means="no limit", slider=(20, 3000, 20)),
-    Setting("max_seconds", "time limit", "seconds of training", float, 0.01, 86_400.0, optional=True,
-            none_means="no limit"),
-    Setting("count_eval_time", "count evaluation time", "whether evaluation counts against the time limit",
-            bool),
-    _whole("checkpoints", "checkpoints", "measurements per run", 1, 1000, optional=True,
-           none_means="one per epoch"),
-    _whole("eval_batch_size", "evaluation batch size", "streams the validation text is read as", 1,
-           100_000, optional=True, none_means="the batch size"),
-    _whole("eval_num_steps", "evaluation steps", "characters read per call when evaluating", 1, 100_000,
-           optional=True, none_means="the steps per minibatch"),
-    Setting("sampling", "sampling", "how minibatches are cut from the text", str, choices=SAMPLINGS),
-    Setting("init", "initialisation", "how the weights start", str, choices=INITS),
-    _whole("seed", "seed", "seed of every random number", 0, 2**63 - 1),
+    Setting("theta", N_("clipping θ"), N_("gradient clipping threshold"), float, 0, low_open=True,
+            optional=True, none_means=N_("no clipping"), menu=(0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0)),
+    Setting("clip_mode", N_("clipping mode"), N_("what is clipped at θ"), str, choices=CLIP_MODES),
+    Setting("lr_schedule", N_("schedule"), N_("how the learning rate changes over the budget"), str,
+            choices={k: label for k, (label, _share) in LR_SCHEDULES.items()}),
+    _whole("num_epochs", N_("epochs"), N_("passes over the training text"), 1, 100_000, optional=True,
+           none_means=N_("no limit")),
+    _whole("max_minibatches", N_("minibatches"), N_("minibatches to train"), 1, 10_000_000, optional=True,
+           none_means=N_("no limit"), slider=(20, 3000, 20)),
+    Setting("max_seconds", N_("time limit"), N_("seconds of training"), float, 0.01, 86_400.0,
+            optional=True, none_means=N_("no limit")),
+    Setting("count_eval_time", N_("count evaluation time"),
+            N_("whether evaluation counts against the time limit"), bool),
+    _whole("checkpoints", N_("checkpoints"), N_("measurements per run"), 1, 1000, optional=True,
+           none_means=N_("one per epoch")),
+    _whole("eval_batch_size", N_("evaluation batch size"), N_("streams the validation text is read as"), 1,
+           100_000, optional=True, none_means=N_("the batch size")),
+    _whole("eval_num_steps", N_("evaluation steps"), N_("characters read per call when evaluating"), 1,
+           100_000, optional=True, none_means=N_("the steps per minibatch")),
+    Setting("sampling", N_("sampling"), N_("how minibatches are cut from the text"), str, choices=SAMPLINGS),
+    Setting("init", N_("initialisation"), N_("how the weights start"), str, choices=INITS),
+    _whole("seed", N_("seed"), N_("seed of every random number"), 0, 2**63 - 1),
 )
 
 # `predict` (d2lmini.rnn), shared by the lab's sample.
 PREDICT_SETTINGS = _declare(
-    Setting("prefix", "prefix", "text the model reads before generating", str, min_length=1,
+    Setting("prefix", N_("prefix"), N_("text the model reads before generating"), str, min_length=1,
             max_length=MAX_PREFIX),
-    _whole("num_chars", "characters to generate", "length of the generated text", 0, MAX_GENERATED),
-    Setting("temperature", "temperature", "sampling temperature (small: nearly greedy)", float, 0,
-            low_open=True, optional=True, none_means="greedy"),
+    _whole("num_chars", N_("characters to generate"), N_("length of the generated text"), 0,
+           MAX_GENERATED),
+    Setting("temperature", N_("temperature"), N_("sampling temperature (small: nearly greedy)"), float, 0,
+            low_open=True, optional=True, none_means=N_("greedy")),
 )
 
 # Loading a corpus (`d2lmini.corpus.load_corpus`, `d2lmini.download.download_timemachine`), shared by
 # the lab.
 CORPUS_SETTINGS = _declare(
-    Setting("corpus", "corpus", "the text to learn", str, choices=CORPORA),
-    Setting("data_dir", "data folder", "where The Time Machine is cached", "path", optional=True,
-            none_means="the default cache"),
-    Setting("timeout", "download timeout", "seconds a download may take", float, 0, 600, low_open=True),
+    Setting("corpus", N_("corpus"), N_("the text to learn"), str, choices=CORPORA),
+    Setting("data_dir", N_("data folder"), N_("where The Time Machine is cached"), "path", optional=True,
+            none_means=N_("the default cache")),
+    Setting("timeout", N_("download timeout"), N_("seconds a download may take"), float, 0, 600,
+            low_open=True),
 )
 
 # Where the lab's runs are exported (`d2lmini.lab.runs.RunLog.to_csv`, the panel's "Save as CSV").
-EXPORT_PATH = Setting("path", "CSV file", "where the runs are saved", "path")
+EXPORT_PATH = Setting("path", N_("CSV file"), N_("where the runs are saved"), "path")
 
 # What only the lab has (`d2lmini.lab.LabSettings`), with `predict`'s sample settings.
 LAB_SETTINGS = {
@@ -280,12 +333,12 @@ LAB_SETTINGS = {
     **_declare(CORPUS_SETTINGS["corpus"]),
     **PREDICT_SETTINGS,
     **_declare(
-        Setting("device", "device", "where the model trains", str, optional=True,
-                none_means="the best available", max_length=12),
-        _whole("num_threads", "threads", "CPU threads torch may use while the lab trains", 1, 1024,
-               optional=True, none_means="leave torch's setting alone"),
+        Setting("device", N_("device"), N_("where the model trains"), str, optional=True,
+                none_means=N_("the best available"), max_length=12),
+        _whole("num_threads", N_("threads"), N_("CPU threads torch may use while the lab trains"), 1, 1024,
+               optional=True, none_means=N_("leave torch's setting alone")),
         CORPUS_SETTINGS["data_dir"],
-        Setting("timemachine_url", "download address", "where The Time Machine is fetched from", str,
+        Setting("timemachine_url", N_("download address"), N_("where The Time Machine is fetched from"), str,
                 max_length=2000),
         replace(CORPUS_SETTINGS["timeout"], name="download_timeout"),
     ),
@@ -296,6 +349,7 @@ def validate_device_name(name) -> str | None:
     """Return `name`; raise TypeError/ValueError unless it is None, 'cpu', 'cuda', 'cuda:N' or 'mps'."""
     name = validate_value(LAB_SETTINGS["device"], name)
     if name is not None and name not in DEVICES and not (name.startswith("cuda:") and name[5:].isdigit()):
-        raise ValueError(f"The device (device) must be 'cpu', 'cuda', 'cuda:N', 'mps' or None (the best "
-                         f"available), not {short_repr(name)}.")
+        raise ValueError(_("The {label} (device) must be 'cpu', 'cuda', 'cuda:N', 'mps' or None (the best "
+                           "available), not {value}.").format(label=LAB_SETTINGS["device"].shown_label(),
+                                                               value=short_repr(name)))
     return name

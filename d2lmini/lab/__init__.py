@@ -13,6 +13,7 @@ runs of a session and their export) and `lab.sweep` (one run per value of one se
 
 import math
 import os
+import re
 import time
 import warnings
 from collections import OrderedDict
@@ -26,11 +27,12 @@ from d2lmini.corpus import Corpus, load_corpus
 from d2lmini.device import try_gpu
 from d2lmini.divergence import TrainingDiverged, divergence_limit
 from d2lmini.download import TIMEMACHINE_URL, DataUnavailableError
+from d2lmini.i18n import N_, _
 from d2lmini.kernel_settings import put_back_after
 from d2lmini.lab.cost import MachineSpeed, RunCost, cell_factor, estimate_cost
 from d2lmini.metrics import ladder_bits, perplexity_from_bits
 from d2lmini.rnn import predict, validate_prefix
-from d2lmini.settings import CELLS, CORPORA, LAB_SETTINGS, validate_device_name, validate_settings
+from d2lmini.settings import CELLS, CORPORA, LAB_SETTINGS, OFF, validate_device_name, validate_settings
 from d2lmini.train import (
     History,
     TrainConfig,
@@ -59,6 +61,28 @@ MAX_CLICK_SECONDS = 15.0
 # How this machine compares with the reference, learned from every run the lab finishes.
 MACHINE_SPEED = MachineSpeed()
 DEFAULT_PREFIXES = {"bundled": "the ", "timemachine": "the time ", "markov": "a"}
+# The baselines' names as code writes them (keys of `LabResult.baselines`, `CorpusData.strong_baselines`),
+# marked for translation: the lab shows them with `baseline_name`.
+BASELINE_NAMES = (
+    # TRANSLATORS: a baseline: every character equally likely (a uniform guess).
+    N_("uniform"),
+    # TRANSLATORS: a baseline: each character as frequent as in the training text (unigram model).
+    N_("unigram"),
+    # TRANSLATORS: a baseline: the PPMd text compressor.
+    N_("PPMd compressor"),
+    # TRANSLATORS: the synthetic source's entropy floor, as a perplexity: no model can go below it.
+    N_("entropy floor"),
+)
+KNESER_NEY = re.compile(r"Kneser-Ney (\d+)-gram")
+
+
+def baseline_name(name: str) -> str:
+    """Return a baseline's name ("unigram", "Kneser-Ney 5-gram") in the language d2lmini speaks now."""
+    match = KNESER_NEY.fullmatch(name)
+    if match:
+        # TRANSLATORS: a baseline: the Kneser-Ney smoothed n-gram model of order {n}.
+        return _("Kneser-Ney {n}-gram").format(n=match.group(1))
+    return _(name)
 
 
 @dataclass
@@ -206,8 +230,9 @@ def strong_baselines(settings: LabSettings) -> dict[str, float]:
 
 
 def label(name: str) -> str:
-    """Return what the panel calls the setting `name` (its label in `d2lmini.settings.LAB_SETTINGS`)."""
-    return LAB_SETTINGS[name].label
+    """Return what the panel calls the setting `name` (its label in `d2lmini.settings.LAB_SETTINGS`),
+    in the language d2lmini speaks now."""
+    return LAB_SETTINGS[name].shown_label()
 
 
 def validate_lab_settings(settings: LabSettings) -> None:
@@ -218,25 +243,29 @@ def validate_lab_settings(settings: LabSettings) -> None:
     the device (it must exist here).
     """
     if not isinstance(settings, LabSettings):
-        raise TypeError(f"run_lab needs a d2lmini.lab.LabSettings, not {type(settings).__name__}.")
+        raise TypeError(_("run_lab needs a d2lmini.lab.LabSettings, not {type}.").format(
+            type=type(settings).__name__))
     validate_settings(settings, LAB_SETTINGS)
     validate_cell_init(settings.cell, settings.init)
     validate_device_name(settings.device)
     if settings.max_minibatches is None and settings.num_epochs is None and settings.max_seconds is None:
-        raise ValueError("Give the lab a budget: a number of minibatches, of epochs or a time limit.")
+        raise ValueError(_("Give the lab a budget: a number of minibatches, of epochs or a time limit."))
     if settings.max_seconds is not None and settings.max_seconds > MAX_LAB_SECONDS:
-        raise ValueError(f"The {label('max_seconds')} (max_seconds) must be at most {MAX_LAB_SECONDS:g} "
-                         f"seconds in the lab, not {settings.max_seconds:g}.")
+        # TRANSLATORS: {label} is the setting's label ("time limit"); max_seconds its name in code.
+        raise ValueError(_("The {label} (max_seconds) must be at most {most:g} seconds in the lab, not "
+                           "{value:g}.").format(label=label("max_seconds"), most=MAX_LAB_SECONDS,
+                                                value=settings.max_seconds))
     cores = os.cpu_count() or 1
     if settings.num_threads is not None and settings.num_threads > cores:
-        raise ValueError(f"The {label('num_threads')} (num_threads) must be at most {cores}, the CPU cores "
-                         f"of this machine, not {settings.num_threads}: more threads than cores only wait "
-                         "for one another.")
+        raise ValueError(_("The {label} (num_threads) must be at most {cores}, the CPU cores of this "
+                           "machine, not {value}: more threads than cores only wait for one another.").format(
+            label=label("num_threads"), cores=cores, value=settings.num_threads))
     device = settings.device or "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"The device {device!r} is not available here (no CUDA GPU); use 'cpu' or None.")
+        raise ValueError(_("The device {device} is not available here (no CUDA GPU); use 'cpu' or "
+                           "None.").format(device=repr(device)))
     if device == "mps" and not torch.backends.mps.is_available():
-        raise ValueError("The device 'mps' is not available here (no Apple GPU); use 'cpu' or None.")
+        raise ValueError(_("The device 'mps' is not available here (no Apple GPU); use 'cpu' or None."))
 
 
 def lab_cost(settings: LabSettings, data: "CorpusData") -> RunCost:
@@ -250,21 +279,29 @@ def validate_size(settings: LabSettings, data: "CorpusData", cost: RunCost) -> N
     the default run (both from `lab_cost`, for every budget, every evaluation and the sample counted)."""
     h = settings.num_hiddens
     if cost.bytes > MAX_BYTES:
-        raise ValueError(f"These settings need about {cost.bytes / 1024**3:.1f} GB of memory (hidden size "
-                         f"{h}, batch size {settings.batch_size} x {settings.num_steps} steps); the lab "
-                         f"allows {MAX_BYTES / 1024**3:.0f} GB so a laptop does not run out. Make the "
-                         "hidden size, the batch size or the steps per minibatch smaller.")
+        raise ValueError(_("These settings need about {need:.1f} GB of memory (hidden size {hidden}, batch "
+                           "size {batch_size} x {num_steps} steps); the lab allows {most:.0f} GB so a laptop "
+                           "does not run out. Make the hidden size, the batch size or the steps per "
+                           "minibatch smaller.").format(
+            need=cost.bytes / 1024**3, hidden=h, batch_size=settings.batch_size, num_steps=settings.num_steps,
+            most=MAX_BYTES / 1024**3))
     default = lab_cost(replace(LabSettings(), corpus=settings.corpus, prefix=settings.prefix), data)
     factor = cost.seconds / default.seconds
     if factor > MAX_WORK_FACTOR:
-        where = ("evaluating the validation text" if cost.eval_seconds >= max(cost.train_seconds,
-                                                                                 cost.predict_seconds)
-                 else "training" if cost.train_seconds >= cost.predict_seconds else "generating the sample")
-        raise ValueError(f"These settings need about {factor:.0f} times the work of the default run, most of "
-                         f"it {where} ({cost.evaluations} evaluations); the lab allows {MAX_WORK_FACTOR}x, "
-                         f"about {MAX_WORK_FACTOR * default.seconds:.0f} seconds on a 2-core laptop. Make "
-                         "the hidden size, the batch size, the steps per minibatch, the number of "
-                         "minibatches or of checkpoints smaller.")
+        # TRANSLATORS: what most of a run's work is, in "most of it {where}".
+        where = (_("evaluating the validation text") if cost.eval_seconds >= max(cost.train_seconds,
+                                                                                    cost.predict_seconds)
+                 else _("training") if cost.train_seconds >= cost.predict_seconds
+                 else _("generating the sample"))
+        # TRANSLATORS: {where} is "training", "evaluating the validation text" or "generating the sample";
+        # {most} is how many times the default run's work the lab allows ("10x").
+        raise ValueError(_("These settings need about {factor:.0f} times the work of the default run, most "
+                           "of it {where} ({evaluations} evaluations); the lab allows {most}x, about "
+                           "{seconds:.0f} seconds on a 2-core laptop. Make the hidden size, the batch size, "
+                           "the steps per minibatch, the number of minibatches or of checkpoints "
+                           "smaller.").format(
+            factor=factor, where=where, evaluations=cost.evaluations, most=MAX_WORK_FACTOR,
+            seconds=MAX_WORK_FACTOR * default.seconds))
 
 
 def validate_minibatch_fits(settings: LabSettings, data: "CorpusData") -> None:
@@ -272,12 +309,14 @@ def validate_minibatch_fits(settings: LabSettings, data: "CorpusData") -> None:
     try:
         validate_fits(len(data.train), settings.batch_size, settings.num_steps)
     except ValueError:
-        raise ValueError(
-            f"A minibatch of {settings.batch_size} rows x {settings.num_steps} steps = "
-            f"{settings.batch_size * settings.num_steps:,} characters does not fit in the "
-            f"{len(data.train):,} training characters of the {CORPORA[settings.corpus]} "
-            f"(with one extra row of {settings.num_steps} steps for the random start). "
-            "Make the batch size or the steps per minibatch smaller.") from None
+        # TRANSLATORS: {corpus} is the corpus' name ("bundled corpus", "The Time Machine").
+        raise ValueError(_(
+            "A minibatch of {batch_size} rows x {num_steps} steps = {characters:,} characters does not fit "
+            "in the {training:,} training characters of the {corpus} (with one extra row of {num_steps} "
+            "steps for the random start). Make the batch size or the steps per minibatch smaller.").format(
+            batch_size=settings.batch_size, num_steps=settings.num_steps,
+            characters=settings.batch_size * settings.num_steps, training=len(data.train),
+            corpus=_(CORPORA[settings.corpus]))) from None
 
 
 @dataclass(frozen=True)
@@ -346,12 +385,20 @@ def validate_click(plan: "LabPlan | LabSettings", limit: float = MAX_CLICK_SECON
         here = MACHINE_SPEED.seconds(seconds)
         cell = plan.settings.cell
         slower = cell_factor(cell, "train", plan.settings.num_hiddens)
-        faster = "" if cell == "rnn" else (f", or choose the RNN cell (the {cell_name(cell)} trains these "
-                                           f"settings about {slower:.0f} times slower)")
-        raise RunTooLong(f"These settings would take about {seconds:.0f} s on a 2-core laptop (about "
-                         f"{here:.0f} s on this machine); one click of the lab is kept under {limit:g} s. "
+        if cell == "rnn":
+            template = _("These settings would take about {seconds:.0f} s on a 2-core laptop (about "
+                         "{here:.0f} s on this machine); one click of the lab is kept under {limit:g} s. "
                          "Make the hidden size, the batch size, the steps per minibatch or the number of "
-                         f"minibatches smaller{faster}.")
+                         "minibatches smaller.")
+        else:
+            # TRANSLATORS: {cell} is a gated cell, "GRU" or "LSTM"; {slower} how many times slower it trains.
+            template = _("These settings would take about {seconds:.0f} s on a 2-core laptop (about "
+                         "{here:.0f} s on this machine); one click of the lab is kept under {limit:g} s. "
+                         "Make the hidden size, the batch size, the steps per minibatch or the number of "
+                         "minibatches smaller, or choose the RNN cell (the {cell} trains these settings "
+                         "about {slower:.0f} times slower).")
+        raise RunTooLong(template.format(seconds=seconds, here=here, limit=limit, cell=cell_name(cell),
+                                         slower=slower))
     return seconds
 
 
@@ -362,22 +409,32 @@ def cell_name(cell: str) -> str:
 
 def describe_settings(settings: LabSettings) -> str:
     """Return a one-line summary of the training settings, for the panel's messages."""
-    clipping = "off" if settings.theta is None else f"θ = {settings.theta:g}"
-    return (f"{CORPORA.get(settings.corpus, settings.corpus)}, {cell_name(settings.cell)}, "
-            f"hidden size {settings.num_hiddens}, "
-            f"learning rate {settings.lr:.3g}, {settings.optimizer.upper()}, clipping {clipping}, "
-            f"minibatches of {settings.batch_size} x {settings.num_steps} steps")
+    clipping = _(OFF) if settings.theta is None else f"θ = {settings.theta:g}"
+    # TRANSLATORS: a run's settings in one line: {corpus} is the corpus' name, {cell} "RNN", "GRU" or
+    # "LSTM", {optimizer} "SGD" or "ADAM", {clipping} "θ = 1" or "off".
+    return _("{corpus}, {cell}, hidden size {hidden}, learning rate {lr:.3g}, {optimizer}, clipping "
+             "{clipping}, minibatches of {batch_size} x {num_steps} steps").format(
+        corpus=_(CORPORA.get(settings.corpus, settings.corpus)), cell=cell_name(settings.cell),
+        hidden=settings.num_hiddens, lr=settings.lr, optimizer=settings.optimizer.upper(), clipping=clipping,
+        batch_size=settings.batch_size, num_steps=settings.num_steps)
 
 
 def divergence_message(error: TrainingDiverged, settings: LabSettings, vocab_size: int) -> str:
     """Return what the lab says about a run that blew up, with what to try instead."""
-    what = (f"{error.reason} (a uniform guess costs {math.log(vocab_size):.2f} nats per character; "
-            f"a run above {divergence_limit(vocab_size):.1f} has blown up)")
-    tips = [f"a learning rate ten times smaller (about {settings.lr / 10:.3g})"]
+    # TRANSLATORS: {reason} says how the run blew up ("the loss reached 41.2"); {uniform} and {limit} are
+    # losses in nats; {optimizer} is "SGD" or "ADAM"; {smaller} the learning rate to try.
     if settings.theta is None:
-        tips.append("turning gradient clipping on (θ = 1)")
-    return (f"Training diverged at minibatch {error.step}: {what}, with learning rate {settings.lr:.3g} "
-            f"and {settings.optimizer.upper()}. Try " + ", or ".join(tips) + ".")
+        template = _("Training diverged at minibatch {step}: {reason} (a uniform guess costs {uniform:.2f} "
+                     "nats per character; a run above {limit:.1f} has blown up), with learning rate {lr:.3g} "
+                     "and {optimizer}. Try a learning rate ten times smaller (about {smaller:.3g}), or "
+                     "turning gradient clipping on (θ = 1).")
+    else:
+        template = _("Training diverged at minibatch {step}: {reason} (a uniform guess costs {uniform:.2f} "
+                     "nats per character; a run above {limit:.1f} has blown up), with learning rate {lr:.3g} "
+                     "and {optimizer}. Try a learning rate ten times smaller (about {smaller:.3g}).")
+    return template.format(step=error.step, reason=error.reason, uniform=math.log(vocab_size),
+                           limit=divergence_limit(vocab_size), lr=settings.lr,
+                           optimizer=settings.optimizer.upper(), smaller=settings.lr / 10)
 
 
 def run_lab(settings: "LabSettings | LabPlan", on_checkpoint=None, should_stop=None) -> LabResult:
@@ -394,7 +451,9 @@ def run_lab(settings: "LabSettings | LabPlan", on_checkpoint=None, should_stop=N
     only a finished run's numbers are measurements. An interrupt during the sample keeps the
     finished training's perplexities (`interrupted` is True, `sample` None).
     """
-    with put_back_after("The lab run (or an interrupt in it)", "the run ended"):
+    # TRANSLATORS: who changed a process-wide setting, and when an interrupt arrived, in a warning
+    # written around them ("The lab run (or an interrupt in it) turned gradients off; that was put back.").
+    with put_back_after(_("The lab run (or an interrupt in it)"), _("the run ended")):
         return _run_lab(settings, on_checkpoint, should_stop)
 
 
@@ -407,11 +466,12 @@ def _run_lab(settings: "LabSettings | LabPlan", on_checkpoint, should_stop) -> L
         result.error = str(error)
         return result
     except KeyboardInterrupt:
-        result.error = "Stopped by an interrupt before training started; nothing was trained."
+        result.error = _("Stopped by an interrupt before training started; nothing was trained.")
         result.interrupted = True
         return result
     except Exception as error:  # anything else from loading data: reported, never a traceback
-        result.error = f"The corpus could not be loaded ({type(error).__name__}: {error})."
+        result.error = _("The corpus could not be loaded ({type}: {error}).").format(
+            type=type(error).__name__, error=error)
         return result
     settings, data = plan.settings, plan.data
     result.baselines, result.floor = dict(data.baselines), data.floor
@@ -426,14 +486,14 @@ def _run_lab(settings: "LabSettings | LabPlan", on_checkpoint, should_stop) -> L
         result.history = error.history or result.history
         result.error, result.diverged = divergence_message(error, settings, result.vocab_size), True
     except KeyboardInterrupt:
-        result.error = (f"Stopped by an interrupt after {len(result.history.step_loss)} minibatches; the "
-                        "model and its history so far are kept.")
+        result.error = _("Stopped by an interrupt after {count} minibatches; the model and its history so "
+                         "far are kept.").format(count=len(result.history.step_loss))
         result.interrupted = True
     except ValueError as error:  # e.g. the budget ended before a single minibatch
         result.error = str(error)
     except Exception as error:  # a bug or an exhausted machine: say so instead of a traceback
-        result.error = (f"Training stopped unexpectedly ({type(error).__name__}: {error}). "
-                        "If it happens at the default settings, please report it.")
+        result.error = _("Training stopped unexpectedly ({type}: {error}). If it happens at the default "
+                         "settings, please report it.").format(type=type(error).__name__, error=error)
     finally:
         torch.set_num_threads(threads)
     result.wall_seconds = time.perf_counter() - start
@@ -460,10 +520,10 @@ def resample(result: LabResult, settings: LabSettings) -> LabResult:
     temperature, or when there is no trained model or a training setting differs.
     """
     if result.model is None or result.error is not None:
-        raise ValueError("There is no trained model to sample from: train first.")
+        raise ValueError(_("There is no trained model to sample from: train first."))
     if not only_the_sample_differs(result.settings, settings):
-        raise ValueError("Only the prefix, the temperature and the length of the sample can change "
-                         "without training again.")
+        raise ValueError(_("Only the prefix, the temperature and the length of the sample can change "
+                           "without training again."))
     validate_lab_settings(settings)
     vocab = corpus_data(settings).corpus.vocab
     sample = predict(result.model, vocab, settings.prefix, settings.num_chars, settings.temperature,
@@ -494,7 +554,8 @@ def _train(plan: LabPlan, result: LabResult, on_checkpoint, should_stop) -> None
         result.sample = predict(model, data.corpus.vocab, settings.prefix, settings.num_chars,
                                 settings.temperature, torch.Generator().manual_seed(settings.seed))
     except KeyboardInterrupt:
-        result.error, result.interrupted = (
-            f"Stopped by an interrupt while generating the sample. Training had finished: validation "
-            f"perplexity {result.valid_perplexity:.2f}, training {result.train_perplexity:.2f} after "
-            f"{result.minibatches} minibatches."), True
+        result.error, result.interrupted = _(
+            "Stopped by an interrupt while generating the sample. Training had finished: validation "
+            "perplexity {valid:.2f}, training {train:.2f} after {minibatches} minibatches.").format(
+            valid=result.valid_perplexity, train=result.train_perplexity,
+            minibatches=result.minibatches), True

@@ -11,6 +11,7 @@ import io
 import math
 from dataclasses import fields, replace
 
+from d2lmini.i18n import N_, _
 from d2lmini.lab import SAMPLE_SETTINGS, LabResult, LabSettings
 from d2lmini.lab.sweep import SweepResult
 from d2lmini.settings import EXPORT_PATH, LAB_SETTINGS, short_repr, validate_value
@@ -18,10 +19,18 @@ from d2lmini.settings import EXPORT_PATH, LAB_SETTINGS, short_repr, validate_val
 # The settings a run's summary and a curve's label show, in the order of the lab's controls.
 SHOWN_SETTINGS = ("corpus", "cell", "num_hiddens", "lr", "optimizer", "batch_size", "num_steps", "theta",
                   "max_minibatches", "prefix", "temperature")
-# Short names for labels and summaries.
-SHORT_NAMES = {"corpus": "", "cell": "", "num_hiddens": "hidden", "lr": "lr", "optimizer": "",
-               "batch_size": "batch",
-               "num_steps": "steps", "theta": "θ", "max_minibatches": "minibatches", "prefix": "prefix",
+# Short names for labels and summaries ("hidden 128"), shown translated.
+SHORT_NAMES = {"corpus": "", "cell": "",
+               # TRANSLATORS: short for the hidden size, in "hidden 128".
+               "num_hiddens": N_("hidden"),
+               # TRANSLATORS: short for the learning rate, in "lr 0.01".
+               "lr": N_("lr"), "optimizer": "",
+               # TRANSLATORS: short for the batch size, in "batch 32".
+               "batch_size": N_("batch"),
+               # TRANSLATORS: short for the steps per minibatch, in "steps 35".
+               "num_steps": N_("steps"), "theta": "θ",
+               # TRANSLATORS: short for the number of minibatches trained, in "minibatches 600".
+               "max_minibatches": N_("minibatches"), "prefix": N_("prefix"),
                "temperature": "T"}
 # How settings are named in exported rows and which of the results go with them.
 RESULT_COLUMNS = ("valid_perplexity", "valid_bits", "train_perplexity", "minibatches", "seconds",
@@ -35,17 +44,25 @@ def changed_settings(before: LabSettings | None, after: LabSettings) -> list[str
     return [item.name for item in fields(after) if getattr(before, item.name) != getattr(after, item.name)]
 
 
+def short_label(label: str) -> str:
+    """Return a choice's label without its explanation in brackets ("SGD (as in the book)" -> "SGD"), in the
+    language d2lmini speaks now (the English is cut, then translated: "bundled corpus" -> its translation)."""
+    return _(label.split(" (")[0])
+
+
 def setting_text(settings: LabSettings, name: str) -> str:
     """Return one setting of a run as a panel writes it: "hidden 128", "θ off", "Adam", "GRU"."""
     value = getattr(settings, name)
     if name in ("corpus", "cell", "optimizer"):
-        return LAB_SETTINGS[name].choices[value].split(" (")[0]
+        return short_label(LAB_SETTINGS[name].choices[value])
     if name == "theta" and value is None:
-        return "θ off"
+        # TRANSLATORS: no gradient clipping, in a run's settings (θ is the clipping threshold).
+        return _("θ off")
     if name == "temperature" and value is None:
-        return "greedy"
+        return _("greedy")
     shown = repr(value) if name == "prefix" else f"{value:g}" if isinstance(value, float) else str(value)
-    return f"{SHORT_NAMES.get(name, name)} {shown}".strip()
+    short = SHORT_NAMES.get(name, name)
+    return f"{_(short) if short else short} {shown}".strip()
 
 
 def curve_labels(results: list[LabResult], numbers: list[int]) -> list[str]:
@@ -108,10 +125,12 @@ class RunLog:
         Raises TypeError for anything but one run's `LabResult` (a sweep's runs are added one by one).
         """
         if not isinstance(result, LabResult) or not isinstance(result.settings, LabSettings):
-            hint = (" Add a sweep's runs one by one: for run in sweep.results: log.add(run)."
-                    if isinstance(result, SweepResult) else "")
-            raise TypeError(f"A run log keeps the LabResult of one run (what run_lab returns), not "
-                            f"{short_repr(result)}.{hint}")
+            if isinstance(result, SweepResult):
+                template = _("A run log keeps the LabResult of one run (what run_lab returns), not {value}. "
+                             "Add a sweep's runs one by one: for run in sweep.results: log.add(run).")
+            else:
+                template = _("A run log keeps the LabResult of one run (what run_lab returns), not {value}.")
+            raise TypeError(template.format(value=short_repr(result)))
         if self.results:
             self.results[-1] = replace(self.results[-1], model=None)
         self.results.append(result)
@@ -174,6 +193,6 @@ class RunLog:
         try:
             import pandas  # optional: only this export needs it
         except ImportError:
-            raise ImportError("to_dataframe needs pandas (pip install pandas); to_csv() needs nothing "
-                              "more.") from None
+            raise ImportError(_("to_dataframe needs pandas (pip install pandas); to_csv() needs nothing "
+                                "more.")) from None
         return pandas.DataFrame(self.records())

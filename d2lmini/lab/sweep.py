@@ -13,8 +13,9 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from d2lmini.i18n import _
 from d2lmini.lab import MAX_CLICK_SECONDS, LabPlan, LabResult, LabSettings, plan_lab, run_lab
-from d2lmini.settings import LAB_SETTINGS, short_repr, validate_value
+from d2lmini.settings import LAB_SETTINGS, OFF, off_words, short_repr, validate_value
 
 # The settings a sweep can vary (those the lab's controls set that change the trained model).
 SWEEPABLE = ("cell", "num_hiddens", "lr", "num_steps", "batch_size", "theta", "max_minibatches")
@@ -26,6 +27,12 @@ MAX_SWEEP_SECONDS = 60.0
 SUGGESTED_VALUES = {"cell": ", ".join(LAB_SETTINGS["cell"].choices), "num_hiddens": "32, 128, 384",
                     "lr": "0.001, 0.01, 0.1", "num_steps": "8, 35, 140",
                     "batch_size": "8, 32, 128", "theta": "0.1, 1, off", "max_minibatches": "150, 600, 2400"}
+
+
+def suggested_values(name: str) -> str:
+    """Return `SUGGESTED_VALUES[name]` as a panel shows it: "off" in the language d2lmini speaks now
+    (`parse_values` reads it in English too)."""
+    return ", ".join(_(OFF) if value == OFF else value for value in SUGGESTED_VALUES[name].split(", "))
 
 
 @dataclass
@@ -51,20 +58,22 @@ class SweepResult:
 
 def value_text(value, name: str | None = None) -> str:
     """Return a swept value as a panel writes it: "off" for None (no clipping), a named choice of the
-    setting `name` by its short label ("GRU"), else the number."""
+    setting `name` by its short label ("GRU"), else the number (words in the language d2lmini speaks now)."""
     if value is None:
-        return "off"
+        return _(OFF)
     if isinstance(value, str):
         choices = LAB_SETTINGS[name].choices if name in LAB_SETTINGS else {}
-        return choices.get(value, value).split(" (")[0]
+        return _(choices.get(value, value).split(" (")[0])
     return f"{value:g}"
 
 
 def validate_sweepable(name: str) -> None:
     """Raise ValueError, listing the settings a sweep can vary, unless `name` is one of them."""
     if not isinstance(name, str) or name not in SWEEPABLE:
-        labels = ", ".join(f"{LAB_SETTINGS[n].label} ({n})" for n in SWEEPABLE)
-        raise ValueError(f"A sweep varies one of: {labels}; not {short_repr(name)}.")
+        labels = ", ".join(f"{LAB_SETTINGS[n].shown_label()} ({n})" for n in SWEEPABLE)
+        # TRANSLATORS: {settings} lists the settings a sweep can vary, each "label (name)".
+        raise ValueError(_("A sweep varies one of: {settings}; not {value}.").format(settings=labels,
+                                                                                    value=short_repr(name)))
 
 
 def validate_sweep(name: str, values: Iterable) -> list:
@@ -72,16 +81,23 @@ def validate_sweep(name: str, values: Iterable) -> list:
     label) unless `name` can be swept over them."""
     validate_sweepable(name)
     setting = LAB_SETTINGS[name]
+    label = setting.shown_label()
     if isinstance(values, str | bytes | dict) or not isinstance(values, Iterable):
-        raise TypeError(f"A sweep of the {setting.label} needs a list of 2 to {MAX_VALUES} values such as "
-                        f"[{SUGGESTED_VALUES[name]}], not {short_repr(values)}.")
+        # TRANSLATORS: {label} is the setting swept ("hidden size"); {example} values such as 32, 128, 384.
+        raise TypeError(_("A sweep of the {label} needs a list of 2 to {most} values such as [{example}], "
+                          "not {value}.").format(label=label, most=MAX_VALUES, example=suggested_values(name),
+                                             value=short_repr(values)))
     values = list(itertools.islice(values, MAX_VALUES + 1))  # a generator may never end
-    if not 2 <= len(values) <= MAX_VALUES:
-        raise ValueError(f"A sweep of the {setting.label} needs 2 to {MAX_VALUES} values, "
-                         f"not {len(values) if len(values) <= MAX_VALUES else 'more'}.")
+    if len(values) > MAX_VALUES:
+        raise ValueError(_("A sweep of the {label} needs 2 to {most} values, not more.").format(
+            label=label, most=MAX_VALUES))
+    if len(values) < 2:
+        raise ValueError(_("A sweep of the {label} needs 2 to {most} values, not {count}.").format(
+            label=label, most=MAX_VALUES, count=len(values)))
     values = [validate_value(setting, value) for value in values]
     if len(set(values)) != len(values):
-        raise ValueError(f"The values of the {setting.label} repeat: each run would be the same.")
+        raise ValueError(_("The values of the {label} repeat: each run would be the same.").format(
+            label=label))
     return values
 
 
@@ -93,14 +109,16 @@ def parse_values(name: str, text: str) -> list:
     """
     validate_sweepable(name)
     setting, values = LAB_SETTINGS[name], []
+    label = setting.shown_label()
     if not isinstance(text, str):
-        raise TypeError(f"The values of the {setting.label} are typed as text such as "
-                        f"{SUGGESTED_VALUES[name]!r}, not {short_repr(text)}.")
-    for word in text.replace(";", ",").replace(" ", ",").split(","):
+        raise TypeError(_("The values of the {label} are typed as text such as {example}, not "
+                          "{value}.").format(
+            label=label, example=repr(suggested_values(name)), value=short_repr(text)))
+    for word in text.replace(";", ",").replace(" ", ",").replace("，", ",").split(","):
         word = word.strip()
         if not word:
             continue
-        if word.lower() == "off" and setting.optional:
+        if word.lower() in off_words() and setting.optional:
             values.append(None)
             continue
         if setting.choices:
@@ -109,29 +127,34 @@ def parse_values(name: str, text: str) -> list:
         try:
             number = float(word)
         except ValueError:
-            raise ValueError(f"{word!r} is not a number: type the values of the {setting.label} separated "
-                             "by commas, e.g. 32, 64, 128.") from None
+            raise ValueError(_("{word} is not a number: type the values of the {label} separated by commas, "
+                               "e.g. 32, 64, 128.").format(word=repr(word), label=label)) from None
         if setting.kind is int:
             if not number.is_integer():
-                raise ValueError(f"The {setting.label} takes whole numbers, not {word}.")
+                raise ValueError(_("The {label} takes whole numbers, not {word}.").format(
+                    label=label, word=word))
             number = int(number)
         values.append(number)
     return validate_sweep(name, values)
 
 
 def _choice(setting, word: str) -> str:
-    """Return the choice of `setting` that `word` names (its name or short label, any case)."""
+    """Return the choice of `setting` that `word` names (its name or short label, in English or as shown
+    now, any case)."""
     for choice, label in setting.choices.items():
-        if word.lower() in (choice.lower(), label.split(" (")[0].lower()):
+        short = label.split(" (")[0]
+        if word.lower() in (choice.lower(), short.lower(), _(short).lower()):
             return choice
-    raise ValueError(f"{word!r} is not a {setting.label}: type some of "
-                     f"{', '.join(setting.choices)} separated by commas.")
+    # TRANSLATORS: {choices} lists the names to type (rnn, gru, lstm).
+    raise ValueError(_("{word} is not a {label}: type some of {choices} separated by commas.").format(
+        word=repr(word), label=setting.shown_label(), choices=", ".join(setting.choices)))
 
 
 def sweep_settings(settings: LabSettings, name: str, values: list) -> list[LabSettings]:
     """Return one `LabSettings` per value: `settings` with `name` set to that value."""
     if not isinstance(settings, LabSettings):
-        raise TypeError(f"A sweep starts from a d2lmini.lab.LabSettings, not {type(settings).__name__}.")
+        raise TypeError(_("A sweep starts from a d2lmini.lab.LabSettings, not {type}.").format(
+            type=type(settings).__name__))
     values = validate_sweep(name, values)
     return [replace(settings, **{name: value}) for value in values]
 
@@ -149,11 +172,15 @@ def plan_sweep(settings: LabSettings, name: str, values: list) -> list[LabPlan]:
             plans.append(plan_lab(run_settings, click_limit=MAX_CLICK_SECONDS))
         except ValueError as error:
             value = value_text(getattr(run_settings, name), name)
-            raise ValueError(f"With the {LAB_SETTINGS[name].label} at {value}: {error}") from None
+            # TRANSLATORS: {label} is the setting swept, {value} its value in this run, {error} why the run
+            # is refused.
+            raise ValueError(_("With the {label} at {value}: {error}").format(
+                label=LAB_SETTINGS[name].shown_label(), value=value, error=error)) from None
     total = sum(plan.cost.seconds for plan in plans)
     if total > MAX_SWEEP_SECONDS:
-        raise ValueError(f"This sweep would take about {total:.0f} s on the reference machine; a sweep is "
-                         f"kept under {MAX_SWEEP_SECONDS:.0f} s. Use fewer values or fewer minibatches.")
+        raise ValueError(_("This sweep would take about {total:.0f} s on the reference machine; a sweep is "
+                           "kept under {most:.0f} s. Use fewer values or fewer minibatches.").format(
+            total=total, most=MAX_SWEEP_SECONDS))
     return plans
 
 
@@ -192,6 +219,6 @@ def run_sweep(settings: LabSettings, name: str, values: list,
     except KeyboardInterrupt:
         pass
     if len(sweep.results) < len(sweep.values) or (sweep.results and sweep.results[-1].interrupted):
-        sweep.stopped = (f"Stopped by an interrupt after {len(sweep.results)} of {len(sweep.values)} runs; "
-                         "the runs so far are kept.")
+        sweep.stopped = _("Stopped by an interrupt after {done} of {count} runs; the runs so far are "
+                          "kept.").format(done=len(sweep.results), count=len(sweep.values))
     return sweep

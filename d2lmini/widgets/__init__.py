@@ -16,7 +16,8 @@ import contextlib
 
 import ipywidgets as widgets
 
-from d2lmini.settings import Setting, validate_value
+from d2lmini.i18n import _
+from d2lmini.settings import OFF, Setting, off_words, validate_value
 
 
 @contextlib.contextmanager
@@ -54,16 +55,19 @@ def menu_options(setting: Setting, value) -> tuple[list[str], str]:
     """Return (options, shown) of a menu for a number `setting` with "off" for None, as strings.
 
     ipywidgets reads a Dropdown value of None as "nothing chosen", so numbers are offered as
-    text; the current `value` is added when the declared `menu` lacks it.
+    text; the current `value` is added when the declared `menu` lacks it. "off" is written in the
+    language d2lmini speaks now (`parse_menu_choice` reads it in English too).
     """
-    options = (["off"] if setting.optional else []) + [f"{v:g}" for v in setting.menu]
-    shown = "off" if value is None else f"{value:g}"
+    off = _(OFF)
+    options = ([off] if setting.optional else []) + [f"{v:g}" for v in setting.menu]
+    shown = off if value is None else f"{value:g}"
     return (options if shown in options else [*options, shown]), shown
 
 
 def parse_menu_choice(setting: Setting, choice) -> float | None:
     """Return the number a `menu_options` choice stands for (None for "off"); check it against `setting`."""
-    if setting.optional and (choice is None or (isinstance(choice, str) and choice.strip().lower() == "off")):
+    if setting.optional and (choice is None or (isinstance(choice, str)
+                                                and choice.strip().lower() in off_words())):
         return None
     try:
         value = float(choice)
@@ -78,10 +82,11 @@ def make_control(setting: Setting, value):
 
     Named choices become a Dropdown of their labels; a number with a `menu` a Dropdown of
     `menu_options`; a number with a `slider` an IntSlider or (`log_slider`) a FloatLogSlider;
-    other numbers a FloatText or IntText; text a Text box.
+    other numbers a FloatText or IntText; text a Text box. Labels are in the language d2lmini
+    speaks now; the values are the setting's.
     """
     if setting.choices:
-        options = [(label, key) for key, label in setting.choices.items()]
+        options = [(_(label), key) for key, label in setting.choices.items()]
         control = widgets.Dropdown(options=options, value=value)
     elif setting.menu and not setting.slider:
         options, shown = menu_options(setting, value)
@@ -99,5 +104,5 @@ def make_control(setting: Setting, value):
         control = widgets.IntText(value=value)
     else:
         control = widgets.Text(value=value)
-    control.description = setting.label
+    control.description = setting.shown_label()
     return control

@@ -30,6 +30,8 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
+from d2lmini.i18n import _
+
 # The browser side, shipped as package data (pyproject.toml): a .js file, read and edited as JavaScript.
 _ESM = resources.files("d2lmini.widgets").joinpath("a11y.js").read_text(encoding="utf-8")
 
@@ -125,9 +127,11 @@ class Access:
 def name_setting(access: Access, control: widgets.Widget, setting) -> widgets.Widget:
     """Name `control` (from `d2lmini.widgets.make_control`) after its declared `setting`: "label: help".
 
-    A log slider announces the value it shows (10**position), not the position.
+    A log slider announces the value it shows (10**position), not the position. Both are in the
+    language d2lmini speaks now, as the control's description is (`make_control`).
     """
-    text = f"{setting.label}: {setting.help}"
+    # TRANSLATORS: a control's accessible name: the setting's label ("hidden size"), then what it does.
+    text = _("{label}: {help}").format(label=setting.shown_label(), help=setting.shown_help())
     if isinstance(control, widgets.FloatLogSlider):
         return access.follow(control, text, lambda value: f"{value:.3g}")
     if isinstance(control, (widgets.IntSlider, widgets.FloatSlider, widgets.SelectionSlider)):

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from d2lmini.corpus import Corpus, load_corpus
+from d2lmini.i18n import N_, _
 from d2lmini.palette import MUTED_TEXT_COLOUR, REFERENCE_LINE_COLOUR, SERIES_COLOURS
 from d2lmini.plot import figure_png, show_png
 from d2lmini.settings import TRAIN_SETTINGS, validate_value
@@ -33,7 +34,7 @@ from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
 
 # What the panel says first (a screen reader meets it before any control).
-SUMMARY = ("Gradient clipping: choose a clipping θ (or off), a learning rate and a seed; each change "
+SUMMARY = N_("Gradient clipping: choose a clipping θ (or off), a learning rate and a seed; each change "
            "retrains a small model, then plots its loss and gradient norms.")
 
 NUM_HIDDENS = 32
@@ -43,6 +44,19 @@ NUM_EPOCHS = 2
 THETA_CHOICES = tuple(menu_options(TRAIN_SETTINGS["theta"], None)[0])
 LR_CHOICES = tuple(lr for lr in TRAIN_SETTINGS["lr"].menu if 0.5 <= lr <= 100)
 SEED_CHOICES = (0, 1, 2, 3, 4)
+# How the panel writes a run's status (`ClippingResult.status`, compared by the code in English).
+STATUS_WORDS = {
+    # TRANSLATORS: a run's verdict, in bold before its message: it beats every baseline.
+    "ok": N_("ok"),
+    # TRANSLATORS: a run's verdict: better than a uniform guess, not better than every baseline.
+    "weak": N_("weak"),
+    # TRANSLATORS: a run's verdict: its loss exploded (no better than a uniform guess).
+    "exploded": N_("exploded"),
+    # TRANSLATORS: a run's verdict: training blew up and was stopped.
+    "diverged": N_("diverged"),
+}
+GRAD_NORMS_TITLE = N_("Gradient norm per minibatch (before clipping)")
+LOSSES_TITLE = N_("Training loss per minibatch")
 
 
 @functools.lru_cache(maxsize=1)
@@ -111,7 +125,7 @@ def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM
     theta = parse_theta(theta)
     validate_value(TRAIN_SETTINGS["clip_mode"], method)
     if method == "value" and theta is None:
-        raise ValueError("per-element clipping needs a clip value")
+        raise ValueError(_("per-element clipping needs a clip value"))
     corpus = corpus or _bundled()
     train_indices, valid_indices = corpus.split()
     config = clipping_config(theta, lr, num_epochs, seed, clip_mode=method)
@@ -138,27 +152,36 @@ def run_clipping_experiment(theta, lr: float = DEFAULT_LR, num_epochs: int = NUM
 def result_label(result: ClippingResult) -> str:
     """Return a short legend label such as "θ = 1", "no clipping" or "per element, c = 0.01"."""
     if result.theta is None:
-        return "no clipping"
+        return _("no clipping")
     if result.method == "value":
-        return f"per element, c = {result.theta:g}"
+        # TRANSLATORS: a legend label: every gradient entry clipped to [-c, c].
+        return _("per element, c = {c:g}").format(c=result.theta)
     return f"θ = {result.theta:g}"
 
 
 def describe_result(result: ClippingResult, verdict: str = "") -> str:
     """Return a one-paragraph plain-text summary of a finished (not diverged) run and its `verdict`."""
     steps, clipped = result.steps, result.clipped_steps
-    what = (f"{result_label(result)}, learning rate {result.lr:g}: "
-            f"{clipped} of {steps} steps clipped ({100 * clipped / max(steps, 1):.1f} %), "
-            f"largest gradient norm {max(result.step_grad_norm, default=0):.3g}. ")
-    ppl = (f"Final perplexity: training {result.train_perplexity:.3g}, "
-           f"validation {result.valid_perplexity:.3g}.")
+    # TRANSLATORS: {label} is the run's clipping ("θ = 1", "no clipping"); {share} a percentage.
+    what = _("{label}, learning rate {lr:g}: {clipped} of {steps} steps clipped ({share:.1f} %), largest "
+             "gradient norm {largest:.3g}.").format(label=result_label(result), lr=result.lr, clipped=clipped,
+                                                    steps=steps, share=100 * clipped / max(steps, 1),
+                                                    largest=max(result.step_grad_norm, default=0))
+    ppl = _("Final perplexity: training {train:.3g}, validation {valid:.3g}.").format(
+        train=result.train_perplexity, valid=result.valid_perplexity)
     if result.status == "exploded":
-        return (what + ppl + f" The loss exploded: that is worse than guessing uniformly among "
-                f"{result.vocab_size} characters (perplexity {result.vocab_size}). "
-                "Clip the gradients or lower the learning rate.")
+        # TRANSLATORS: {what} and {ppl} are the two sentences before ("θ = 1, learning rate 2.5: ...",
+        # "Final perplexity: ..."); {vocab} is the number of characters.
+        return _("{what} {ppl} The loss exploded: that is worse than guessing uniformly among {vocab} "
+                 "characters (perplexity {vocab}). Clip the gradients or lower the learning rate.").format(
+            what=what, ppl=ppl, vocab=result.vocab_size)
     if result.status == "weak":
-        return what + ppl + f" Validation {verdict}: the model learned less than the text's letter counts."
-    return what + ppl
+        # TRANSLATORS: {verdict} says how the validation perplexity compares with the baselines
+        # ("perplexity 9.1: better than guessing, but worse than the unigram (8.2)").
+        return _("{what} {ppl} Validation {verdict}: the model learned less than the text's letter "
+                 "counts.").format(what=what, ppl=ppl, verdict=verdict)
+    # TRANSLATORS: two sentences, one after the other (Chinese needs no space between them).
+    return _("{first} {second}").format(first=what, second=ppl)
 
 
 # Runs drawn together differ by line style too, not only by colour (greyscale, colour blindness).
@@ -168,14 +191,15 @@ RUN_STYLES = ("-", (0, (5, 2)), (0, (1, 1.5)), "-.")
 def result_alt(result: ClippingResult) -> str:
     """Return the text alternative of `draw_result`'s figure: what its two panels show, in numbers."""
     if not result.steps:
-        return "No minibatch finished, so nothing is plotted; the message above says why."
+        return _("No minibatch finished, so nothing is plotted; the message above says why.")
     norms, losses = result.step_grad_norm, result.step_loss
-    return (f"Two plots over {result.steps} minibatches, {result_label(result)}, "
-            f"learning rate {result.lr:g}. "
-            f"Left, gradient norm before clipping (log scale): from {norms[0]:.3g} to {norms[-1]:.3g}, "
-            f"largest {max(norms):.3g}; {result.clipped_steps} steps clipped. Right, training loss: from "
-            f"{losses[0]:.3g} to {losses[-1]:.3g} nats, against {math.log(result.vocab_size):.3g} "
-            f"for a uniform guess.")
+    return _("Two plots over {steps} minibatches, {label}, learning rate {lr:g}. Left, gradient norm "
+             "before clipping (log scale): from {first_norm:.3g} to {last_norm:.3g}, largest {largest:.3g}; "
+             "{clipped} steps clipped. Right, training loss: from {first_loss:.3g} to {last_loss:.3g} nats, "
+             "against {uniform:.3g} for a uniform guess.").format(
+        steps=result.steps, label=result_label(result), lr=result.lr, first_norm=norms[0],
+        last_norm=norms[-1], largest=max(norms), clipped=result.clipped_steps, first_loss=losses[0],
+        last_loss=losses[-1], uniform=math.log(result.vocab_size))
 
 
 def _run_colour(index: int) -> str:
@@ -184,11 +208,14 @@ def _run_colour(index: int) -> str:
 
 def losses_alt(results: list[ClippingResult]) -> str:
     """Return the text alternative of `plot_losses` drawn for `results`: each run's loss, first and last."""
-    parts = [f"{result_label(result)}: from {result.step_loss[0]:.3g} to {result.step_loss[-1]:.3g} nats "
-             f"over {result.steps} minibatches" if result.steps else f"{result_label(result)}: no minibatch"
-             for result in results]
-    return (f"Training loss per minibatch, one line style per run, against "
-            f"{math.log(results[0].vocab_size):.3g} nats for a uniform guess. " + "; ".join(parts) + ".")
+    parts = [_("{label}: from {first:.3g} to {last:.3g} nats over {steps} minibatches").format(
+        label=result_label(result), first=result.step_loss[0], last=result.step_loss[-1], steps=result.steps)
+        if result.steps else _("{label}: no minibatch").format(label=result_label(result))
+        for result in results]
+    # TRANSLATORS: {runs} lists each run's loss ("θ = 1: from 3.3 to 2.1 nats over 90 minibatches"),
+    # separated by "; ".
+    return _("Training loss per minibatch, one line style per run, against {uniform:.3g} nats for a uniform "
+             "guess. {runs}.").format(uniform=math.log(results[0].vocab_size), runs="; ".join(parts))
 
 
 def runs_alt(results: list[ClippingResult]) -> str:
@@ -197,18 +224,23 @@ def runs_alt(results: list[ClippingResult]) -> str:
     for result in results:
         norms, losses = result.step_grad_norm, result.step_loss
         if not result.steps:
-            parts.append(f"{result_label(result)}: no minibatch finished")
+            parts.append(_("{label}: no minibatch finished").format(label=result_label(result)))
             continue
-        parts.append(f"{result_label(result)} (learning rate {result.lr:g}): largest gradient norm "
-                     f"{max(norms):.3g}, {result.clipped_steps} of {result.steps} steps clipped, "
-                     f"loss from {losses[0]:.3g} to {losses[-1]:.3g} nats")
-    return ("Gradient norm per minibatch before clipping (log scale) and training loss per minibatch, "
-            "one line style per run. " + "; ".join(parts) + ".")
+        parts.append(_("{label} (learning rate {lr:g}): largest gradient norm {largest:.3g}, {clipped} of "
+                       "{steps} steps clipped, loss from {first:.3g} to {last:.3g} nats").format(
+            label=result_label(result), lr=result.lr, largest=max(norms), clipped=result.clipped_steps,
+            steps=result.steps, first=losses[0], last=losses[-1]))
+    # TRANSLATORS: {runs} lists each run ("θ = 1 (learning rate 2.5): largest gradient norm ..."),
+    # separated by "; ".
+    return _("Gradient norm per minibatch before clipping (log scale) and training loss per minibatch, one "
+             "line style per run. {runs}.").format(runs="; ".join(parts))
 
 
-def plot_grad_norms(ax, results: list[ClippingResult],
-                    title: str = "Gradient norm per minibatch (before clipping)"):
-    """Draw each run's gradient-norm trace (log scale), its threshold, and its clipped steps."""
+def plot_grad_norms(ax, results: list[ClippingResult], title: str = GRAD_NORMS_TITLE):
+    """Draw each run's gradient-norm trace (log scale), its threshold, and its clipped steps.
+
+    The `title` is shown translated when the catalog knows it (the default does).
+    """
     for index, (result, style) in enumerate(zip(results, itertools.cycle(RUN_STYLES))):
         norms = result.step_grad_norm
         (line,) = ax.plot(range(1, len(norms) + 1), norms, linewidth=1, linestyle=style,
@@ -220,25 +252,29 @@ def plot_grad_norms(ax, results: list[ClippingResult],
             if clipped:
                 ax.plot(*zip(*clipped, strict=True), "v", color=line.get_color(), markersize=4)
     ax.set_yscale("log")
-    ax.set_xlabel("minibatch")
+    ax.set_xlabel(_("minibatch"))
     ax.set_ylabel("‖g‖")
-    ax.set_title(title)
+    ax.set_title(_(title))
     ax.legend(loc="upper right", fontsize=8)
 
 
-def plot_losses(ax, results: list[ClippingResult], title: str = "Training loss per minibatch"):
-    """Draw each run's loss per minibatch, with the loss of a uniform guess as a dotted line."""
+def plot_losses(ax, results: list[ClippingResult], title: str = LOSSES_TITLE):
+    """Draw each run's loss per minibatch, with the loss of a uniform guess as a dotted line.
+
+    The `title` is shown translated when the catalog knows it (the default does).
+    """
     for index, (result, style) in enumerate(zip(results, itertools.cycle(RUN_STYLES))):
         ax.plot(range(1, len(result.step_loss) + 1), result.step_loss, linewidth=1, linestyle=style,
                 color=_run_colour(index), label=result_label(result))
     uniform = math.log(results[0].vocab_size)
     ax.axhline(uniform, color=REFERENCE_LINE_COLOUR, linestyle=":", linewidth=1)
-    ax.annotate(f"uniform guess {uniform:.3g}", (1, uniform), xycoords=("axes fraction", "data"), ha="right",
-                va="bottom", fontsize=9, color=MUTED_TEXT_COLOUR)
+    ax.annotate(_("uniform guess {loss:.3g}").format(loss=uniform), (1, uniform),
+                xycoords=("axes fraction", "data"), ha="right", va="bottom", fontsize=9,
+                color=MUTED_TEXT_COLOUR)
     ax.set_ylim(0, 3 * uniform)
-    ax.set_xlabel("minibatch")
-    ax.set_ylabel("cross-entropy (nats)")
-    ax.set_title(title)
+    ax.set_xlabel(_("minibatch"))
+    ax.set_ylabel(_("cross-entropy (nats)"))
+    ax.set_title(_(title))
     ax.legend(loc="upper right", fontsize=8)
 
 
@@ -251,7 +287,7 @@ def draw_result(result: ClippingResult):
     else:
         for ax in (left, right):
             ax.axis("off")
-        left.text(0, 0.5, "No minibatch finished: see the message above.", fontsize=11)
+        left.text(0, 0.5, _("No minibatch finished: see the message above."), fontsize=11)
     figure.tight_layout()
     plt.close(figure)
     return figure
@@ -281,35 +317,42 @@ class ClippingPanel:
                  num_epochs: int = NUM_EPOCHS):
         self.corpus, self.device, self.num_epochs = corpus, device, num_epochs
         style = {"description_width": "initial"}
-        self.theta = widgets.SelectionSlider(options=THETA_CHOICES, value="1", continuous_update=False,
-                                             readout=False, description=TRAIN_SETTINGS["theta"].label,
+        # THETA_CHOICES with "off" in the language d2lmini speaks now (`parse_theta` reads either).
+        theta_choices = tuple(menu_options(TRAIN_SETTINGS["theta"], None)[0])
+        self.theta = widgets.SelectionSlider(options=theta_choices, value="1", continuous_update=False,
+                                             readout=False, description=TRAIN_SETTINGS["theta"].shown_label(),
                                              style=style)
         self.lr = widgets.SelectionSlider(options=LR_CHOICES, value=DEFAULT_LR, continuous_update=False,
-                                          readout=False, description=TRAIN_SETTINGS["lr"].label, style=style)
+                                          readout=False, description=TRAIN_SETTINGS["lr"].shown_label(),
+                                          style=style)
         self.readouts = (readout_label(self.theta), readout_label(self.lr))
-        self.seed = widgets.Dropdown(options=SEED_CHOICES, value=0, description="seed",
+        self.seed = widgets.Dropdown(options=SEED_CHOICES, value=0, description=_("seed"),
                                      layout=widgets.Layout(width="140px"))
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
         self.access = Access()
-        self.access.follow(self.theta, f"{self.theta.description}: clipping threshold, or off")
-        self.access.follow(self.lr, f"{self.lr.description} of plain SGD")
-        self.access.name(self.seed, "seed of the initial weights and minibatch order")
+        # TRANSLATORS: accessible names; each must contain its control's label ({label}, "seed").
+        self.access.follow(self.theta, _("{label}: clipping threshold, or off").format(
+            label=self.theta.description))
+        self.access.follow(self.lr, _("{label} of plain SGD").format(label=self.lr.description))
+        self.access.name(self.seed, _("seed of the initial weights and minibatch order"))
         self.access.announce(self.status)
         self.result: ClippingResult | None = None
         for control in (self.theta, self.lr, self.seed):
             control.observe(lambda change: self.update(), names="value")
         sliders = widgets.HBox([self.theta, self.readouts[0], self.lr, self.readouts[1], self.seed])
-        self.widget = PanelBox([panel_summary(SUMMARY), sliders, self.status, self.image, self.access.widget])
+        self.widget = PanelBox([panel_summary(_(SUMMARY)), sliders, self.status, self.image,
+                                self.access.widget])
 
     def update(self) -> ClippingResult:
         """Retrain with the current slider values, redraw, and return the result."""
-        self.status.value = "<i>training…</i>"
+        self.status.value = "<i>" + _("training…") + "</i>"
         with controls_disabled((self.theta, self.lr, self.seed)):
             self.result = run_clipping_experiment(self.theta.value, self.lr.value, self.num_epochs,
                                                   self.seed.value, corpus=self.corpus, device=self.device)
         colour = VERDICT_COLOURS[self.result.status]
-        self.status.value = (f"<span style='color:{colour}'><b>{self.result.status}</b></span>: "
+        status = _(STATUS_WORDS.get(self.result.status, self.result.status))
+        self.status.value = (f"<span style='color:{colour}'><b>{status}</b></span>: "
                              f"{html.escape(self.result.message)}")
         show_png(self.image, figure_png(draw_result(self.result)))
         self.access.describe(self.image, result_alt(self.result))

@@ -14,13 +14,14 @@ import matplotlib.pyplot as plt
 import torch
 
 from d2lmini.figures import block_matmul_alt, draw_block_matmul
+from d2lmini.i18n import N_, _
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
 
 # What the panel says first (a screen reader meets it before any control).
-SUMMARY = ("Concatenate, then multiply: set the batch, inputs, hiddens and seed sliders; the panel checks "
+SUMMARY = N_("Concatenate, then multiply: set the batch, inputs, hiddens and seed sliders; the panel checks "
            "that one matrix product of the joined blocks equals two products added, and draws them.")
 
 
@@ -61,7 +62,7 @@ def check_concat_equality(batch: int, num_inputs: int, num_hiddens: int, seed: i
     """
     for name, value in (("batch", batch), ("num_inputs", num_inputs), ("num_hiddens", num_hiddens)):
         if value < 1:
-            raise ValueError(f"{name} must be at least 1, not {value}")
+            raise ValueError(_("{name} must be at least 1, not {value}").format(name=name, value=value))
     generator = torch.Generator().manual_seed(seed)
 
     def draw(*shape: int) -> torch.Tensor:
@@ -83,10 +84,13 @@ def check_concat_equality(batch: int, num_inputs: int, num_hiddens: int, seed: i
 def describe_check(check: ConcatCheck) -> str:
     """Return a short HTML sentence describing the result of `check_concat_equality`."""
     s = check.shapes
-    verdict = "equal (up to rounding)" if check.equal else "DIFFERENT"
-    return (f"X {s['X']} · W_xh {s['W_xh']} + H {s['H']} · W_hh {s['W_hh']} and "
-            f"[X, H] {s['[X, H]']} · [W_xh; W_hh] {s['[W_xh; W_hh]']} are <b>{verdict}</b>; "
-            f"largest difference {check.max_abs_diff:.1e}, result {s['result']}.")
+    verdict = _("equal (up to rounding)") if check.equal else _("DIFFERENT")
+    # TRANSLATORS: each {field} is a matrix's shape, such as (3, 4); {verdict} is "equal (up to rounding)"
+    # or "DIFFERENT". Keep the formulas and the <b> tags.
+    return _("X {x} · W_xh {w_xh} + H {h} · W_hh {w_hh} and [X, H] {xh} · [W_xh; W_hh] {w} are "
+             "<b>{verdict}</b>; largest difference {difference:.1e}, result {result}.").format(
+        x=s["X"], w_xh=s["W_xh"], h=s["H"], w_hh=s["W_hh"], xh=s["[X, H]"], w=s["[W_xh; W_hh]"],
+        verdict=verdict, difference=check.max_abs_diff, result=s["result"])
 
 
 def block_figure(batch: int, num_inputs: int, num_hiddens: int):
@@ -108,21 +112,23 @@ class ConcatMatmulPanel:
         def slider(value: int, description: str, maximum: int) -> widgets.IntSlider:
             return widgets.IntSlider(value=value, min=1, max=maximum, description=description)
 
-        self.batch = slider(batch, "batch", 16)
-        self.num_inputs = slider(num_inputs, "inputs", 32)
-        self.num_hiddens = slider(num_hiddens, "hiddens", 32)
-        self.seed = widgets.IntSlider(value=seed, min=0, max=99, description="seed")
+        # TRANSLATORS: slider labels: the rows of X and H, the columns of X, the columns of H.
+        self.batch = slider(batch, _("batch"), 16)
+        self.num_inputs = slider(num_inputs, _("inputs"), 32)
+        self.num_hiddens = slider(num_hiddens, _("hiddens"), 32)
+        self.seed = widgets.IntSlider(value=seed, min=0, max=99, description=_("seed"))
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
         self.check: ConcatCheck | None = None
         controls = widgets.HBox([widgets.VBox([self.batch, self.num_inputs]),
                                  widgets.VBox([self.num_hiddens, self.seed])])
-        self.widget = PanelBox([panel_summary(SUMMARY), controls, self.status, self.image])
+        self.widget = PanelBox([panel_summary(_(SUMMARY)), controls, self.status, self.image])
         self.controls = (self.batch, self.num_inputs, self.num_hiddens, self.seed)
         self.access = Access()
-        for control, name in zip(self.controls, ("batch: rows of X and H", "inputs: columns of X",
-                                                 "hiddens: columns of H and of the result",
-                                                 "seed of the random matrices"), strict=True):
+        # TRANSLATORS: accessible names; each must contain its slider's label (batch, inputs, hiddens, seed).
+        for control, name in zip(self.controls, (_("batch: rows of X and H"), _("inputs: columns of X"),
+                                                 _("hiddens: columns of H and of the result"),
+                                                 _("seed of the random matrices")), strict=True):
             self.access.follow(control, name)
         self.access.announce(self.status)
         self.widget.children = (*self.widget.children, self.access.widget)
@@ -136,7 +142,9 @@ class ConcatMatmulPanel:
             self.check = check_concat_equality(self.batch.value, self.num_inputs.value,
                                                self.num_hiddens.value, self.seed.value)
             # The seed is named, so a new seed is announced even when the verdict reads the same.
-            self.status.value = f"Seed {self.seed.value}: " + describe_check(self.check)
+            # TRANSLATORS: {check} is the sentence that says whether the two products are equal.
+            self.status.value = _("Seed {seed}: {check}").format(seed=self.seed.value,
+                                                                  check=describe_check(self.check))
             figure = block_figure(self.batch.value, self.num_inputs.value, self.num_hiddens.value)
             show_png(self.image, figure_png(figure))
             self.access.describe(self.image, block_matmul_alt(self.batch.value, self.num_inputs.value,

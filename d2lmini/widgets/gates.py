@@ -8,6 +8,7 @@
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
+from d2lmini.i18n import N_, _
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access, panel_summary
@@ -15,7 +16,7 @@ from d2lmini.widgets.memory import MemoryView, draw_memory, memory_view
 from d2lmini.widgets.preview import PanelBox
 
 # What the panel says first (a screen reader meets it before any control).
-SUMMARY = ("Memory, model by model: move the position slider; one bar chart per model shows how strongly "
+SUMMARY = N_("Memory, model by model: move the position slider; one bar chart per model shows how strongly "
            "each earlier character sways its prediction at that position.")
 
 
@@ -23,7 +24,7 @@ def side_by_side_views(models: dict, text: str, vocab, position: int,
                        max_lag: int = 20) -> dict[str, MemoryView]:
     """Return each model's `MemoryView` of `text` at `position`, by name (models: name -> trained model)."""
     if not models:
-        raise ValueError("models must name at least one trained model")
+        raise ValueError(_("models must name at least one trained model"))
     return {name: memory_view(model, text, vocab, position, max_lag) for name, model in models.items()}
 
 
@@ -32,19 +33,26 @@ def side_by_side_summary(views: dict[str, MemoryView]) -> str:
     lines = []
     for name, view in views.items():
         lag = len(view.influence)
-        lines.append(f"{name}: P = {view.probability:.2f}; {lag} back sways it "
-                     f"{view.influence[-1] / view.influence[0]:.1e} times as much as 1 back")
+        # TRANSLATORS: one model's line: {name} is the model ("GRU"), P the probability of the character
+        # predicted; the character {lag} places back sways the prediction {ratio} times as much as the one
+        # 1 place back.
+        lines.append(_("{name}: P = {probability:.2f}; {lag} back sways it {ratio:.1e} times as much as 1 "
+                       "back").format(name=name, probability=view.probability, lag=lag,
+                                      ratio=view.influence[-1] / view.influence[0]))
     return "<br>".join(lines)
 
 
 def side_by_side_alt(views: dict[str, MemoryView]) -> str:
     """Return the text alternative of the stacked bar charts of `views`."""
     first = next(iter(views.values()))
-    parts = [f"{name}: strongest {view.peak_lag} back, lag 1 {view.influence[0]:.2g}, "
-             f"lag {len(view.influence)} {view.influence[-1]:.2g}" for name, view in views.items()]
-    return (f"Bar charts, one per model, of how strongly each of the {len(first.influence)} characters "
-            f"before position {first.position} sways the prediction of {first.target!r}: "
-            + "; ".join(parts) + ".")
+    parts = [_("{name}: strongest {peak} back, lag 1 {first:.2g}, lag {lags} {last:.2g}").format(
+        name=name, peak=view.peak_lag, first=view.influence[0], lags=len(view.influence),
+        last=view.influence[-1]) for name, view in views.items()]
+    # TRANSLATORS: {models} lists each model's bars ("RNN: strongest 1 back, ..."), separated by "; ".
+    return _("Bar charts, one per model, of how strongly each of the {lags} characters before position "
+             "{position} sways the prediction of {target}: {models}.").format(
+        lags=len(first.influence), position=first.position, target=repr(first.target),
+        models="; ".join(parts))
 
 
 class SideBySidePanel:
@@ -56,15 +64,16 @@ class SideBySidePanel:
 
     def __init__(self, models: dict, text: str, vocab, position: int | None = None, max_lag: int = 20):
         if len(text) <= max_lag:
-            raise ValueError(f"text needs more than max_lag = {max_lag} characters")
+            raise ValueError(_("text needs more than max_lag = {max_lag} characters").format(max_lag=max_lag))
         self.models, self.text, self.vocab, self.max_lag = models, text, vocab, max_lag
         self.position = widgets.IntSlider(value=max_lag if position is None else position, min=max_lag,
-                                          max=len(text) - 1, description="position", continuous_update=False)
+                                          max=len(text) - 1, description=_("position"),
+                                          continuous_update=False)
         self.status, self.image, self.access = widgets.HTML(), widgets.Image(format="png"), Access()
-        self.access.name(self.position, "position: the character whose prediction every model explains")
+        self.access.name(self.position, _("position: the character whose prediction every model explains"))
         self.access.announce(self.status)
         self.views: dict[str, MemoryView] = {}
-        self.widget = PanelBox([panel_summary(SUMMARY), self.position, self.status, self.image,
+        self.widget = PanelBox([panel_summary(_(SUMMARY)), self.position, self.status, self.image,
                                 self.access.widget])
         self.position.observe(lambda change: self.update(), names="value")
         self.update()

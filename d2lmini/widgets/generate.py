@@ -12,6 +12,7 @@ from dataclasses import replace
 import ipywidgets as widgets
 import torch
 
+from d2lmini.i18n import N_, _
 from d2lmini.rnn import predict
 from d2lmini.settings import PREDICT_SETTINGS, TRAIN_SETTINGS, validate_value
 from d2lmini.text import Vocab
@@ -19,14 +20,15 @@ from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
 
 # What the panel says first (a screen reader meets it before any control).
-SUMMARY = ("Generate text with the trained model: type a prefix and press Enter, choose how many characters, "
-           "the temperature (or greedy) and a seed; the new text appears below.")
+SUMMARY = N_("Generate text with the trained model: type a prefix and press Enter, choose how many "
+             "characters, the temperature (or greedy) and a seed; the new text appears below.")
 
 DEFAULT_PREFIX = "the "
 MAX_CHARS = 1000
 # `predict`'s length, limited to what the panel shows at once.
 GENERATED_CHARS = replace(PREDICT_SETTINGS["num_chars"], high=MAX_CHARS)
-GREEDY_HINT = " For the single most likely character at every step, choose greedy decoding."
+# TRANSLATORS: {error} is the message about the temperature ("The temperature (temperature) must be ...").
+GREEDY_HINT = N_("{error} For the single most likely character at every step, choose greedy decoding.")
 TEXT_STYLE = ("white-space:pre-wrap;word-break:normal;overflow-wrap:normal;font-family:monospace;"
               "font-size:14px;line-height:1.5;max-width:80ch")
 
@@ -46,7 +48,7 @@ def generate_text(model, vocab: Vocab, prefix: str, num_chars: int, temperature:
     try:
         temperature = validate_value(PREDICT_SETTINGS["temperature"], temperature)
     except (TypeError, ValueError) as error:
-        raise type(error)(str(error) + GREEDY_HINT) from None
+        raise type(error)(_(GREEDY_HINT).format(error=error)) from None
     generator = torch.Generator().manual_seed(validate_value(TRAIN_SETTINGS["seed"], seed))
     return predict(model, vocab, prefix, num_chars, temperature, generator)
 
@@ -62,12 +64,13 @@ def generation_html(model, vocab: Vocab, prefix: str, num_chars: int, temperatur
     except (TypeError, ValueError) as error:
         return None, f'<p style="color:#b30000">{html.escape(str(error))}</p>'
     temperature = validate_value(PREDICT_SETTINGS["temperature"], temperature)  # plain float: formats
-    how = ("greedy (most likely character each time)" if temperature is None
-           else f"temperature {temperature:g}")
+    how = (_("greedy (most likely character each time)") if temperature is None
+           else _("temperature {temperature:g}").format(temperature=temperature))
     body = (f'<b>{html.escape(prefix)}</b>'
             f'<span style="color:#1f5fa8">{html.escape(text[len(prefix):])}</span>')
-    return text, (f'<p style="color:#555;margin:2px 0">prefix in bold, {num_chars} generated '
-                  f'characters in blue; {how}</p>'
+    # TRANSLATORS: {how} is "temperature 0.7" or "greedy (most likely character each time)".
+    legend = _("prefix in bold, {n} generated characters in blue; {how}").format(n=num_chars, how=how)
+    return text, (f'<p style="color:#555;margin:2px 0">{legend}</p>'
                   # wrap between words only: a long run of letters overflows rather than being cut
                   f'<div style="{TEXT_STYLE}">{body}</div>')
 
@@ -87,33 +90,36 @@ class GeneratePanel:
                  temperature: float = 1.0, greedy: bool = False, seed: int = 0):
         self.model, self.vocab = model, vocab
         style = {"description_width": "initial"}  # every label in full
-        self.prefix = widgets.Text(value=prefix, description="prefix", style=style, continuous_update=False,
-                                   placeholder="type, then press Enter", layout=widgets.Layout(width="480px"))
+        self.prefix = widgets.Text(value=prefix, description=_("prefix"), style=style,
+                                   continuous_update=False, placeholder=_("type, then press Enter"),
+                                   layout=widgets.Layout(width="480px"))
         self.num_chars = widgets.IntSlider(value=num_chars, min=0, max=400, step=10,
-                                           description="characters to generate", style=style,
+                                           description=_("characters to generate"), style=style,
                                            layout=widgets.Layout(width="480px"))
-        self.greedy = widgets.Checkbox(value=greedy, description="greedy (always the most likely character)",
+        self.greedy = widgets.Checkbox(value=greedy,
+                                       description=_("greedy (always the most likely character)"),
                                        indent=False, layout=widgets.Layout(width="auto", margin="0 24px 0 0"))
-        self.temperature = widgets.FloatText(value=temperature, step=0.1, description="temperature",
+        self.temperature = widgets.FloatText(value=temperature, step=0.1, description=_("temperature"),
                                              style=style, disabled=greedy,
                                              layout=widgets.Layout(width="180px"))
-        self.seed = widgets.IntText(value=seed, description="seed", style=style,
+        self.seed = widgets.IntText(value=seed, description=_("seed"), style=style,
                                     layout=widgets.Layout(width="140px"))
         self.view = widgets.HTML()
         self.access = Access()
-        for control, name in ((self.prefix, "prefix the text starts with (press Enter to generate)"),
+        # TRANSLATORS: accessible names; each must contain its control's label (prefix, temperature, seed).
+        for control, name in ((self.prefix, _("prefix the text starts with (press Enter to generate)")),
                               (self.greedy, self.greedy.description),
-                              (self.temperature, "temperature of the sampling"),
-                              (self.seed, "seed of the sampling")):
+                              (self.temperature, _("temperature of the sampling")),
+                              (self.seed, _("seed of the sampling"))):
             self.access.name(control, name)
-        self.access.follow(self.num_chars, "characters to generate")
+        self.access.follow(self.num_chars, _("characters to generate"))
         self.access.announce(self.view)
         self.text: str | None = None
         self.controls = (self.prefix, self.num_chars, self.greedy, self.temperature, self.seed)
         for control in self.controls:
             control.observe(lambda change: self.update(), names="value")
         self.widget = PanelBox([
-            panel_summary(SUMMARY), self.prefix, self.num_chars,
+            panel_summary(_(SUMMARY)), self.prefix, self.num_chars,
             widgets.HBox([self.greedy, self.temperature, self.seed]),
             self.view, self.access.widget,
         ])

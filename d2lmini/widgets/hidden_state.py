@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.patches import Rectangle
 
+from d2lmini.i18n import N_, _
 from d2lmini.palette import HIGHLIGHT_COLOUR
 from d2lmini.plot import figure_png, heatmap, show_png
 from d2lmini.rnn import model_device, validate_prefix
@@ -23,7 +24,7 @@ from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
 
 # What the panel says first (a screen reader meets it before any control).
-SUMMARY = ("The hidden state as the model reads: type a sentence (Enter), then move the step slider; a "
+SUMMARY = N_("The hidden state as the model reads: type a sentence (Enter), then move the step slider; a "
            "heatmap shows each hidden state, and the text the model's next guess.")
 
 
@@ -40,7 +41,7 @@ def hidden_states_for(model, vocab: Vocab, text: str) -> torch.Tensor:
     state = model.begin_state(1)
     rows = []
     for index in vocab.indices(text):
-        _, state = model(torch.tensor([[index]], device=device), state)
+        _outputs, state = model(torch.tensor([[index]], device=device), state)
         rows.append(state[0].float().cpu())
     return torch.stack(rows)
 
@@ -50,7 +51,7 @@ def next_char_probabilities(model, vocab: Vocab, text: str, k: int = 3) -> list[
     """Return the `k` most likely next characters after reading `text`, with their probabilities."""
     validate_prefix(text, vocab)
     device = model_device(model)
-    outputs, _ = model(torch.tensor([vocab.indices(text)], device=device), model.begin_state(1))
+    outputs, _state = model(torch.tensor([vocab.indices(text)], device=device), model.begin_state(1))
     probs = torch.softmax(outputs[-1].float().cpu(), dim=0)
     top = torch.topk(probs, min(k, len(vocab)))
     return [(vocab.idx_to_token[int(i)], float(p)) for p, i in zip(top.values, top.indices, strict=True)]
@@ -65,15 +66,21 @@ def validate_sentence(text: str, vocab: Vocab) -> None:
     """Raise ValueError naming the explorer's "sentence" box if `text` is empty, longer than
     `MAX_SENTENCE` characters or has characters the model has never seen (notebook 01)."""
     if not text:
-        raise ValueError("The sentence is empty: type at least one character into the box labelled sentence.")
+        # TRANSLATORS: "sentence" is the label of the text box (translated the same way there).
+        raise ValueError(_("The sentence is empty: type at least one character into the box labelled "
+                           "sentence."))
     if len(text) > MAX_SENTENCE:
-        raise ValueError(f"The sentence has {len(text):,} characters; the explorer reads at most "
-                         f"{MAX_SENTENCE} (one heatmap row each). Type a shorter one.")
+        raise ValueError(_("The sentence has {length:,} characters; the explorer reads at most {most} (one "
+                           "heatmap row each). Type a shorter one.").format(length=len(text),
+                                                                            most=MAX_SENTENCE))
     unknown = vocab.unknown_characters(text)
     if unknown:
         known = "".join(vocab.idx_to_token[1:])
-        raise ValueError(f"The sentence contains characters the model has never seen: "
-                         f"{', '.join(repr(c) for c in unknown)}. Use only these characters: {known!r}.")
+        # TRANSLATORS: {unknown} lists the unknown characters, each quoted ('É', '7'); {known} is every
+        # character the model knows, quoted.
+        raise ValueError(_("The sentence contains characters the model has never seen: {unknown}. Use only "
+                           "these characters: {known}.").format(unknown=", ".join(repr(c) for c in unknown),
+                                                                known=repr(known)))
 
 
 @dataclass
@@ -96,7 +103,8 @@ def explorer_view(model, vocab: Vocab, text: str, step: int, k: int = 3) -> Expl
     """
     validate_sentence(text, vocab)
     if not 1 <= step <= len(text):
-        raise ValueError(f"The step must be between 1 and {len(text)} (the sentence's length), not {step}.")
+        raise ValueError(_("The step must be between 1 and {length} (the sentence's length), not "
+                           "{step}.").format(length=len(text), step=step))
     prefix = text[:step]
     states = hidden_states_for(model, vocab, prefix)
     labels = [f"{t + 1}: '{c}'" for t, c in enumerate(prefix)]
@@ -113,14 +121,16 @@ def draw_view(ax, view: ExplorerView) -> None:
     rows, units = view.states.shape
     step, unit = largest_entry(view)
     heatmap(ax, view.states, row_labels=view.labels)
-    ax.set_title(f"hidden state after each character read ({rows} × {units})\n"
-                 f"framed: the largest in size, unit {unit} at row {step + 1}", fontsize=10)
-    ax.figure.colorbar(ax.images[0], ax=ax, label="value", fraction=0.04, pad=0.02)
+    # TRANSLATORS: a figure's title, two lines (keep the line break \n).
+    ax.set_title(_("hidden state after each character read ({rows} × {units})\nframed: the largest in "
+                   "size, unit {unit} at row {row}").format(rows=rows, units=units, unit=unit, row=step + 1),
+                 fontsize=10)
+    ax.figure.colorbar(ax.images[0], ax=ax, label=_("value"), fraction=0.04, pad=0.02)
     ax.add_patch(Rectangle((unit - 0.5, step - 0.5), 1, 1, fill=False, edgecolor=HIGHLIGHT_COLOUR,
                            linewidth=2))
-    ax.set_xlabel("hidden unit")
+    ax.set_xlabel(_("hidden unit"))
     # Short enough for the one-row heatmap of step 1 ("step: character read" was cut to "rea").
-    ax.set_ylabel("step")
+    ax.set_ylabel(_("step"))
 
 
 def largest_entry(view: ExplorerView) -> tuple[int, int]:
@@ -140,11 +150,13 @@ def view_alt(view: ExplorerView) -> str:
     """Return the text alternative of `view`'s heatmap: its shape, colour scale and extreme entries."""
     states = torch.as_tensor(view.states).detach().cpu()
     step, unit = largest_entry(view)
-    return (f"Heatmap of the hidden state: one row per character read ({states.shape[0]} rows, "
-            f"{view.prefix!r}), one column per hidden unit ({states.shape[1]}), "
-            f"colour from dark blue (-1) through grey (0) to light yellow (+1). Values range from "
-            f"{float(states.min()):.2f} to {float(states.max()):.2f}; the largest in size is "
-            f"{float(states[step, unit]):.2f}, unit {unit} at row {step + 1}.")
+    # TRANSLATORS: {text} is the text read, quoted.
+    return _("Heatmap of the hidden state: one row per character read ({rows} rows, {text}), one column "
+             "per hidden unit ({units}), colour from dark blue (-1) through grey (0) to light yellow (+1). "
+             "Values range from {low:.2f} to {high:.2f}; the largest in size is {largest:.2f}, unit {unit} "
+             "at row {row}.").format(rows=states.shape[0], text=repr(view.prefix), units=states.shape[1],
+                              low=float(states.min()), high=float(states.max()),
+                              largest=float(states[step, unit]), unit=unit, row=step + 1)
 
 
 def view_png(view: ExplorerView) -> bytes:
@@ -165,9 +177,9 @@ class HiddenStateExplorer:
 
     def __init__(self, model, vocab: Vocab, text: str = "the time machine"):
         self.model, self.vocab = model, vocab
-        self.text = widgets.Text(value=text, description="sentence", continuous_update=False,
+        self.text = widgets.Text(value=text, description=_("sentence"), continuous_update=False,
                                  layout=widgets.Layout(width="520px"))
-        self.step = widgets.IntSlider(value=1, min=1, max=max(1, len(text)), description="step",
+        self.step = widgets.IntSlider(value=1, min=1, max=max(1, len(text)), description=_("step"),
                                       layout=widgets.Layout(width="520px"))
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
@@ -175,10 +187,11 @@ class HiddenStateExplorer:
         self.plot = widgets.Box([self.image], layout=scroll)
         self.view: ExplorerView | None = None
         self.access = Access()
-        self.access.name(self.text, "sentence the model reads (press Enter to read it)")
-        self.access.follow(self.step, "step: how many characters of the sentence are read")
+        # TRANSLATORS: accessible names; each must contain its control's label (sentence, step).
+        self.access.name(self.text, _("sentence the model reads (press Enter to read it)"))
+        self.access.follow(self.step, _("step: how many characters of the sentence are read"))
         self.access.announce(self.status)
-        self.widget = PanelBox([panel_summary(SUMMARY), self.text, self.step, self.status, self.plot,
+        self.widget = PanelBox([panel_summary(_(SUMMARY)), self.text, self.step, self.status, self.plot,
                                 self.access.widget])
         self.text.observe(self._on_text, names="value")
         self.step.observe(lambda change: self.update(), names="value")
@@ -202,13 +215,17 @@ class HiddenStateExplorer:
             self.view = explorer_view(self.model, self.vocab, self.text.value, self.step.value)
         except ValueError as error:
             self.view = None
-            self.status.value = f'<span style="color:#b30000"><b>Cannot read this sentence:</b> ' \
-                                f'{html.escape(str(error))}</span>'
+            cannot = _("Cannot read this sentence:")
+            self.status.value = (f'<span style="color:#b30000"><b>{cannot}</b> '
+                                 f'{html.escape(str(error))}</span>')
             self.plot.layout.display = "none"
             return None
         guesses = ", ".join(f"'{html.escape(c)}' {p:.0%}" for c, p in self.view.next)
-        self.status.value = (f"read <code>{html.escape(repr(self.view.prefix))}</code> "
-                             f"({len(self.view.prefix)} characters); the model guesses next: {guesses}")
+        # TRANSLATORS: {text} is the text read (in <code>), {guesses} the likeliest next characters with
+        # their probabilities ('e' 40%, ' ' 21%, ...).
+        self.status.value = _("read {text} ({length} characters); the model guesses next: {guesses}").format(
+            text=f"<code>{html.escape(repr(self.view.prefix))}</code>", length=len(self.view.prefix),
+            guesses=guesses)
         show_png(self.image, view_png(self.view))
         self.access.describe(self.image, view_alt(self.view))
         self.plot.layout.display = None

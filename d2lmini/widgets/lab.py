@@ -17,6 +17,7 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from d2lmini.download import DataUnavailableError, timemachine_is_cached
+from d2lmini.i18n import N_, _
 from d2lmini.interrupt import interruptible, remember_main_loop
 from d2lmini.lab import (
     DEFAULT_PREFIXES,
@@ -26,6 +27,7 @@ from d2lmini.lab import (
     LabPlan,
     LabResult,
     LabSettings,
+    baseline_name,
     corpus_data,
     only_the_sample_differs,
     plan_lab,
@@ -35,11 +37,11 @@ from d2lmini.lab import (
 )
 from d2lmini.lab.runs import SHOWN_SETTINGS, RunLog
 from d2lmini.lab.sweep import (
-    SUGGESTED_VALUES,
     SWEEPABLE,
     parse_values,
     plan_sweep,
     run_sweep,
+    suggested_values,
     validate_sweep_time,
     value_text,
 )
@@ -65,19 +67,22 @@ from d2lmini.widgets.preview import PanelBox
 
 # The panel attributes of controls not named as their setting.
 RENAMED_CONTROLS = {"num_hiddens": "hidden_size", "lr": "learning_rate", "max_minibatches": "budget"}
-STOP_HINT = "Stop (or ■, interrupt the kernel) stops it and keeps what was trained"
+# TRANSLATORS: how to stop a run: the Stop button, or ■ (the notebook's "interrupt the kernel" button).
+STOP_HINT = N_("Stop (or ■, interrupt the kernel) stops it and keeps what was trained")
 # While a run trains, the panel's one live region (`message`) says how far it got at most this
 # often, so a screen reader announces progress every ten seconds, not at every redraw (WCAG 4.1.3).
 ANNOUNCE_EVERY_SECONDS = 10.0
 # What the panel says first (a screen reader meets it before any control).
-SUMMARY = ("The perplexity lab: choose settings and press Train (Stop ends a run); each run's "
+SUMMARY = N_("The perplexity lab: choose settings and press Train (Stop ends a run); each run's "
            "validation perplexity is compared with the baselines. Sweep, further down, tries several "
            "values of one setting.")
 
 
 def _corpus_options(data_dir) -> list[tuple[str, str]]:
     cached = timemachine_is_cached(data_dir)
-    return [(label + ("" if name != "timemachine" or cached else " (downloads on first use)"), name)
+    # TRANSLATORS: a corpus in a menu that is fetched from the internet the first time it is chosen.
+    return [(_(label) if name != "timemachine" or cached
+             else _("{corpus} (downloads on first use)").format(corpus=_(label)), name)
             for name, label in CORPORA.items()]
 
 
@@ -111,10 +116,17 @@ class PanelRun:
         self.last_draw = 0.0
         self.shown_before = (panel.numbers.value, panel.sample.value)
         panel.progress.value, panel.progress.bar_style = 0.0, ""
-        runs = f"{len(plans)} runs" if len(plans) > 1 else f"run #{panel.runs.next_number}"
-        about = f"Training {runs}: about {sum(self.expected):.0f} s"
-        panel.progress_text.value = f"{about} on this machine; {STOP_HINT}."
-        panel.message.value = f"<p style='margin:2px 0'>{about}.</p>"
+        seconds, hint = sum(self.expected), _(STOP_HINT)
+        if len(plans) > 1:
+            # TRANSLATORS: {hint} says how to stop a run ("Stop (or ■, interrupt the kernel) stops it ...").
+            progress = _("Training {count} runs: about {seconds:.0f} s on this machine; {hint}.")
+            started = _("Training {count} runs: about {seconds:.0f} s.")
+        else:
+            progress = _("Training run #{number}: about {seconds:.0f} s on this machine; {hint}.")
+            started = _("Training run #{number}: about {seconds:.0f} s.")
+        fields = {"count": len(plans), "number": panel.runs.next_number, "seconds": seconds, "hint": hint}
+        panel.progress_text.value = progress.format(**fields)
+        panel.message.value = f"<p style='margin:2px 0'>{started.format(**fields)}</p>"
         panel.numbers.value, panel.sample.value = "", ""
 
     def checkpoint(self, history) -> None:
@@ -128,14 +140,25 @@ class PanelRun:
         done_seconds = sum(self.expected[:finished]) + current * min(1.0, done / planned)
         panel.progress.value = min(1.0, done_seconds / total)
         elapsed = time.perf_counter() - self.started
-        which = f"run {finished + 1} of {len(self.plans)}, " if len(self.plans) > 1 else ""
-        panel.progress_text.value = (f"{which}minibatch {done} of {planned} · {elapsed:.1f} s of about "
-                                     f"{total:.0f} s · {STOP_HINT}")
+        fields = {"run": finished + 1, "runs": len(self.plans), "done": done, "planned": planned,
+                  "elapsed": elapsed, "total": total, "hint": _(STOP_HINT)}
+        if len(self.plans) > 1:
+            progress = _("run {run} of {runs}, minibatch {done} of {planned} · {elapsed:.1f} s of about "
+                         "{total:.0f} s · {hint}")
+        else:
+            progress = _("minibatch {done} of {planned} · {elapsed:.1f} s of about {total:.0f} s · {hint}")
+        panel.progress_text.value = progress.format(**fields)
         if time.perf_counter() - self.last_draw > 0.3:
             self._draw(history, finished)
         if time.perf_counter() - self.last_announced > ANNOUNCE_EVERY_SECONDS and history.valid_perplexity:
-            panel.message.value = (f"<p style='margin:2px 0'>Training: {which}minibatch {done} of {planned}, "
-                                   f"validation perplexity {history.valid_perplexity[-1]:.2f} so far.</p>")
+            if len(self.plans) > 1:
+                news = _("Training: run {run} of {runs}, minibatch {done} of {planned}, validation "
+                         "perplexity {perplexity:.2f} so far.")
+            else:
+                news = _("Training: minibatch {done} of {planned}, validation perplexity {perplexity:.2f} so "
+                         "far.")
+            panel.message.value = (f"<p style='margin:2px 0'>"
+                                   f"{news.format(perplexity=history.valid_perplexity[-1], **fields)}</p>")
             self.last_announced = time.perf_counter()
 
     def _draw(self, history, finished: int) -> None:
@@ -147,8 +170,9 @@ class PanelRun:
         panel.plot.value = curves_png(shown, baselines)
         panel.access.describe(panel.plot, curves_alt(shown, baselines))
         if history.valid_perplexity:
-            panel.valid_ppl.value = (f"validation perplexity: <b>{history.valid_perplexity[-1]:.2f}</b> "
-                                     "(a training-time estimate; training…)")
+            # TRANSLATORS: keep the <b> tags around the number.
+            panel.valid_ppl.value = _("validation perplexity: <b>{perplexity:.2f}</b> (a training-time "
+                                      "estimate; training…)").format(perplexity=history.valid_perplexity[-1])
         self.last_draw = time.perf_counter()
 
     def run_done(self, result: LabResult) -> None:
@@ -171,8 +195,8 @@ class PanelRun:
         ok = result is not None and result.error is None
         panel.progress.value = 1.0 if ok else panel.progress.value
         panel.progress.bar_style = "success" if ok else "warning"
-        panel.progress_text.value = (f"took {elapsed:.1f} s (estimated {sum(self.expected):.1f} s)"
-                                     if result is not None else "")
+        panel.progress_text.value = (_("took {elapsed:.1f} s (estimated {estimated:.1f} s)").format(
+            elapsed=elapsed, estimated=sum(self.expected)) if result is not None else "")
 
 
 class LabPanel:
@@ -229,26 +253,26 @@ class LabPanel:
         self.corpus.observe(self._corpus_changed, names="value")
         for control in (self.prefix, self.temperature):
             control.observe(lambda change: self._sample_settings_changed(), names="value")
-        self.train_button = widgets.Button(description="Train", button_style="primary", icon="play",
+        self.train_button = widgets.Button(description=_("Train"), button_style="primary", icon="play",
                                            layout=widgets.Layout(width="120px"))
         self.train_button.add_class("lab-train")
         self.train_button.on_click(lambda _: self.update())
         # Enabled only while a run or sweep is in progress: then it is in the tab order and takes the
         # focus from Train (widgets/a11y.js); clicking it stops the run after its minibatch.
-        self.stop_button = widgets.Button(description="Stop", icon="stop", disabled=True,
+        self.stop_button = widgets.Button(description=_("Stop"), icon="stop", disabled=True,
                                           layout=widgets.Layout(width="120px"))
         self.stop_button.add_class("lab-stop")
         self.stop_button.on_click(lambda _: self.stop())
-        self.clear_button = widgets.Button(description="Clear runs", layout=widgets.Layout(width="120px"))
+        self.clear_button = widgets.Button(description=_("Clear runs"), layout=widgets.Layout(width="120px"))
         self.clear_button.add_class("lab-clear")
         self.clear_button.on_click(lambda _: self.clear())
-        self.export_button = widgets.Button(description="Save as CSV", icon="download",
+        self.export_button = widgets.Button(description=_("Save as CSV"), icon="download",
                                             layout=widgets.Layout(width="140px"))
         self.export_button.add_class("lab-export")
         self.export_button.on_click(lambda _: self.export())
 
     def _make_outputs(self) -> None:
-        self.valid_ppl = _html("validation perplexity: <b>–</b>", "lab-valid-ppl")
+        self.valid_ppl = _html(_("validation perplexity: <b>–</b>"), "lab-valid-ppl")
         self.progress = widgets.FloatProgress(value=0.0, min=0.0, max=1.0,
                                               layout=widgets.Layout(width="160px"))
         self.progress_text = _html("", "lab-progress")
@@ -262,13 +286,13 @@ class LabPanel:
 
     def _make_sweep(self) -> None:
         style = {"description_width": "130px"}
-        self.sweep_setting = widgets.Dropdown(options=[(LAB_SETTINGS[n].label, n) for n in SWEEPABLE],
-                                              value="num_hiddens", description="sweep", style=style,
+        self.sweep_setting = widgets.Dropdown(options=[(LAB_SETTINGS[n].shown_label(), n) for n in SWEEPABLE],
+                                              value="num_hiddens", description=_("sweep"), style=style,
                                               layout=widgets.Layout(width="400px"))
-        self.sweep_values = widgets.Text(value=SUGGESTED_VALUES["num_hiddens"], description="values",
-                                         placeholder="e.g. 32, 128, 384", continuous_update=False,
+        self.sweep_values = widgets.Text(value=suggested_values("num_hiddens"), description=_("values"),
+                                         placeholder=_("e.g. 32, 128, 384"), continuous_update=False,
                                          style=style, layout=widgets.Layout(width="400px"))
-        self.sweep_button = widgets.Button(description="Sweep", icon="line-chart",
+        self.sweep_button = widgets.Button(description=_("Sweep"), icon="line-chart",
                                            layout=widgets.Layout(width="120px"))
         self.sweep_button.add_class("lab-sweep")
         self.sweep_button.on_click(lambda _: self.sweep())
@@ -289,9 +313,10 @@ class LabPanel:
                                        widgets.HBox([self.sweep_button]), self.sweep_estimate],
                                       layout=widgets.Layout(min_width="410px"))
         sweep = widgets.HBox([sweep_controls, self.sweep_plot])
-        panel = PanelBox([panel_summary(SUMMARY), main, self.message, self.numbers, self.sample,
-                              _html("<b>Your runs</b>"), self.runs_table,
-                              _html("<b>Sweep</b>: one run per value of one setting, the rest as above"),
+        panel = PanelBox([panel_summary(_(SUMMARY)), main, self.message, self.numbers, self.sample,
+                              _html("<b>" + _("Your runs") + "</b>"), self.runs_table,
+                              # TRANSLATORS: a heading; keep the <b> tags around its first word ("Sweep").
+                              _html(_("<b>Sweep</b>: one run per value of one setting, the rest as above")),
                               sweep])
         panel.add_class("perplexity-lab")
         self._name_controls()
@@ -302,13 +327,15 @@ class LabPanel:
         self.access = Access()
         for name, control in self.controls.items():
             name_setting(self.access, control, LAB_SETTINGS[name])
-        for control, text in ((self.train_button, "Train a new model with these settings"),
-                              (self.clear_button, "Clear runs"), (self.export_button, "Save as CSV"),
-                              (self.sweep_setting, "sweep: the setting to vary"),
-                              (self.sweep_values, "values to try, separated by commas"),
-                              (self.sweep_button, "Sweep: one run per value")):
+        # TRANSLATORS: accessible names; each must contain its control's label (Train, Clear runs, Save as
+        # CSV, sweep, values, Sweep, Stop).
+        for control, text in ((self.train_button, _("Train a new model with these settings")),
+                              (self.clear_button, _("Clear runs")), (self.export_button, _("Save as CSV")),
+                              (self.sweep_setting, _("sweep: the setting to vary")),
+                              (self.sweep_values, _("values to try, separated by commas")),
+                              (self.sweep_button, _("Sweep: one run per value"))):
             self.access.name(control, text)
-        self.access.stopper(self.stop_button, "Stop the run in progress, keeping what it trained")
+        self.access.stopper(self.stop_button, _("Stop the run in progress, keeping what it trained"))
         # One live region, so that each change is announced once: the perplexity and the progress line
         # beside the chart are shown, not announced; the message says what a screen reader needs.
         self.access.announce(self.message)
@@ -393,15 +420,18 @@ class LabPanel:
         self.numbers.value = numbers_html(result)
         self.runs_table.value = runs_html(self.runs)
         if result.error is None:
-            self.valid_ppl.value = f"validation perplexity: <b>{result.valid_perplexity:.2f}</b>"
+            self.valid_ppl.value = _("validation perplexity: <b>{perplexity:.2f}</b>").format(
+                perplexity=result.valid_perplexity)
             self.message.value = verdict_html(result, data.strong_baselines())
             self._show_sample(result)
             return
         partial = result.history.valid_perplexity
         stopped_at = result.history.minibatches[-1] if partial and not result.diverged else None
         self.valid_ppl.value = (
-            "validation perplexity: <b>–</b> (no trained model)" if stopped_at is None
-            else f"validation perplexity: <b>{partial[-1]:.2f}</b> at minibatch {stopped_at} (stopped)")
+            _("validation perplexity: <b>–</b> (no trained model)") if stopped_at is None
+            else _("validation perplexity: <b>{perplexity:.2f}</b> at minibatch {minibatch} "
+                   "(stopped)").format(
+                perplexity=partial[-1], minibatch=stopped_at))
         colour = WARN_COLOUR if result.interrupted else ERROR_COLOUR
         self.message.value = f"<p style='color:{colour};margin:2px 0'><b>{html.escape(result.error)}</b></p>"
         self.sample.value = ""
@@ -410,20 +440,25 @@ class LabPanel:
         prefix = result.settings.prefix
         body = (f"<b>{html.escape(prefix)}</b><span style='color:#1f5fa8'>"
                 f"{html.escape(result.sample[len(prefix):])}</span>")
-        self.sample.value = ("<p style='color:#555;margin:2px 0'>A sample (prefix in bold, "
-                             f"{_temperature_words(result.settings.temperature)}):</p>"
+        # TRANSLATORS: {how} is "temperature 0.7" or "greedy".
+        intro = _("A sample (prefix in bold, "
+                  "{how}):").format(how=_temperature_words(result.settings.temperature))
+        self.sample.value = (f"<p style='color:#555;margin:2px 0'>{intro}</p>"
                              f"<pre style='white-space:pre-wrap;word-break:normal;margin:2px 0'>{body}</pre>")
 
     def _refuse(self, result: LabResult) -> LabResult:
         """Show why a setting was refused, keeping the last trained result's plot, numbers and sample."""
-        kept = " The plot and numbers below are still those of the last run." if self.result else ""
-        self.message.value = f"<p style='color:{ERROR_COLOUR}'><b>{html.escape(result.error + kept)}</b></p>"
+        # TRANSLATORS: {error} says why the setting was refused.
+        text = (_("{error} The plot and numbers below are still those of the last "
+                  "run.").format(error=result.error)
+                if self.result else result.error)
+        self.message.value = f"<p style='color:{ERROR_COLOUR}'><b>{html.escape(text)}</b></p>"
         return result
 
     def _stopped_outside_a_run(self) -> LabResult:
-        self.message.value = (f"<p style='color:{WARN_COLOUR}'><b>Stopped by an interrupt. The runs so far "
-                              "are kept in the table.</b></p>")
-        return LabResult(self.base, error="Stopped by an interrupt.", interrupted=True)
+        news = _("Stopped by an interrupt. The runs so far are kept in the table.")
+        self.message.value = f"<p style='color:{WARN_COLOUR}'><b>{news}</b></p>"
+        return LabResult(self.base, error=_("Stopped by an interrupt."), interrupted=True)
 
     # --- a new sample without training ---------------------------------------------------------
 
@@ -447,15 +482,15 @@ class LabPanel:
         latest = self.runs.latest()
         try:
             if latest is None:
-                raise ValueError("There is no trained model to sample from: train first.")
+                raise ValueError(_("There is no trained model to sample from: train first."))
             result = resample(latest, self.settings())
         except (TypeError, ValueError) as error:
             return self._refuse(LabResult(self.base, error=str(error)))
         self.result = result
         self._show_sample(result)
-        self.message.value = (f"<p style='color:{OK_COLOUR};margin:2px 0'>A new sample from run "
-                              f"#{self.runs.numbers[-1]}'s model: only the prefix or temperature changed, "
-                              "so nothing was trained.</p>")
+        news = _("A new sample from run #{number}'s model: only the prefix or temperature changed, so "
+                 "nothing was trained.").format(number=self.runs.numbers[-1])
+        self.message.value = f"<p style='color:{OK_COLOUR};margin:2px 0'>{news}</p>"
         return result
 
     # --- the runs ------------------------------------------------------------------------------
@@ -467,7 +502,7 @@ class LabPanel:
         self.runs_table.value = runs_html(self.runs)
         self.plot.value = curves_png([], _known_baselines(self.base))
         self.access.describe(self.plot, curves_alt([], _known_baselines(self.base)))
-        self.message.value = "<p style='margin:2px 0'>Runs cleared.</p>"
+        self.message.value = "<p style='margin:2px 0'>" + _("Runs cleared.") + "</p>"
 
     def export(self, path: str | Path = "lab_runs.csv") -> Path | None:
         """Write every run (settings and results) to the CSV file `path`; return its path.
@@ -479,18 +514,20 @@ class LabPanel:
             path = Path(validate_value(EXPORT_PATH, path))
             self.runs.to_csv(path)
         except (TypeError, ValueError, OSError) as error:
-            self.message.value = (f"<p style='color:{ERROR_COLOUR};margin:2px 0'><b>The runs could not be "
-                                  f"saved: {html.escape(str(error))}</b></p>")
+            news = _("The runs could not be saved: {error}").format(error=html.escape(str(error)))
+            self.message.value = f"<p style='color:{ERROR_COLOUR};margin:2px 0'><b>{news}</b></p>"
             return None
-        self.message.value = (f"<p style='margin:2px 0'>Saved {len(self.runs)} runs to "
-                              f"<code>{html.escape(str(path.resolve()))}</code>; "
-                              "<code>lab.runs.to_dataframe()</code> gives them as a table in Python.</p>")
+        # TRANSLATORS: {path} is the file written (in <code>); keep <code>lab.runs.to_dataframe()</code>.
+        news = _("Saved {count} runs to {path}; <code>lab.runs.to_dataframe()</code> gives them as a table "
+                 "in Python.").format(count=len(self.runs),
+                                      path=f"<code>{html.escape(str(path.resolve()))}</code>")
+        self.message.value = f"<p style='margin:2px 0'>{news}</p>"
         return path
 
     # --- a sweep -------------------------------------------------------------------------------
 
     def _sweep_setting_changed(self, change) -> None:
-        self.sweep_values.value = SUGGESTED_VALUES[change["new"]]
+        self.sweep_values.value = suggested_values(change["new"])
         self.show_sweep_estimate()
 
     def show_sweep_estimate(self) -> float | None:
@@ -505,7 +542,8 @@ class LabPanel:
             self.sweep_estimate.value = f"<span style='color:{ERROR_COLOUR}'>{html.escape(str(error))}</span>"
             return None
         here = MACHINE_SPEED.seconds(sum(seconds))
-        self.sweep_estimate.value = f"{len(seconds)} runs, about {here:.0f} s on this machine."
+        self.sweep_estimate.value = _("{count} runs, about {seconds:.0f} s on this machine.").format(
+            count=len(seconds), seconds=here)
         return here
 
     def sweep(self):
@@ -551,18 +589,22 @@ class LabPanel:
 
 def _sweep_message(sweep, lines: dict[str, float]) -> str:
     best = sweep.best()
-    label = LAB_SETTINGS[sweep.name].label
-    parts = []
+    label = LAB_SETTINGS[sweep.name].shown_label()
     if best is not None:
-        parts.append(f"Sweep of the {label}: the lowest validation perplexity, {best[1]:.2f}, "
-                     f"came at {value_text(best[0], sweep.name)}.")
+        # TRANSLATORS: {label} is the setting swept ("hidden size"), {value} its best value.
+        text = _("Sweep of the {label}: the lowest validation perplexity, {perplexity:.2f}, came at "
+                 "{value}.").format(label=label, perplexity=best[1], value=value_text(best[0], sweep.name))
     else:
-        parts.append(f"Sweep of the {label}: no run finished with a number.")
-    parts.append("For comparison: " + ", ".join(f"{name} {value:.2f}" for name, value in lines.items()) + ".")
+        text = _("Sweep of the {label}: no run finished with a number.").format(label=label)
+    # TRANSLATORS: {lines} lists the baselines with their perplexities ("Kneser-Ney 5-gram 4.12, ...").
+    comparison = _("For comparison: {lines}.").format(
+        lines=", ".join(f"{baseline_name(name)} {value:.2f}" for name, value in lines.items()))
+    # TRANSLATORS: two sentences, one after the other (Chinese needs no space between them).
+    text = _("{first} {second}").format(first=text, second=comparison)
     if sweep.stopped:
-        parts.append(sweep.stopped)
+        text = _("{first} {second}").format(first=text, second=sweep.stopped)
     colour = WARN_COLOUR if sweep.stopped else OK_COLOUR
-    return f"<p style='color:{colour};margin:2px 0'>{html.escape(' '.join(parts))}</p>"
+    return f"<p style='color:{colour};margin:2px 0'>{html.escape(text)}</p>"
 
 
 def _html(value: str, css_class: str | None = None) -> widgets.HTML:
@@ -573,7 +615,8 @@ def _html(value: str, css_class: str | None = None) -> widgets.HTML:
 
 
 def _temperature_words(temperature: float | None) -> str:
-    return "greedy" if temperature is None else f"temperature {temperature:g}"
+    return _("greedy") if temperature is None else _("temperature "
+                                                     "{temperature:g}").format(temperature=temperature)
 
 
 def make_lab(settings: LabSettings | None = None) -> LabPanel:

@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
+from d2lmini.i18n import N_, _
 from d2lmini.one_hot_steps import one_hot_cell, states_along
 from d2lmini.palette import HIGHLIGHT_COLOUR
 from d2lmini.plot import figure_png, show_png
@@ -26,18 +27,19 @@ from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
 
 # What the panel says first (a screen reader meets it before any control).
-SUMMARY = ("What a trained model remembers: pick a model and move the position slider; bars show how "
+SUMMARY = N_("What a trained model remembers: pick a model and move the position slider; bars show how "
            "strongly each earlier character sways the prediction at that position.")
 
 # A position in a text: the index of the character predicted (its range is checked per text).
-POSITION = Setting("position", "position", "index of the character predicted", int, low=0)
+POSITION = Setting("position", N_("position"), N_("index of the character predicted"), int, low=0)
 
 
 def validate_positions(indices: torch.Tensor, positions: list[int], max_lag: int) -> list[int]:
     """Return `positions` as plain ints (numpy's too, by the settings' one validation); raise ValueError
     unless every position p has max_lag characters before it and one at it."""
     if not (isinstance(max_lag, int) and max_lag >= 1):
-        raise ValueError(f"max_lag must be a whole number of characters >= 1, not {max_lag!r}")
+        raise ValueError(_("max_lag must be a whole number of characters >= 1, not {max_lag}").format(
+            max_lag=repr(max_lag)))
     plain = []
     for p in positions:
         try:
@@ -45,8 +47,9 @@ def validate_positions(indices: torch.Tensor, positions: list[int], max_lag: int
         except (TypeError, ValueError):
             plain.append(None)
         if plain[-1] is None or not max_lag <= plain[-1] < len(indices):
-            raise ValueError(f"position {p!r} must be a whole number from max_lag = {max_lag} "
-                             f"to {len(indices) - 1} (the last character of the text)")
+            raise ValueError(_("position {position} must be a whole number from max_lag = {max_lag} to "
+                               "{last} (the last character of the text)").format(
+                position=repr(p), max_lag=max_lag, last=len(indices) - 1))
     return plain
 
 
@@ -121,12 +124,16 @@ def memory_view(model, text: str, vocab, position: int, max_lag: int = 20) -> Me
     peak = peak_lags(influence[None])[0]
     probability = next_probability(model, indices, position)
     shown = text[position - peak].replace(" ", "␣")
-    summary = (f"Predicting {text[position]!r} at position {position} (P = {probability:.2f}): the "
-               f"character that sways it most is {shown!r}, {peak} back; lag 1 has "
-               f"{float(influence[0]):.2g}, lag {max_lag} {float(influence[-1]):.2g}.")
+    # TRANSLATORS: {target} and {shown} are characters, quoted; {peak} how many places back the one that
+    # sways the prediction most is; "lag j" is the character j places back.
+    summary = _("Predicting {target} at position {position} (P = {probability:.2f}): the character that "
+                "sways it most is {shown}, {peak} back; lag 1 has {first:.2g}, lag {max_lag} "
+                "{last:.2g}.").format(
+        target=repr(text[position]), position=position, probability=probability, shown=repr(shown),
+        peak=peak, first=float(influence[0]), max_lag=max_lag, last=float(influence[-1]))
     if not (math.isfinite(probability) and bool(torch.isfinite(influence).all())):
-        summary = ("The model's weights hold NaN or infinity (its training diverged), so it predicts "
-                   "nothing here: train it again with a smaller learning rate, or with clipping.")
+        summary = _("The model's weights hold NaN or infinity (its training diverged), so it predicts "
+                    "nothing here: train it again with a smaller learning rate, or with clipping.")
     return MemoryView(position, list(text[position - max_lag : position]), text[position], probability,
                       [float(v) for v in influence], peak, summary)
 
@@ -141,7 +148,8 @@ def draw_memory(ax, view: MemoryView) -> None:
     colours = plt.get_cmap("viridis")([h / top for h in heights])
     ax.bar(xs, heights, color=colours, width=0.85)
     ax.bar([-view.peak_lag], [view.influence[view.peak_lag - 1]], width=0.85, fill=False,
-           edgecolor=HIGHLIGHT_COLOUR, linewidth=2, label=f"strongest: {view.peak_lag} back")
+           edgecolor=HIGHLIGHT_COLOUR, linewidth=2,
+           label=_("strongest: {peak} back").format(peak=view.peak_lag))
     for x, char in zip(xs, view.context, strict=True):
         ax.text(x, -0.06 * top, char.replace(" ", "␣"), ha="center", va="top", fontsize=11,
                 family="monospace")
@@ -151,20 +159,24 @@ def draw_memory(ax, view: MemoryView) -> None:
     ax.set_ylim(-0.16 * top, 1.12 * top)
     ax.set_xticks(xs[::-1][::5] if lags > 10 else xs)
     ax.set_xticklabels([str(-x) for x in (xs[::-1][::5] if lags > 10 else xs)])
-    ax.set_xlabel("characters back (the bold character at 0 is the one predicted)")
+    ax.set_xlabel(_("characters back (the bold character at 0 is the one predicted)"))
     ax.set_ylabel(r"$\|\partial \log P / \partial x_{p-j}\|$")
     ax.legend(loc="upper left", fontsize=8)
-    ax.set_title(f"what sways the prediction of {view.target!r} (probability {view.probability:.2f})",
-                 fontsize=10)
+    ax.set_title(_("what sways the prediction of {target} (probability {probability:.2f})").format(
+        target=repr(view.target), probability=view.probability), fontsize=10)
 
 
 def memory_alt(view: MemoryView) -> str:
     """Return the text alternative of the memory panel's bar chart for `view` (notebook 05)."""
     strongest = sorted(range(len(view.influence)), key=lambda j: -view.influence[j])[:3]
-    bars = "; ".join(f"{j + 1} back ({view.context[-(j + 1)]!r}): {view.influence[j]:.2g}" for j in strongest)
-    return (f"Bar chart of how strongly each of the {len(view.influence)} characters before position "
-            f"{view.position} sways the prediction of {view.target!r} (probability {view.probability:.2f}); "
-            f"strongest: {bars}.")
+    # TRANSLATORS: one bar: the character {lag} places back (quoted) and its influence.
+    bars = "; ".join(_("{lag} back ({char}): {influence:.2g}").format(
+        lag=j + 1, char=repr(view.context[-(j + 1)]), influence=view.influence[j]) for j in strongest)
+    # TRANSLATORS: {bars} lists the three strongest bars ("1 back ('e'): 0.31; ..."), separated by "; ".
+    return _("Bar chart of how strongly each of the {lags} characters before position {position} sways the "
+             "prediction of {target} (probability {probability:.2f}); strongest: {bars}.").format(
+        lags=len(view.influence), position=view.position, target=repr(view.target),
+        probability=view.probability, bars=bars)
 
 
 class MemoryPanel:
@@ -177,25 +189,27 @@ class MemoryPanel:
 
     def __init__(self, sources: dict, position: int | None = None, max_lag: int = 20):
         if not sources:
-            raise ValueError("give at least one (model, text, vocab) to show")
-        for name, (_, text, _) in sources.items():
+            raise ValueError(_("give at least one (model, text, vocab) to show"))
+        for name, (_model, text, _vocab) in sources.items():
             if len(text) <= max_lag:
-                raise ValueError(f"the text of {name!r} needs more than max_lag = {max_lag} characters")
+                raise ValueError(_("the text of {name} needs more than max_lag = {max_lag} "
+                                   "characters").format(name=repr(name), max_lag=max_lag))
         self.sources, self.max_lag = sources, max_lag
-        self.source = widgets.Dropdown(options=list(sources), description="model")
+        self.source = widgets.Dropdown(options=list(sources), description=_("model"))
         text = sources[self.source.value][1]
         self.position = widgets.IntSlider(value=max_lag if position is None else position, min=max_lag,
-                                          max=len(text) - 1, description="position",
+                                          max=len(text) - 1, description=_("position"),
                                           continuous_update=False)
         self.status = widgets.HTML()
         self.image = widgets.Image(format="png")
         self.access = Access()
-        self.access.name(self.source, "model: the trained model whose memory is shown")
-        self.access.name(self.position, "position: the character whose prediction is explained")
+        # TRANSLATORS: accessible names; each must contain its control's label (model, position).
+        self.access.name(self.source, _("model: the trained model whose memory is shown"))
+        self.access.name(self.position, _("position: the character whose prediction is explained"))
         self.access.announce(self.status)
         self.view: MemoryView | None = None
         self.controls = (self.source, self.position)
-        self.widget = PanelBox([panel_summary(SUMMARY), widgets.HBox([self.source, self.position]),
+        self.widget = PanelBox([panel_summary(_(SUMMARY)), widgets.HBox([self.source, self.position]),
                                 self.status, self.image, self.access.widget])
         self.source.observe(lambda change: self.switch_source(), names="value")
         self.position.observe(lambda change: self.update(), names="value")

@@ -21,16 +21,24 @@ import torch.nn.functional as F
 
 from d2lmini.batching import make_batches
 from d2lmini.figures import PALETTE, UNUSED, position_owner, show_char
+from d2lmini.i18n import N_, _
 from d2lmini.text import Vocab, preprocess, tokenize
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access, panel_summary
 from d2lmini.widgets.preview import PanelBox
 
 # What the panel says first (a screen reader meets it before any control).
-SUMMARY = ("From text to minibatches: edit the text, choose how minibatches are cut, the batch size, steps "
+SUMMARY = N_("From text to minibatches: edit the text, choose how minibatches are cut, the batch size, steps "
            "and seed; the panel shows the one-hot encoding and each minibatch's characters.")
 
 DEFAULT_TEXT = "a hidden state carries the past into the present"
+# How the summary names a sampling (the values of `d2lmini.settings.SAMPLINGS`' keys).
+SAMPLING_WORDS = {
+    # TRANSLATORS: in "random minibatches of 2 rows x 5 steps": minibatches cut by random sampling.
+    "random": N_("random"),
+    # TRANSLATORS: in "sequential minibatches of 2 rows x 5 steps": cut by sequential partitioning.
+    "sequential": N_("sequential"),
+}
 
 
 # --------------------------------------------------------------------------- plain functions
@@ -97,11 +105,13 @@ def transpose_batch(text: str, vocab: Vocab, batch_size: int, num_steps: int) ->
     text is too short.
     """
     if batch_size < 1 or num_steps < 1:
-        raise ValueError(f"batch size and steps must be positive, not {batch_size} and {num_steps}.")
+        raise ValueError(_("batch size and steps must be positive, not {batch_size} and {num_steps}.").format(
+            batch_size=batch_size, num_steps=num_steps))
     needed = batch_size * num_steps
     if len(text) < needed:
-        raise ValueError(f"A minibatch of {batch_size} x {num_steps} = {needed} characters needs a "
-                         f"text of at least {needed} characters; this one has {len(text)}.")
+        raise ValueError(_("A minibatch of {batch_size} x {num_steps} = {needed} characters needs a text of "
+                           "at least {needed} characters; this one has {length}.").format(
+            batch_size=batch_size, num_steps=num_steps, needed=needed, length=len(text)))
     X = torch.tensor(vocab.indices(text[:needed]), dtype=torch.long).reshape(batch_size, num_steps)
     X_T = X.T
     rows = [text[i * num_steps: (i + 1) * num_steps] for i in range(batch_size)]
@@ -119,7 +129,7 @@ def minibatch_positions(num_tokens: int, sampling: str, batch_size: int, num_ste
     """
     generator = torch.Generator().manual_seed(seed)
     batches = make_batches(sampling, torch.arange(num_tokens), batch_size, num_steps, generator=generator)
-    return [X for X, _ in batches]
+    return [X for X, _Y in batches]
 
 
 def minibatch_layout(text: str, sampling: str, batch_size: int, num_steps: int,
@@ -152,7 +162,7 @@ def _table(rows: list[list[str]], caption: str = "") -> str:
 def encoding_html(encoding: Encoding, vocab: Vocab, max_tokens: int = 24) -> str:
     """Return an HTML view of `encode_text`'s result: tokens, indices and the one-hot matrix."""
     tokens, indices = encoding.tokens[:max_tokens], encoding.indices[:max_tokens]
-    header = [_cell("token", "#eee", True, header="col"), _cell("index", "#eee", True, header="col")]
+    header = [_cell(_("token"), "#eee", True, header="col"), _cell(_("index"), "#eee", True, header="col")]
     header += [_cell(html.escape(show_char(t)), "#eee", True, header="col") for t in vocab.idx_to_token]
     rows = [header]
     for token, index in zip(tokens, indices, strict=True):
@@ -162,28 +172,35 @@ def encoding_html(encoding: Encoding, vocab: Vocab, max_tokens: int = 24) -> str
                 for j in range(len(vocab))]
         rows.append(row)
     shown = len(encoding.tokens)
-    more = f" (first {max_tokens} of {shown} shown)" if shown > max_tokens else ""
-    caption = (f"one-hot matrix: {shown} tokens x {len(vocab)} vocabulary entries{more}; "
-               "columns are the vocabulary in index order")
+    if shown > max_tokens:
+        caption = _("one-hot matrix: {tokens} tokens x {entries} vocabulary entries (first {most} of "
+                    "{tokens} shown); columns are the vocabulary in index order")
+    else:
+        caption = _("one-hot matrix: {tokens} tokens x {entries} vocabulary entries; columns are the "
+                    "vocabulary in index order")
+    caption = caption.format(tokens=shown, entries=len(vocab), most=max_tokens)
     unknown = encoding.unknown
-    note = ("" if not unknown else
-            "<p>Mapped to &lt;unk&gt; (index 0): "
-            + ", ".join(f"<code>{html.escape(repr(c))}</code>" for c in unknown) + "</p>")
+    # TRANSLATORS: {characters} lists the characters, each in <code>; keep &lt;unk&gt; (it shows <unk>).
+    note = ("" if not unknown else "<p>" + _("Mapped to &lt;unk&gt; (index 0): {characters}").format(
+        characters=", ".join(f"<code>{html.escape(repr(c))}</code>" for c in unknown)) + "</p>")
     return note + _table(rows, caption)
 
 
 def batch_html(batch: TransposedBatch) -> str:
     """Return an HTML view of `transpose_batch`'s result: the minibatch before and after `.T`."""
-    before = [[_cell(f"row {i}", "#eee", header="row")] + [_cell(html.escape(show_char(c))) for c in row]
-              for i, row in enumerate(batch.rows)]
+    before = [[_cell(_("row {row}").format(row=i), "#eee", header="row")]
+              + [_cell(html.escape(show_char(c))) for c in row] for i, row in enumerate(batch.rows)]
     after = [[_cell(f"t={t}", "#eee", header="row")] + [_cell(html.escape(show_char(c))) for c in step]
              for t, step in enumerate(batch.steps)]
     b, s = batch.X.shape
     v = batch.one_hot.shape[-1]
     return ('<div style="display:flex;flex-wrap:wrap;align-items:flex-start">'
-            + _table(before, f"X: (batch, steps) = ({b}, {s}); row = one subsequence")
-            + _table(after, f"X.T: (steps, batch) = ({s}, {b}); row = one time step")
-            + f"<p>one_hot(X.T): (steps, batch, vocab) = ({s}, {b}, {v})</p></div>")
+            + _table(before, _("X: (batch, steps) = ({batch}, {steps}); row = one subsequence").format(
+                batch=b, steps=s))
+            + _table(after, _("X.T: (steps, batch) = ({steps}, {batch}); row = one time step").format(
+                batch=b, steps=s))
+            + "<p>" + _("one_hot(X.T): (steps, batch, vocab) = ({steps}, {batch}, {vocab})").format(
+                steps=s, batch=b, vocab=v) + "</p></div>")
 
 
 def layout_html(text: str, positions: list[torch.Tensor], max_batches: int = 12) -> str:
@@ -193,21 +210,23 @@ def layout_html(text: str, positions: list[torch.Tensor], max_batches: int = 12)
     for p, char in enumerate(text):
         where = owner[p]
         color = UNUSED if where is None else PALETTE[where[0] % len(PALETTE)]
-        tip = "not an input" if where is None else f"minibatch {where[0]}, row {where[1]}"
+        tip = (_("not an input") if where is None
+               else _("minibatch {minibatch}, row {row}").format(minibatch=where[0], row=where[1]))
         spans.append(f'<span title="{tip}" style="background:{color};font-family:monospace;'
                      f'padding:0 1px">{html.escape(show_char(char))}</span>')
     tables = []
     for k, X in enumerate(positions[:max_batches]):
         color = PALETTE[k % len(PALETTE)]
-        rows = [[_cell(f"row {i}", "#eee", header="row")]
+        rows = [[_cell(_("row {row}").format(row=i), "#eee", header="row")]
                 + [_cell(html.escape(show_char(text[p])), color) for p in row]
                 for i, row in enumerate(X.tolist())]
-        tables.append(_table(rows, f"minibatch {k}"))
-    more = (f"<p>(first {max_batches} of {len(positions)} minibatches shown)</p>"
+        tables.append(_table(rows, _("minibatch {minibatch}").format(minibatch=k)))
+    more = ("<p>" + _("(first {most} of {count} minibatches shown)").format(most=max_batches,
+                                                                           count=len(positions)) + "</p>"
             if len(positions) > max_batches else "")
-    legend = (f"<p>{len(positions)} minibatches; each colour is one minibatch, grey characters are "
-              "not inputs of any minibatch (before the random offset, or left over at the end). "
-              "Hover over a character to see its minibatch and row.</p>")
+    legend = ("<p>" + _("{count} minibatches; each colour is one minibatch, grey characters are not inputs "
+                        "of any minibatch (before the random offset, or left over at the end). Hover over a "
+                        "character to see its minibatch and row.").format(count=len(positions)) + "</p>")
     return (legend + '<p style="line-height:1.8">' + "".join(spans) + "</p>"
             + '<div style="display:flex;flex-wrap:wrap;align-items:flex-start">' + "".join(tables) + "</div>"
             + more)
@@ -221,11 +240,18 @@ def summary_text(text: str, preprocessed: bool, sampling: str, batch_size: int, 
     """Return the panel's one-line summary: the text read, and how many minibatches it makes."""
     if not text:
         return ""
-    made = "no minibatch" if positions is None else f"{len(positions)} minibatches"
+    made = (_("no minibatch") if positions is None
+            else _("{count} minibatches").format(count=len(positions)))
     start = text if len(text) <= 24 else text[:24] + "…"
-    return (f"{len(text)} characters{' after preprocessing' if preprocessed else ''}, starting "
-            f"{html.escape(repr(start))}; {sampling} minibatches of {batch_size} rows x {num_steps} "
-            f"steps, seed {seed}: {made}.")
+    # TRANSLATORS: {start} is the start of the text, quoted; {sampling} is "random" or "sequential";
+    # {made} is "no minibatch" or "12 minibatches".
+    template = (_("{length} characters after preprocessing, starting {start}; {sampling} minibatches of "
+                  "{batch_size} rows x {num_steps} steps, seed {seed}: {made}.") if preprocessed else
+                _("{length} characters, starting {start}; {sampling} minibatches of {batch_size} rows x "
+                  "{num_steps} steps, seed {seed}: {made}."))
+    return template.format(length=len(text), start=html.escape(repr(start)),
+                           sampling=_(SAMPLING_WORDS.get(sampling, sampling)), batch_size=batch_size,
+                           num_steps=num_steps, seed=seed, made=made)
 
 
 class OneHotPanel:
@@ -245,20 +271,21 @@ class OneHotPanel:
         style = {"description_width": "initial"}  # every label in full
         # Sent when the box loses the focus, not on every key: a redraw disables the other
         # controls, and disabling the box a student types into would take the focus away.
-        self.text = widgets.Textarea(value=text, description="text", continuous_update=False,
-                                     placeholder="type, then click outside the box",
+        self.text = widgets.Textarea(value=text, description=_("text"), continuous_update=False,
+                                     placeholder=_("type, then click outside the box"),
                                      layout=widgets.Layout(width="95%"))
         self.preprocess = widgets.Checkbox(
-            value=True, description="preprocess (lower-case, non-letters to space)", indent=False,
+            value=True, description=_("preprocess (lower-case, non-letters to space)"), indent=False,
             layout=widgets.Layout(width="auto"))
         self.sampling = widgets.ToggleButtons(
-            options=[("random sampling", "random"), ("sequential partitioning", "sequential")],
-            value="sequential", description="minibatches",
+            options=[(_("random sampling"), "random"), (_("sequential partitioning"), "sequential")],
+            value="sequential", description=_("minibatches"),
             style={"description_width": "initial", "button_width": "auto"})
-        self.batch_size = widgets.IntSlider(value=2, min=1, max=8, description="batch size", style=style)
-        self.num_steps = widgets.IntSlider(value=5, min=1, max=12, description="steps", style=style)
-        self.seed = widgets.IntSlider(value=0, min=0, max=9, description="seed (offset, order)", style=style,
-                                      layout=widgets.Layout(width="340px"))
+        self.batch_size = widgets.IntSlider(value=2, min=1, max=8, description=_("batch size"), style=style)
+        self.num_steps = widgets.IntSlider(value=5, min=1, max=12, description=_("steps"), style=style)
+        # TRANSLATORS: the seed chooses the random offset and the order of the minibatches.
+        self.seed = widgets.IntSlider(value=0, min=0, max=9, description=_("seed (offset, order)"),
+                                      style=style, layout=widgets.Layout(width="340px"))
         self.problems: list[str] = []
         self.summary = widgets.HTML()  # the one region a screen reader announces after every change
         self.encoding_view = widgets.HTML()
@@ -274,12 +301,14 @@ class OneHotPanel:
         # Closed at first, so the minibatch views below stay on screen; a click opens it.
         # set_title (not the titles= argument) works with ipywidgets 7 as well as 8.
         self.encoding_box = widgets.Accordion(children=[self.encoding_view], selected_index=None)
-        self.encoding_box.set_title(0, "tokens, indices and one-hot vectors (click to open)")
+        self.encoding_box.set_title(0, _("tokens, indices and one-hot vectors (click to open)"))
         self.access = Access()
-        names = ("text to encode (sent when you leave the box)", self.preprocess.description,
-                 "minibatches: random sampling or sequential partitioning",
-                 "batch size: subsequences per minibatch", "steps: characters per subsequence",
-                 "seed (offset, order) of the minibatches")
+        # TRANSLATORS: accessible names; each must contain its control's label (text, minibatches, batch
+        # size, steps, seed (offset, order)).
+        names = (_("text to encode (sent when you leave the box)"), self.preprocess.description,
+                 _("minibatches: random sampling or sequential partitioning"),
+                 _("batch size: subsequences per minibatch"), _("steps: characters per subsequence"),
+                 _("seed (offset, order) of the minibatches"))
         for control, name in zip(self.controls, names, strict=True):
             if isinstance(control, widgets.IntSlider):
                 self.access.follow(control, name)
@@ -287,12 +316,12 @@ class OneHotPanel:
                 self.access.name(control, name)
         self.access.expandable(self.encoding_box)
         self.access.announce(self.summary)
-        self.widget = PanelBox([panel_summary(SUMMARY), *controls,
+        self.widget = PanelBox([panel_summary(_(SUMMARY)), *controls,
             self.summary, self.encoding_box,
-            widgets.HTML("<b>The start of the text as one (batch, steps) block, before and after the "
-                         "transpose</b>"),
+            widgets.HTML("<b>" + _("The start of the text as one (batch, steps) block, before and after the "
+                                   "transpose") + "</b>"),
             self.batch_view,
-            widgets.HTML("<b>Which characters land in which minibatch</b>"), self.layout_view,
+            widgets.HTML("<b>" + _("Which characters land in which minibatch") + "</b>"), self.layout_view,
             self.access.widget,
         ])
         self.update()
@@ -312,22 +341,23 @@ class OneHotPanel:
         text = encoding.text
         batch = positions = layout = None
         if not text:
-            problems.append("Type some text above to see its tokens, indices and one-hot vectors.")
+            problems.append(_("Type some text above to see its tokens, indices and one-hot vectors."))
         else:
             try:
                 batch = transpose_batch(text, self.vocab, self.batch_size.value, self.num_steps.value)
             except ValueError as error:
-                problems.append(f"Transpose: {error}")
+                problems.append(_("Transpose: {error}").format(error=error))
             try:
                 positions = minibatch_positions(len(text), self.sampling.value, self.batch_size.value,
                                                 self.num_steps.value, self.seed.value)
                 layout = [["".join(text[p] for p in row) for row in X.tolist()] for X in positions]
             except ValueError as error:
-                problems.append(f"Minibatches: {error} Type a longer text.")
+                problems.append(_("Minibatches: {error} Type a longer text.").format(error=error))
         self.encoding_view.value = encoding_html(encoding, self.vocab) if text else ""
-        self.batch_view.value = batch_html(batch) if batch is not None else "<p>(no minibatch)</p>"
+        self.batch_view.value = (batch_html(batch) if batch is not None
+                                 else "<p>" + _("(no minibatch)") + "</p>")
         self.layout_view.value = (layout_html(text, positions) if positions is not None
-                                  else "<p>(no minibatches)</p>")
+                                  else "<p>" + _("(no minibatches)") + "</p>")
         self.problems = problems
         shown = "".join(f'<p style="color:#b30000">{html.escape(p)}</p>' for p in problems)
         self.summary.value = shown + summary_text(text, self.preprocess.value, self.sampling.value,

@@ -12,12 +12,15 @@ of notebook 08 is displayed first, then trains).
 """
 
 import base64
+import functools
 import html
 import weakref
 
 import ipywidgets as widgets
 from IPython.display import JSON, display
 
+from d2lmini.i18n import N_, _
+from d2lmini.settings import OFF
 from d2lmini.widgets.a11y import _AccessWidget, controls_in
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -26,7 +29,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 IPYWIDGETS_7 = hasattr(widgets.Widget, "_ipython_display_")
 # Every displayed PanelBox by model id, for `previews_json`.
 _displayed: "weakref.WeakValueDictionary[str, PanelBox]" = weakref.WeakValueDictionary()
-NOTE = ("A static preview of an interactive panel at its default settings. "
+NOTE = N_("A static preview of an interactive panel at its default settings. "
         "Run the notebook to change the settings.")
 
 
@@ -57,18 +60,22 @@ def _hidden(widget: widgets.Widget) -> bool:
 def control_value(control: widgets.Widget) -> str:
     """Return the value `control` shows, as text: a menu's label, a log slider's 3-digit value, on/off."""
     if isinstance(control, widgets.Button):
-        return "button"
+        return _("button")
     if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
-        return "on" if control.value else "off"
+        # TRANSLATORS: a ticked checkbox in a static preview ("off": not ticked).
+        return _("on") if control.value else _(OFF)
     if hasattr(control, "label") and hasattr(control, "options"):  # a menu, toggle row, selection slider
         return str(control.label)
     if isinstance(control, widgets.FloatLogSlider):
         return f"{control.value:.3g}"
     if isinstance(control, widgets.Text | widgets.Textarea):
-        return control.value or "(empty)"
+        return control.value or _("(empty)")
     value = control.value
     if isinstance(value, tuple):
-        return " to ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)
+        parts = [f"{v:g}" if isinstance(v, float) else str(v) for v in value]
+        # TRANSLATORS: a range slider's two ends in a static preview: "0.5 to 2".
+        return functools.reduce(lambda low, high: _("{low} to {high}").format(low=low, high=high), parts) \
+            if parts else ""
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
@@ -116,7 +123,7 @@ def _sections_html(widget, children, marks) -> list[str]:
     """An Accordion or Tab as one `<details>` per child, open where the widget has it open."""
     parts = []
     for index, child in enumerate(children):
-        title = widget.get_title(index) or f"section {index + 1}"
+        title = widget.get_title(index) or _("section {number}").format(number=index + 1)
         opened = " open" if widget.selected_index == index else ""
         inner = "".join(_shown_html(child, marks))
         parts.append(f"<details{opened}><summary>{html.escape(title)}</summary>{inner}</details>")
@@ -144,15 +151,18 @@ def preview_html(root: widgets.Widget) -> str:
         if _hidden(control) or isinstance(control, widgets.Button):
             continue
         mark = _mark_of(control, marks)
-        name = mark.get("text") or getattr(control, "description", "") or "setting"
+        name = mark.get("text") or getattr(control, "description", "") or _("setting")
         value = html.escape(mark.get("valuetext") or control_value(control))  # as a screen reader hears it
-        items.append(f"<li>{html.escape(name)}, set to <strong>{value}</strong></li>")
-    controls = f"<p>Controls:</p><ul>{''.join(items)}</ul>" if items else ""
+        # TRANSLATORS: one control in a static preview: {name} is its name, {value} what it is set to.
+        # Keep the HTML tags.
+        item = _("{name}, set to <strong>{value}</strong>").format(name=html.escape(name), value=value)
+        items.append(f"<li>{item}</li>")
+    controls = "<p>" + _("Controls:") + f"</p><ul>{''.join(items)}</ul>" if items else ""
     summary = "".join(part for widget in summaries for part in _shown_html(widget, marks))
     shown = "".join(part for child in getattr(root, "children", ()) or () if child not in summaries
                     for part in _shown_html(child, marks))
     return (f'<div class="d2l-panel-preview" style="border:1px solid #767676;padding:0.5em 1em">'
-            f"<p><em>{NOTE}</em></p>{summary}{controls}{shown}</div>")
+            f"<p><em>{_(NOTE)}</em></p>{summary}{controls}{shown}</div>")
 
 
 class PanelBox(widgets.VBox):
