@@ -95,6 +95,14 @@ def _(message: str) -> str:
     return translations(language()).gettext(message)
 
 
+def translate(message: str, language_code: str) -> str:
+    """Return `message` in `language_code` (a key of `LANGUAGES`), whatever `D2LMINI_LANG` says now.
+
+    For tools that write a notebook of one edition from a process of another (tools/run_notebooks.py).
+    """
+    return translations(language_code).gettext(message)
+
+
 def ngettext(singular: str, plural: str, count: int) -> str:
     """Return the singular or plural `message` for `count`, in the language d2lmini speaks now."""
     return translations(language()).ngettext(singular, plural, count)

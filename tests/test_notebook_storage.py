@@ -8,10 +8,18 @@ from pathlib import Path
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
+from d2lmini.i18n import translate
+from d2lmini.widgets.preview import PLACEHOLDER
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CHINESE = sorted((ROOT / "notebooks" / "zh").glob("*.ipynb"))  # tools/translations.py
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def edition_id(path: Path) -> str:
+    """'03_one_hot' for the English notebook, 'zh/03_one_hot' for the Chinese."""
+    return path.relative_to(ROOT / "notebooks").with_suffix("").as_posix()
 
 
 def load(path):
@@ -38,7 +46,7 @@ def test_the_first_code_cell_installs_d2lmini_only_where_it_is_missing(path):
     assert not code[0].get("outputs"), "where d2lmini is installed the cell prints nothing"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS + CHINESE, ids=edition_id)
 def test_no_saved_widget_state_and_readable_widget_placeholders(path):
     notebook = load(path)
     assert "widgets" not in notebook["metadata"], "re-execute with: python tools/run_notebooks.py"
@@ -59,19 +67,23 @@ def test_the_readme_links_every_notebook_to_colab():
             assert link in readme, f"README: add the badge of {relative}: {link}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS + CHINESE, ids=edition_id)
 def test_the_stored_kernel_name_is_the_one_jupyterlab_sees(path):
     """An older display name makes JupyterLab rewrite the metadata, marking the notebook modified on open."""
     expected = KernelSpecManager().get_kernel_spec("python3").display_name
     assert load(path)["metadata"]["kernelspec"]["display_name"] == expected
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS + CHINESE, ids=edition_id)
 def test_every_panel_output_stores_its_static_preview(path):
-    """A reader without a kernel (GitHub, nbviewer, the course site) sees each panel's preview."""
+    """A reader without a kernel (GitHub, nbviewer, the course site) sees each panel's preview,
+    beside a placeholder in the notebook's language."""
+    placeholder = translate(PLACEHOLDER, "zh_CN" if path in CHINESE else "en")
+    assert (placeholder == PLACEHOLDER) == (path not in CHINESE)
     for cell in load(path)["cells"]:
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            if "".join(data.get("text/plain", "")) == "Run this cell to show the interactive panel.":
+            if "".join(data.get("text/plain", "")) in (PLACEHOLDER, translate(PLACEHOLDER, "zh_CN")):
+                assert "".join(data["text/plain"]) == placeholder, "re-execute: python tools/run_notebooks.py"
                 assert 'class="d2l-panel-preview"' in "".join(data.get("text/html", "")), \
                     "re-execute: python tools/run_notebooks.py"

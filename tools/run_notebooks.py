@@ -35,21 +35,24 @@ from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 from nbclient.util import ensure_async
 
+from d2lmini.i18n import translate
+from d2lmini.widgets.preview import PLACEHOLDER
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 EDITIONS = {"en": NOTEBOOKS, "zh": NOTEBOOKS / "zh"}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_PLACEHOLDER = "Run this cell to show the interactive panel."
 
 
-def normalise_for_storage(notebook) -> None:
+def normalise_for_storage(notebook, language: str = "en") -> None:
     """Store `notebook` as JupyterLab will see it, so that opening it does not mark it modified.
 
     Drops the saved widget state, replaces each widget view by a plain-text placeholder (a
     panel's static `text/html` preview stays beside it), and records the kernel's display
     name as the installed python3 kernel gives it (an older name makes JupyterLab rewrite
-    the metadata the moment the notebook opens).
+    the metadata the moment the notebook opens). The placeholder is in the notebook's `language`.
     """
+    placeholder = translate(PLACEHOLDER, language)
     notebook.metadata.pop("widgets", None)
     notebook.metadata.setdefault("kernelspec", {})["display_name"] = (
         KernelSpecManager().get_kernel_spec("python3").display_name)
@@ -58,7 +61,7 @@ def normalise_for_storage(notebook) -> None:
             data = output.get("data", {})
             if WIDGET_VIEW in data:
                 preview = {"text/html": data["text/html"]} if "text/html" in data else {}
-                output["data"] = {"text/plain": WIDGET_PLACEHOLDER, **preview}
+                output["data"] = {"text/plain": placeholder, **preview}
 
 
 class PreviewingClient(NotebookClient):
@@ -101,7 +104,7 @@ def execute(path: Path, timeout: int) -> float:
     start = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - start
-    normalise_for_storage(notebook)
+    normalise_for_storage(notebook, "zh_CN" if path.resolve().parent == EDITIONS["zh"] else "en")
     nbformat.write(notebook, path)
     return seconds
 

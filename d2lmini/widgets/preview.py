@@ -23,6 +23,9 @@ from d2lmini.i18n import N_, _
 from d2lmini.settings import OFF
 from d2lmini.widgets.a11y import _AccessWidget, controls_in
 
+# What a stored notebook shows in place of a panel's live view (tools/run_notebooks.py), beside its preview.
+PLACEHOLDER = N_("Run this cell to show the interactive panel.")
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # ipywidgets 7 (Google Colab) displays a widget through `_ipython_display_`, 8 through
 # `_repr_mimebundle_`; a PanelBox adds its preview on whichever path the installed one takes.
