@@ -10,6 +10,8 @@ from collections.abc import Iterator
 
 import torch
 
+from d2lmini.i18n import _
+
 
 def validate_fits(num_tokens: int, batch_size: int, num_steps: int) -> None:
     """Raise ValueError unless minibatches of batch_size x num_steps can be cut from num_tokens.
@@ -17,13 +19,15 @@ def validate_fits(num_tokens: int, batch_size: int, num_steps: int) -> None:
     One extra row of num_steps is needed for the random start offset and the shifted labels.
     """
     if batch_size < 1 or num_steps < 1:
-        raise ValueError(f"batch_size and num_steps must be positive, not {batch_size}, {num_steps}")
+        raise ValueError(_("batch_size and num_steps must be positive, not {batch_size}, {num_steps}").format(
+            batch_size=batch_size, num_steps=num_steps))
     if num_tokens < batch_size * num_steps + num_steps:
-        raise ValueError(
-            f"batch_size x num_steps = {batch_size} x {num_steps} = {batch_size * num_steps} "
-            f"tokens per minibatch does not fit in a text of {num_tokens} tokens; "
-            "make the batch or the number of steps smaller."
-        )
+        # TRANSLATORS: batch_size and num_steps are the settings' names in code, kept as they are.
+        raise ValueError(_(
+            "batch_size x num_steps = {batch_size} x {num_steps} = {tokens} tokens per minibatch does not "
+            "fit in a text of {num_tokens} tokens; make the batch or the number of steps smaller."
+        ).format(batch_size=batch_size, num_steps=num_steps, tokens=batch_size * num_steps,
+                 num_tokens=num_tokens))
 
 
 def steps_per_epoch(num_tokens: int, batch_size: int, num_steps: int) -> int:
@@ -82,7 +86,8 @@ def sequential_batches(
     if offset is None:
         offset = random_offset(num_steps, generator)
     elif not 0 <= offset < num_steps:
-        raise ValueError(f"offset must be in 0 ... num_steps - 1 = {num_steps - 1}, not {offset}")
+        raise ValueError(_("offset must be in 0 ... num_steps - 1 = {last}, not {offset}").format(
+            last=num_steps - 1, offset=offset))
     stream_length = (len(indices) - offset - 1) // batch_size
     used = stream_length * batch_size
     xs = indices[offset : offset + used].reshape(batch_size, stream_length)
@@ -97,4 +102,5 @@ def make_batches(sampling: str, *args, **kwargs) -> Iterator[tuple[torch.Tensor,
         return random_batches(*args, **kwargs)
     if sampling == "sequential":
         return sequential_batches(*args, **kwargs)
-    raise ValueError(f"sampling must be 'random' or 'sequential', not {sampling!r}")
+    raise ValueError(_("sampling must be 'random' or 'sequential', not {sampling}").format(
+        sampling=repr(sampling)))

@@ -30,6 +30,8 @@ finite differences, and the spectral-radius experiments, are in `d2lmini.gradche
 import torch
 import torch.nn.functional as F
 
+from d2lmini.i18n import _
+
 PARAM_NAMES = ("W_xh", "W_hh", "b_h", "W_hq", "b_q")
 
 
@@ -139,7 +141,7 @@ def bptt_backward(d_outputs, d_final_state, cache):
     d_final_state: (batch, hiddens) or None. Returns a dict with the gradients
     'W_xh', 'W_hh', 'b_h', 'W_hq', 'b_q' and 'state' (w.r.t. the initial state).
     """
-    _, dA_all, d_state = hidden_gradients(d_outputs, d_final_state, cache, keep_dH=False)
+    _dH, dA_all, d_state = hidden_gradients(d_outputs, d_final_state, cache, keep_dH=False)
     grads = weight_gradients(d_outputs, dA_all, cache)
     grads["state"] = d_state
     return grads
@@ -153,8 +155,9 @@ def bptt_backward_truncated(d_outputs, d_final_state, cache, window: int):
     after every `window` steps.
     """
     if window < 1:
-        raise ValueError(f"the truncation window must be at least 1 step, not {window}")
-    _, dA_all, d_state = hidden_gradients(d_outputs, d_final_state, cache, window=window)
+        raise ValueError(_("the truncation window must be at least 1 step, not {window}").format(
+            window=window))
+    _dH, dA_all, d_state = hidden_gradients(d_outputs, d_final_state, cache, window=window)
     grads = weight_gradients(d_outputs, dA_all, cache)
     grads["state"] = d_state
     return grads
@@ -209,7 +212,7 @@ def plain_backward(d_outputs, d_final_state, cache):
     'b_q' and 'state' (= dL/dH_0), each weight's summed over the steps.
     """
     X, state, hiddens = cache["X"], cache["state"], cache["hiddens"]
-    steps, batch, _ = hiddens.shape
+    steps, batch, _hiddens = hiddens.shape
     grads = {name: torch.zeros_like(cache[name]) for name in PARAM_NAMES}
     dO = d_outputs.reshape(steps, batch, cache["W_hq"].shape[1])
     dH_next = torch.zeros_like(state) if d_final_state is None else d_final_state
@@ -245,7 +248,7 @@ def sequence_loss_and_grad(outputs, Y) -> tuple[torch.Tensor, torch.Tensor]:
 
 def hand_gradients(X, Y, state, params: dict[str, torch.Tensor], window: int | None = None):
     """Return (loss, gradients) of the mean cross-entropy, computed by the hand-written BPTT."""
-    outputs, _, cache = bptt_forward(X, state, *(params[n] for n in PARAM_NAMES))
+    outputs, _state, cache = bptt_forward(X, state, *(params[n] for n in PARAM_NAMES))
     loss, d_outputs = sequence_loss_and_grad(outputs, Y)
     if window is None:
         return float(loss), bptt_backward(d_outputs, None, cache)

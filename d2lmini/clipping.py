@@ -6,6 +6,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from d2lmini.i18n import _
+
 
 def clip_gradients(params: Iterable[torch.Tensor], theta: float | None) -> float:
     """Rescale all gradients together so their joint norm is at most `theta`; return the old norm.
@@ -19,7 +21,8 @@ def clip_gradients(params: Iterable[torch.Tensor], theta: float | None) -> float
     norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
     if theta is not None:
         if theta <= 0:
-            raise ValueError(f"the clipping threshold must be positive (or None for off), not {theta}")
+            raise ValueError(_("the clipping threshold must be positive (or None for off), not "
+                               "{theta}").format(theta=theta))
         scale = torch.clamp(theta / (norm + 1e-12), max=1.0)
         for g in grads:
             g.mul_(scale)
@@ -33,7 +36,8 @@ def clip_gradient_values(params: Iterable[torch.Tensor], limit: float) -> tuple[
     and after, which shows how much per-element clipping turned its direction.
     """
     if not limit > 0:
-        raise ValueError(f"the clipping threshold must be positive (or None for off), not {limit}")
+        raise ValueError(_("the clipping threshold must be positive (or None for off), not {theta}").format(
+            theta=limit))
     grads = [p.grad for p in params if p.grad is not None]
     before = torch.cat([g.flatten() for g in grads])
     for g in grads:
@@ -61,9 +65,10 @@ def clipping_rule(theta: float | None, mode: str = "norm") -> Callable[[list[tor
     once per run, so the loop does not look at `mode` again.
     """
     if mode not in ("norm", "value"):
-        raise ValueError(f"clip_mode must be 'norm' or 'value', not {mode!r}")
+        raise ValueError(_("clip_mode must be 'norm' or 'value', not {mode}").format(mode=repr(mode)))
     if theta is not None and not theta > 0:
-        raise ValueError(f"the clipping threshold must be positive (or None for off), not {theta}")
+        raise ValueError(_("the clipping threshold must be positive (or None for off), not {theta}").format(
+            theta=theta))
     if theta is None:
         return lambda params: Clipped(clip_gradients(params, None), False)
     if mode == "value":

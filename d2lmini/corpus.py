@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from d2lmini.download import DOWNLOAD_TIMEOUT, TIMEMACHINE_URL, download_timemachine
+from d2lmini.i18n import _
 from d2lmini.markov import make_markov_source
 from d2lmini.settings import CORPUS_SETTINGS, validate_value
 from d2lmini.text import Vocab, preprocess, tokenize
@@ -35,7 +36,8 @@ class Corpus:
     def split(self, valid_fraction: float = 0.1) -> tuple[torch.Tensor, torch.Tensor]:
         """Return (train, validation) indices: the first and last `valid_fraction` of the text."""
         if not 0 < valid_fraction < 1:
-            raise ValueError(f"valid_fraction must be between 0 and 1, not {valid_fraction}")
+            raise ValueError(_("valid_fraction must be between 0 and 1, not {value}").format(
+                value=valid_fraction))
         cut = int(len(self.indices) * (1 - valid_fraction))
         return self.indices[:cut], self.indices[cut:]
 
@@ -76,4 +78,5 @@ def load_corpus(
     if name == "markov":
         source = make_markov_source()
         return corpus_from_text(name, source.sample(MARKOV_LENGTH), source.entropy_rate_bits())
-    raise ValueError(f"unknown corpus {name!r}; choose one of {', '.join(CORPUS_NAMES)}")
+    raise ValueError(_("unknown corpus {name}; choose one of {choices}").format(
+        name=repr(name), choices=", ".join(CORPUS_NAMES)))

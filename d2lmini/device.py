@@ -7,6 +7,8 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from d2lmini.i18n import _
+
 
 def try_gpu() -> torch.device:
     """Return the best available device: CUDA, then Apple MPS, then the CPU."""
@@ -32,10 +34,11 @@ def seed_everything(seed: int) -> torch.Generator:
 def describe_device(device: torch.device) -> str:
     """Return a one-line human description of `device` (for notebook 00)."""
     if device.type == "cuda":
-        return f"CUDA GPU: {torch.cuda.get_device_name(device)}"
+        # TRANSLATORS: {name} is the GPU's name ("NVIDIA H100").
+        return _("CUDA GPU: {name}").format(name=torch.cuda.get_device_name(device))
     if device.type == "mps":
-        return "Apple GPU (MPS)"
-    return f"CPU ({torch.get_num_threads()} threads)"
+        return _("Apple GPU (MPS)")
+    return _("CPU ({threads} threads)").format(threads=torch.get_num_threads())
 
 
 @contextmanager

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
+from d2lmini.i18n import _
+
 if TYPE_CHECKING:  # the history is d2lmini.train's, which imports this module
     from d2lmini.train import History
 
@@ -37,13 +39,18 @@ class TrainingDiverged(RuntimeError):
         self.step, self.epoch, self.loss, self.lr = step, epoch, loss, lr
         self.grad_norm, self.history = grad_norm, history
         if reason is None:
-            reason = (f"the loss became {loss:.4g} nats per token" if math.isfinite(grad_norm)
-                      else f"the gradient norm became {grad_norm:.4g}")
+            reason = (_("the loss became {loss:.4g} nats per token").format(loss=loss)
+                      if math.isfinite(grad_norm)
+                      else _("the gradient norm became {norm:.4g}").format(norm=grad_norm))
         self.reason = reason
-        advice = "Try a learning rate ten times smaller" + (
-            "." if clipping else ", or turn on gradient clipping (a threshold such as 1).")
-        super().__init__(f"Training diverged: {reason} at minibatch {step} of the run (epoch {epoch}) "
-                         f"(learning rate {lr:g}). {advice}")
+        advice = (_("Try a learning rate ten times smaller.") if clipping
+                  else _("Try a learning rate ten times smaller, or turn on gradient clipping (a threshold "
+                         "such as 1)."))
+        # TRANSLATORS: {reason} says how the run blew up ("the loss became 45.2 nats per token"); {advice}
+        # is what to try ("Try a learning rate ten times smaller.").
+        super().__init__(_("Training diverged: {reason} at minibatch {step} of the run (epoch {epoch}) "
+                           "(learning rate {lr:g}). {advice}").format(reason=reason, step=step, epoch=epoch,
+                                                                      lr=lr, advice=advice))
 
 
 def divergence_limit(vocab_size: int) -> float:
@@ -70,7 +77,8 @@ class StepDiverged(ArithmeticError):
     """`train_step` refused to update: the loss or the gradient says the run has blown up."""
 
     def __init__(self, loss: float, norm: float, reason: str | None = None):
-        super().__init__(reason or f"loss {loss:.4g}, gradient norm {norm:.4g}")
+        super().__init__(reason or _("loss {loss:.4g}, gradient norm {norm:.4g}").format(loss=loss,
+                                                                                         norm=norm))
         self.loss, self.norm, self.reason = loss, norm, reason
 
 
@@ -91,7 +99,7 @@ def overflow_is_divergence(loss: float, clipped):
     try:
         yield
     except RuntimeError as error:
-        raise StepDiverged(loss, clipped.norm, "the optimizer's state overflowed") from error
+        raise StepDiverged(loss, clipped.norm, _("the optimizer's state overflowed")) from error
 
 
 def diverged(error: StepDiverged, step: int, epoch: int, lr: float, history: "History",
@@ -110,9 +118,10 @@ def validate_final_model(model: nn.Module, history: "History", lr: float) -> Non
     valid = history.valid_perplexity[-1] if history.valid_perplexity else 1.0
     nats = math.log(valid) if valid > 0 else math.inf
     if not parameters_finite(model):
-        reason = "the parameters stopped being finite after the last update"
+        reason = _("the parameters stopped being finite after the last update")
     elif blown_up(nats, model.vocab_size):
-        reason = f"the validation loss reached {nats:.4g} nats per token after the last update"
+        reason = _("the validation loss reached {loss:.4g} nats per token after the last update").format(
+            loss=nats)
     else:
         return
     raise TrainingDiverged(len(history.step_loss), int(epoch), nats, lr, 0.0, history, reason)

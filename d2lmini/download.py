@@ -18,7 +18,8 @@ import urllib.request
 import warnings
 from pathlib import Path
 
-from d2lmini.settings import CORPUS_SETTINGS, validate_value
+from d2lmini.i18n import _
+from d2lmini.settings import CORPORA, CORPUS_SETTINGS, validate_value
 
 CACHE_ENV = "D2LMINI_CACHE"
 TIMEMACHINE_URL = "http://d2l-data.s3-accelerate.amazonaws.com/timemachine.txt"
@@ -80,17 +81,29 @@ def timemachine_is_cached(data_dir: Path | None = None) -> bool:
         return False
 
 
+def _bundled_choice() -> str:
+    """The lab's menu entry for the bundled corpus, in the language d2lmini speaks now."""
+    label = CORPORA["bundled"]
+    return _(label)
+
+
 def _by_hand(url: str, path: Path) -> str:
     """The part of every download error that says what to do instead."""
-    return (f"Download {url} in a web browser and save it as {path}, or use the bundled corpus "
-            "(the lab's 'bundled corpus' choice, or load_corpus('bundled') in code).")
+    # TRANSLATORS: {choice} is the lab's menu entry for the bundled corpus ("bundled corpus");
+    # load_corpus('bundled') is code, kept as it is.
+    return _("Download {url} in a web browser and save it as {path}, or use the bundled corpus (the lab's "
+             "'{choice}' choice, or load_corpus('bundled') in code).").format(
+        url=url, path=path, choice=_bundled_choice())
 
 
 def _other_folder(folder: Path) -> str:
     """The part of a cache-folder error that says how to use another folder."""
-    return (f"Set the environment variable {CACHE_ENV} to a folder you can write to (or pass data_dir=), "
-            f"or ask the owner of {folder} to put a good copy there; or use the bundled corpus "
-            "(the lab's 'bundled corpus' choice, or load_corpus('bundled') in code).")
+    # TRANSLATORS: {variable} is the environment variable D2LMINI_CACHE; data_dir= is code; {choice} is the
+    # lab's menu entry for the bundled corpus ("bundled corpus").
+    return _("Set the environment variable {variable} to a folder you can write to (or pass data_dir=), or "
+             "ask the owner of {folder} to put a good copy there; or use the bundled corpus (the lab's "
+             "'{choice}' choice, or load_corpus('bundled') in code).").format(
+        variable=CACHE_ENV, folder=folder, choice=_bundled_choice())
 
 
 def validate_download_url(url: str) -> str:
@@ -106,10 +119,13 @@ def validate_download_url(url: str) -> str:
     except ValueError:  # e.g. an unclosed [ in the host
         allowed = False
     if not allowed:
-        raise UnsupportedURLError(
-            f"Only http:// and https:// addresses are downloaded from, not {url!r}. The Time Machine "
-            f"is at {TIMEMACHINE_URL}; a copy you already have goes into the cache folder as "
-            f"{TIMEMACHINE_FILE} (d2lmini.download.default_cache_dir() says where).")
+        # TRANSLATORS: {url} is the address refused (quoted), {address} The Time Machine's, {file} its file
+        # name.
+        raise UnsupportedURLError(_(
+            "Only http:// and https:// addresses are downloaded from, not {url}. The Time Machine is at "
+            "{address}; a copy you already have goes into the cache folder as {file} "
+            "(d2lmini.download.default_cache_dir() says where).").format(
+            url=repr(url), address=TIMEMACHINE_URL, file=TIMEMACHINE_FILE))
     return url
 
 
@@ -136,9 +152,12 @@ def _http_opener() -> urllib.request.OpenerDirector:
 
 def _too_large(max_bytes: int, announced: int | None = None) -> ValueError:
     """The error for a body past `max_bytes`, sent or (when `announced` is given) announced."""
-    sends = "sends" if announced is None else f"announces {announced:,} bytes,"
-    return ValueError(f"the server {sends} more than {max_bytes:,} bytes; The Time Machine has "
-                      f"{TIMEMACHINE_BYTES:,}, so this is not the expected file")
+    if announced is None:
+        return ValueError(_("the server sends more than {limit:,} bytes; The Time Machine has {size:,}, so "
+                            "this is not the expected file").format(limit=max_bytes, size=TIMEMACHINE_BYTES))
+    return ValueError(_("the server announces {announced:,} bytes, more than {limit:,} bytes; The Time "
+                        "Machine has {size:,}, so this is not the expected file").format(
+        announced=announced, limit=max_bytes, size=TIMEMACHINE_BYTES))
 
 
 def _read_body(url: str, deadline: float, max_bytes: int) -> bytes:
@@ -155,9 +174,10 @@ def _read_body(url: str, deadline: float, max_bytes: int) -> bytes:
             if len(body) > max_bytes:
                 raise _too_large(max_bytes)
             if time.monotonic() > end:
-                raise TimeoutError(f"the download took longer than {deadline:g} s")
+                raise TimeoutError(_("the download took longer than {seconds:g} s").format(seconds=deadline))
     if announced is not None and len(body) != announced:
-        raise ConnectionError(f"the transfer stopped after {len(body):,} of {announced:,} bytes")
+        raise ConnectionError(_("the transfer stopped after {received:,} of {announced:,} bytes").format(
+            received=len(body), announced=announced))
     return bytes(body)
 
 
@@ -185,7 +205,7 @@ def fetch_bytes(url: str, deadline: float, max_bytes: int = MAX_DOWNLOAD_BYTES) 
     worker.start()
     worker.join(deadline)
     if worker.is_alive():
-        raise TimeoutError(f"the download took longer than {deadline:g} s")
+        raise TimeoutError(_("the download took longer than {seconds:g} s").format(seconds=deadline))
     if "error" in outcome:
         raise outcome["error"]
     return outcome["body"]
@@ -212,10 +232,12 @@ def _prepare_folder(folder: Path, url: str, path: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         leftovers = list(folder.glob(f"{TIMEMACHINE_FILE}.*.part"))
     except OSError as error:
-        raise DataUnavailableError(
-            f"Cannot use {folder} as the cache folder for The Time Machine ({error}). Set the "
-            f"environment variable {CACHE_ENV} to a folder you can write to, or pass data_dir=. "
-            + _by_hand(url, path)) from error
+        # TRANSLATORS: {error} is the system's error; {by_hand} says how to get the book by hand ("Download
+        # ... in a web browser ...").
+        raise DataUnavailableError(_(
+            "Cannot use {folder} as the cache folder for The Time Machine ({error}). Set the environment "
+            "variable {variable} to a folder you can write to, or pass data_dir=. {by_hand}").format(
+            folder=folder, error=error, variable=CACHE_ENV, by_hand=_by_hand(url, path))) from error
     for partial in leftovers:
         _remove_if_stale(partial)
 
@@ -227,11 +249,12 @@ def _cached_digest(path: Path) -> str | None:
     except FileNotFoundError:  # another process moved it aside meanwhile
         return None
     except OSError as error:
-        raise DataUnavailableError(
-            f"Cannot read the cached copy {path} ({error}). Ask its owner to make it readable for "
-            f"everyone (chmod 644), or set the environment variable {CACHE_ENV} to a folder you can "
-            "write to (or pass data_dir=), or use the bundled corpus (the lab's 'bundled corpus' "
-            "choice, or load_corpus('bundled') in code).") from error
+        raise DataUnavailableError(_(
+            "Cannot read the cached copy {path} ({error}). Ask its owner to make it readable for everyone "
+            "(chmod 644), or set the environment variable {variable} to a folder you can write to (or pass "
+            "data_dir=), or use the bundled corpus (the lab's '{choice}' choice, or load_corpus('bundled') "
+            "in code).").format(path=path, error=error, variable=CACHE_ENV,
+                                choice=_bundled_choice())) from error
 
 
 def _move_aside(path: Path, digest: str, expected: str) -> None:
@@ -247,21 +270,27 @@ def _move_aside(path: Path, digest: str, expected: str) -> None:
     except FileNotFoundError:  # another process claimed it first
         return
     except OSError as error:
-        raise DataUnavailableError(
-            f"{path} has sha1 {digest}, not {expected}: it is not The Time Machine the course expects, "
-            f"and it cannot be moved aside ({error}). " + _other_folder(path.parent)) from error
+        # TRANSLATORS: {other_folder} says how to use another cache folder ("Set the environment variable
+        # ...").
+        raise DataUnavailableError(_(
+            "{path} has sha1 {digest}, not {expected}: it is not The Time Machine the course expects, and it "
+            "cannot be moved aside ({error}). {other_folder}").format(
+            path=path, digest=digest, expected=expected, error=error,
+            other_folder=_other_folder(path.parent))) from error
     try:
         got = sha1_of(claimed)
         # a good copy is one that another process had stored meanwhile: put it back
         aside = path if got == expected else path.with_name(f"{path.name}.sha1-{got[:12]}.bad")
         os.replace(claimed, aside)
     except OSError as error:
-        raise DataUnavailableError(f"Could not move {path} aside ({error}); it is now {claimed}. "
-                                   + _other_folder(path.parent)) from error
+        raise DataUnavailableError(_("Could not move {path} aside ({error}); it is now {claimed}. "
+                                     "{other_folder}").format(
+            path=path, error=error, claimed=claimed, other_folder=_other_folder(path.parent))) from error
     if aside == path:
         return
-    warnings.warn(f"{path} has sha1 {got}, not {expected}: it is not The Time Machine the course "
-                  f"expects. It was moved to {aside} and a fresh copy is downloaded.", stacklevel=3)
+    warnings.warn(_("{path} has sha1 {digest}, not {expected}: it is not The Time Machine the course "
+                    "expects. It was moved to {aside} and a fresh copy is downloaded.").format(
+        path=path, digest=got, expected=expected, aside=aside), stacklevel=3)
 
 
 def _store(payload: bytes, folder: Path, path: Path, url: str) -> None:
@@ -279,9 +308,10 @@ def _store(payload: bytes, folder: Path, path: Path, url: str) -> None:
         if partial is not None:
             with contextlib.suppress(OSError):
                 partial.unlink()
-        raise DataUnavailableError(
-            f"Could not save The Time Machine in {folder} ({error}). Set the environment variable "
-            f"{CACHE_ENV} to a folder you can write to, or pass data_dir=. " + _by_hand(url, path)) from error
+        raise DataUnavailableError(_(
+            "Could not save The Time Machine in {folder} ({error}). Set the environment variable {variable} "
+            "to a folder you can write to, or pass data_dir=. {by_hand}").format(
+            folder=folder, error=error, variable=CACHE_ENV, by_hand=_by_hand(url, path))) from error
 
 
 def download_timemachine(
@@ -314,15 +344,19 @@ def download_timemachine(
     try:
         payload = fetch_bytes(url, timeout)
     except Exception as error:  # urllib, http.client, socket, size and timeout errors alike
-        offline = "Are you offline? " if isinstance(error, OSError) else ""
-        raise DataUnavailableError(
-            f"Could not download The Time Machine from {url} ({type(error).__name__}: {error}). "
-            + offline + _by_hand(url, path)) from error
+        # TRANSLATORS: {kind} is the error's type (URLError), {error} its message; {by_hand} says how to get
+        # the book by hand ("Download ... in a web browser ...").
+        template = (_("Could not download The Time Machine from {url} ({kind}: {error}). Are you offline? "
+                      "{by_hand}") if isinstance(error, OSError)
+                    else _("Could not download The Time Machine from {url} ({kind}: {error}). {by_hand}"))
+        raise DataUnavailableError(template.format(url=url, kind=type(error).__name__, error=error,
+                                                   by_hand=_by_hand(url, path))) from error
     digest = hashlib.sha1(payload).hexdigest()
     if digest != sha1:
-        raise ChecksumError(
-            f"The file downloaded from {url} has sha1 {digest}, not {sha1}: "
-            "it is damaged or not the expected text, so it was not saved. Try again later, or "
-            + _by_hand(url, path))
+        # TRANSLATORS: {by_hand} says how to get the book by hand ("Download ... in a web browser ...").
+        raise ChecksumError(_(
+            "The file downloaded from {url} has sha1 {digest}, not {expected}: it is damaged or not the "
+            "expected text, so it was not saved. Try again later, or {by_hand}").format(
+            url=url, digest=digest, expected=sha1, by_hand=_by_hand(url, path)))
     _store(payload, folder, path, url)
     return path

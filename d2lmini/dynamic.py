@@ -21,6 +21,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from d2lmini.i18n import _
+
 
 @dataclass(frozen=True)
 class DynamicSettings:
@@ -33,7 +35,8 @@ class DynamicSettings:
 
     def __post_init__(self):
         if not (self.lr >= 0 and 0 <= self.decay <= 1 and self.segment >= 1 and self.eps > 0):
-            raise ValueError(f"need lr >= 0, 0 <= decay <= 1, segment >= 1 and eps > 0; got {self}")
+            raise ValueError(_("need lr >= 0, 0 <= decay <= 1, segment >= 1 and eps > 0; got "
+                               "{settings}").format(settings=self))
 
 
 def _segment_loss(model, X: torch.Tensor, Y: torch.Tensor, state: torch.Tensor):

@@ -6,6 +6,9 @@ finds text under 4.5:1 and lines or bars under 3:1 against what lies behind them
 vision and as simulated for protanopia, deuteranopia, tritanopia and greyscale
 (`d2lmini.palette.simulate`), and series in one plot told apart by colour alone.
 `show_figure` refuses a figure with any of them, so a notebook cannot show one.
+
+A Chinese text alternative is judged as an English one: its Han characters count as words (two
+to a word), and a number written against them ("共3个") is read as a number.
 """
 
 import html
@@ -20,12 +23,22 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.text import Text
 
+from d2lmini.i18n import N_, _
 from d2lmini.palette import MIN_LINE_CONTRAST, MIN_TEXT_CONTRAST, VISIONS, seen_contrast
 
-# Texts that name a kind of picture and nothing it shows.
+# Texts that name a kind of picture and nothing it shows (English and Chinese).
 GENERIC_ALTS = {"figure", "image", "plot", "chart", "graph", "picture", "diagram", "heatmap", "img",
-                "a figure", "an image", "a plot", "a chart", "the figure", "the plot", "png", "output"}
+                "a figure", "an image", "a plot", "a chart", "the figure", "the plot", "png", "output",
+                "图", "图像", "图片", "图表", "示意图", "热图", "曲线图", "一张图", "该图", "输出"}
 MIN_ALT_WORDS = 8
+# Chinese (CJK) characters and full-width punctuation: no spaces separate Chinese words, and a number
+# may stand right against them ("共3个"), so they are read as spaces where numbers are looked for.
+CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+HAN_PER_WORD = 2  # about two Han characters make a Chinese word
+# How a problem names each vision of `d2lmini.palette.VISIONS` (translated where it is shown).
+VISION_NAMES = {"normal": N_("normal"), "protanopia": N_("protanopia"), "deuteranopia": N_("deuteranopia"),
+                "tritanopia": N_("tritanopia"), "greyscale": N_("greyscale")}
 # A number as people write it: 12, -0.98, 1,234, 3.5e+04, 37% (not the 2 of "log2" or "X_2").
 NUMBER = re.compile(r"(?<![\w.^])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])", re.I)
 ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-f]+|[a-z]+\d*);|<[a-z/!][^>]*>", re.I)
@@ -35,9 +48,9 @@ DECORATION = "decoration"  # the gid of lines that only structure a drawing (gri
 def numbers_in(text: str) -> list[tuple[float, float]]:
     """Return each number written in `text` as (value, tolerance): half a unit of its last digit."""
     found = []
-    for match in NUMBER.finditer(text.replace("\u2212", "-")):
+    for match in NUMBER.finditer(CJK.sub(" ", text.replace("\u2212", "-"))):
         token = match.group().replace(",", "")
-        mantissa, _, exponent = token.lower().partition("e")
+        mantissa, _e, exponent = token.lower().partition("e")
         decimals = len(mantissa.partition(".")[2])
         scale = 10.0 ** int(exponent) if exponent else 1.0
         found.append((float(token), 0.5 * 10.0 ** -decimals * scale))
@@ -54,7 +67,7 @@ def _artist_values(artist) -> list[np.ndarray]:
     if isinstance(artist, Collection):
         return [np.asarray(artist.get_offsets())] + [path.vertices for path in artist.get_paths()]
     if isinstance(artist, Text):
-        return [np.array([value for value, _ in numbers_in(artist.get_text())])]
+        return [np.array([value for value, _tolerance in numbers_in(artist.get_text())])]
     return []
 
 
@@ -72,6 +85,11 @@ def figure_numbers(figure) -> np.ndarray:
     return np.unique(np.concatenate(values)) if values else np.array([])
 
 
+def word_count(text: str) -> int:
+    """Return how many words `text` has: those between spaces, and one per two Han characters."""
+    return len(CJK.sub(" ", text).split()) + -(-len(HAN.findall(text)) // HAN_PER_WORD)
+
+
 def alt_problems(alt: str, figure) -> list[str]:
     """Return what is wrong with `alt` as the text alternative of `figure` ([] when nothing is).
 
@@ -82,15 +100,17 @@ def alt_problems(alt: str, figure) -> list[str]:
     text = (alt or "").strip()
     problems = []
     if ENTITY.search(text):
-        problems.append(f"the alt text holds HTML ({ENTITY.search(text).group()}); give plain text")
-    if html.unescape(text).lower().rstrip(".") in GENERIC_ALTS or len(text.split()) < MIN_ALT_WORDS:
-        problems.append(f"the alt text {text!r} does not say what the figure shows")
+        problems.append(_("the alt text holds HTML ({markup}); give plain text").format(
+            markup=ENTITY.search(text).group()))
+    if html.unescape(text).lower().rstrip(".。") in GENERIC_ALTS or word_count(text) < MIN_ALT_WORDS:
+        problems.append(_("the alt text {text} does not say what the figure shows").format(text=repr(text)))
     drawn = figure_numbers(figure)
     candidates = np.concatenate([drawn, np.abs(drawn), 100 * drawn])
     for value, tolerance in numbers_in(text):
         if not np.any(np.abs(candidates - value) <= tolerance * (1 + 1e-9)) and not np.any(
                 np.abs(candidates + value) <= tolerance * (1 + 1e-9)):
-            problems.append(f"the alt text states {value:g}, which the figure does not draw")
+            problems.append(_("the alt text states {value:g}, which the figure does not draw").format(
+                value=value))
     return problems
 
 
@@ -124,7 +144,10 @@ def _low_contrast(what: str, colour, behind, minimum: float) -> list[str]:
     worst = min(VISIONS, key=lambda vision: seen_contrast(colour, behind, vision))
     ratio = seen_contrast(colour, behind, worst)
     if ratio < minimum:
-        return [f"{what}: contrast {ratio:.2f}:1 ({worst}), needs {minimum:g}:1"]
+        # TRANSLATORS: {what} is the faint thing ("text 'epoch'", "line 'train'"); {vision} a colour vision
+        # ("protanopia"); {ratio:.2f}:1 and {minimum:g}:1 are contrast ratios.
+        return [_("{what}: contrast {ratio:.2f}:1 ({vision}), needs {minimum:g}:1").format(
+            what=what, ratio=ratio, vision=_(VISION_NAMES.get(worst, worst)), minimum=minimum)]
     return []
 
 
@@ -140,7 +163,8 @@ def _text_problems(figure) -> list[str]:
         behind = (_over(backdrop.get_facecolor(), "white") if backdrop is not None and backdrop.get_fill()
                   else _background_at(ax, figure, x, y))
         colour = _over(mcolors.to_rgba(text.get_color(), text.get_alpha()), behind)
-        problems += _low_contrast(f"text {text.get_text()!r}", colour, behind, MIN_TEXT_CONTRAST)
+        problems += _low_contrast(_("text {text}").format(text=repr(text.get_text())), colour, behind,
+                                  MIN_TEXT_CONTRAST)
     return problems
 
 
@@ -155,17 +179,20 @@ def _line_problems(ax) -> list[str]:
     for line in _series_lines(ax):
         behind = _over(ax.get_facecolor(), figure.get_facecolor())
         colour = _over(mcolors.to_rgba(line.get_color(), line.get_alpha()), behind)
-        problems += _low_contrast(f"line {line.get_label()!r}", colour, behind, MIN_LINE_CONTRAST)
+        problems += _low_contrast(_("line {name}").format(name=repr(line.get_label())), colour, behind,
+                                  MIN_LINE_CONTRAST)
     for container in ax.containers:
         if not isinstance(container, BarContainer) or not container.patches:
             continue
         bar = container.patches[0]
         behind = _over(ax.get_facecolor(), figure.get_facecolor())
-        face = _low_contrast("bar", _over(bar.get_facecolor(), behind), behind, MIN_LINE_CONTRAST)
-        edge = (_low_contrast("bar", _over(bar.get_edgecolor(), behind), behind, MIN_LINE_CONTRAST)
+        face = _low_contrast(_("bar"), _over(bar.get_facecolor(), behind), behind, MIN_LINE_CONTRAST)
+        edge = (_low_contrast(_("bar"), _over(bar.get_edgecolor(), behind), behind, MIN_LINE_CONTRAST)
                 if bar.get_linewidth() > 0 else face)
         if face and edge:
-            problems += [f"bars {container.get_label()!r}: neither fill nor edge stands out ({face[0]})"]
+            # TRANSLATORS: {name} is the bars' name, quoted; {problem} says how faint the fill is.
+            problems += [_("bars {name}: neither fill nor edge stands out ({problem})").format(
+                name=repr(container.get_label()), problem=face[0])]
     return problems
 
 
@@ -185,7 +212,8 @@ def _told_apart_by_colour_only(ax) -> list[str]:
               if isinstance(bars, BarContainer) and bars.patches and not bars.get_label().startswith("_")]
     for label, look in named:
         if look in seen and seen[look] != label:
-            problems.append(f"{seen[look]!r} and {label!r} differ by colour only (same style and marker)")
+            problems.append(_("{first} and {second} differ by colour only (same style and marker)").format(
+                first=repr(seen[look]), second=repr(label)))
         seen.setdefault(look, label)
     return problems
 

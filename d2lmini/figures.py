@@ -11,6 +11,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from d2lmini.figure_checks import DECORATION
 from d2lmini.gradcheck import gradient_norms_back_in_time
+from d2lmini.i18n import _
 from d2lmini.palette import REFERENCE_LINE_COLOUR, SERIES_COLOURS, TEXT_COLOUR, series_style
 from d2lmini.text import Vocab
 
@@ -38,10 +39,12 @@ def _arrow(ax, start, end, label: str = "", offset=(0.0, 0.0)):
 def unrolled_rnn_alt(num_steps: int = 3) -> str:
     """Return the text alternative of `draw_unrolled_rnn(ax, num_steps)` (notebook 01)."""
     inputs = ", ".join(f"X_{t}" for t in range(1, num_steps + 1))
-    return (f"Diagram of an RNN unrolled over {num_steps} time steps. Inputs {inputs} at the bottom each "
-            "feed the hidden state above them through W_xh; each hidden state feeds the next through "
-            "W_hh, starting from H_0 on the left; each H_t gives the output O_t above it through W_hq. "
-            "The same three weight matrices label every step.")
+    # TRANSLATORS: {inputs} lists the inputs ("X_1, X_2, X_3"); W_xh, W_hh, W_hq, H_0, H_t, O_t are the
+    # figure's symbols, kept as they are.
+    return _("Diagram of an RNN unrolled over {num_steps} time steps. Inputs {inputs} at the bottom each "
+             "feed the hidden state above them through W_xh; each hidden state feeds the next through "
+             "W_hh, starting from H_0 on the left; each H_t gives the output O_t above it through W_hq. "
+             "The same three weight matrices label every step.").format(num_steps=num_steps, inputs=inputs)
 
 
 def draw_unrolled_rnn(ax, num_steps: int = 3) -> dict:
@@ -52,7 +55,7 @@ def draw_unrolled_rnn(ax, num_steps: int = 3) -> dict:
     label the arrows. Returns {"nodes": {label: patch}, "arrows": [patch, ...]}.
     """
     if num_steps < 1:
-        raise ValueError(f"num_steps must be at least 1, not {num_steps}")
+        raise ValueError(_("num_steps must be at least 1, not {value}").format(value=num_steps))
     nodes, arrows = {}, []
     dx, y_x, y_h, y_o = 1.8, 0.0, 1.5, 3.0
     nodes["$H_0$"] = _node(ax, 0.0, y_h, "$H_0$", NODE_COLORS["h"])
@@ -69,7 +72,8 @@ def draw_unrolled_rnn(ax, num_steps: int = 3) -> dict:
     ax.set_ylim(-0.6, 3.6)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(f"An RNN unrolled over {num_steps} time steps: the same weights at every step")
+    ax.set_title(_("An RNN unrolled over {num_steps} time steps: the same weights at every step").format(
+        num_steps=num_steps))
     return {"nodes": nodes, "arrows": arrows}
 
 
@@ -114,10 +118,12 @@ def _hide_labels_that_do_not_fit(ax, rects: dict[str, Rectangle], room: float = 
 def block_matmul_alt(batch: int, num_inputs: int, num_hiddens: int) -> str:
     """Return the text alternative of `draw_block_matmul`'s picture for these shapes (notebook 02)."""
     k = num_inputs + num_hiddens
-    return (f"Block picture of [X, H] times [W_xh; W_hh]: X ({batch} x {num_inputs}) and H ({batch} x "
-            f"{num_hiddens}) side by side make a {batch} x {k} matrix; W_xh ({num_inputs} x {num_hiddens}) "
-            f"stacked on W_hh ({num_hiddens} x {num_hiddens}) makes a {k} x {num_hiddens} matrix; their "
-            f"product is {batch} x {num_hiddens}, the same as X W_xh + H W_hh.")
+    # TRANSLATORS: "{batch} x {num_inputs}" is a matrix's shape (rows x columns); {k} = inputs + hiddens.
+    return _("Block picture of [X, H] times [W_xh; W_hh]: X ({batch} x {num_inputs}) and H ({batch} x "
+             "{num_hiddens}) side by side make a {batch} x {k} matrix; W_xh ({num_inputs} x {num_hiddens}) "
+             "stacked on W_hh ({num_hiddens} x {num_hiddens}) makes a {k} x {num_hiddens} matrix; their "
+             "product is {batch} x {num_hiddens}, the same as X W_xh + H W_hh.").format(
+        batch=batch, num_inputs=num_inputs, num_hiddens=num_hiddens, k=k)
 
 
 def block_layout(batch: int, num_inputs: int, num_hiddens: int) -> dict[str, tuple[int, int]]:
@@ -129,7 +135,7 @@ def block_layout(batch: int, num_inputs: int, num_hiddens: int) -> dict[str, tup
     """
     for name, value in (("batch", batch), ("num_inputs", num_inputs), ("num_hiddens", num_hiddens)):
         if value < 1:
-            raise ValueError(f"{name} must be at least 1, not {value}")
+            raise ValueError(_("{name} must be at least 1, not {value}").format(name=name, value=value))
     return {
         "X": (batch, num_inputs), "W_xh": (num_inputs, num_hiddens),
         "H": (batch, num_hiddens), "W_hh": (num_hiddens, num_hiddens),
@@ -190,10 +196,14 @@ def draw_block_matmul(ax, batch: int, num_inputs: int, num_hiddens: int, grid_li
     ax.set_ylim(top - biggest * unit - 0.06 - legend_band, top + 0.06)
     ax.set_aspect("equal")
     ax.axis("off")
-    squares = "one square per entry" if grid == 1 else f"one square per {grid}×{grid} entries"
-    ax.set_title(f"batch = {batch}, inputs = {num_inputs}, hiddens = {num_hiddens}: "
-                 f"[X, H] is {batch}×{num_inputs + num_hiddens}, "
-                 f"[W_xh; W_hh] is {num_inputs + num_hiddens}×{num_hiddens} ({squares})", fontsize=10)
+    squares = (_("one square per entry") if grid == 1
+               else _("one square per {grid}×{grid} entries").format(grid=grid))
+    # TRANSLATORS: a figure's title; {k} = inputs + hiddens; {squares} says what one grid square is
+    # ("one square per entry").
+    ax.set_title(_("batch = {batch}, inputs = {num_inputs}, hiddens = {num_hiddens}: [X, H] is {batch}×{k}, "
+                   "[W_xh; W_hh] is {k}×{num_hiddens} ({squares})").format(
+        batch=batch, num_inputs=num_inputs, num_hiddens=num_hiddens, k=num_inputs + num_hiddens,
+        squares=squares), fontsize=10)
     swatches = [Rectangle((0, 0), 1, 1, facecolor=BLOCK_COLORS[name], edgecolor="black", label=label)
                 for name, label in BLOCK_LABELS.items()]
     ax.legend(handles=swatches, loc="lower center", ncol=4, fontsize=9, frameon=False,
@@ -238,9 +248,11 @@ def _plain_arrow(ax, start, end, color: str = "black", style: str = "-|>", lines
 
 def shift_alt(word: str = "machine") -> str:
     """Return the text alternative of `draw_shift(ax, word)` (notebook 03)."""
-    return (f"Diagram of the shift by one: the text {word!r} on top; below it the inputs {word[:-1]!r}, one "
-            f"character per box, above the labels {word[1:]!r}; an arrow from each input to its label, the "
-            "character that follows it in the text.")
+    # TRANSLATORS: {word}, {inputs} and {labels} are quoted texts ('machine', 'machin', 'achine').
+    return _("Diagram of the shift by one: the text {word} on top; below it the inputs {inputs}, one "
+             "character per box, above the labels {labels}; an arrow from each input to its label, the "
+             "character that follows it in the text.").format(word=repr(word), inputs=repr(word[:-1]),
+                                                                labels=repr(word[1:]))
 
 
 def draw_shift(ax, word: str = "machine") -> list[tuple[str, str]]:
@@ -250,7 +262,7 @@ def draw_shift(ax, word: str = "machine") -> list[tuple[str, str]]:
     line shows where each label comes from in the text, an arrow what each input must predict.
     """
     if len(word) < 2:
-        raise ValueError("the word needs at least two characters")
+        raise ValueError(_("the word needs at least two characters"))
     n = len(word)
     for j, c in enumerate(word):
         _box(ax, j, 2.4, show_char(c), "#eeeeee")
@@ -260,15 +272,21 @@ def draw_shift(ax, word: str = "machine") -> list[tuple[str, str]]:
         _plain_arrow(ax, (j, 1.9), (j, 1.5), REFERENCE_LINE_COLOUR)
         _plain_arrow(ax, (j, 0.5), (j, -0.1), "black")
         ax.plot([j + 1, j + 0.2], [1.95, -0.15], linestyle=":", color="#e6550d", linewidth=1)
-    ax.text(-0.8, 2.4, "text", ha="right", va="center", fontsize=11)
-    ax.text(-0.8, 1.0, f"input  {word[:-1]!r}", ha="right", va="center", fontsize=11, color="#08519c")
-    ax.text(-0.8, -0.6, f"label  {word[1:]!r}", ha="right", va="center", fontsize=11, color="#a63603")
-    ax.text(n - 1.45, 0.2, "predict the\nnext character", ha="left", va="center", fontsize=9)
+    # TRANSLATORS: the name of the figure's top row: the text the inputs and labels are cut from.
+    ax.text(-0.8, 2.4, _("text"), ha="right", va="center", fontsize=11)
+    # TRANSLATORS: a row's name before its quoted text ('machin'); two spaces between them.
+    ax.text(-0.8, 1.0, _("input  {text}").format(text=repr(word[:-1])), ha="right", va="center", fontsize=11,
+            color="#08519c")
+    # TRANSLATORS: a row's name before its quoted text ('achine'); two spaces between them.
+    ax.text(-0.8, -0.6, _("label  {text}").format(text=repr(word[1:])), ha="right", va="center",
+            fontsize=11, color="#a63603")
+    # TRANSLATORS: a note beside the arrows, on two lines (\n) of about the same length.
+    ax.text(n - 1.45, 0.2, _("predict the\nnext character"), ha="left", va="center", fontsize=9)
     ax.set_xlim(-4.5, n + 2)
     ax.set_ylim(-1.3, 3.1)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title("Labels are the inputs shifted one token to the left")
+    ax.set_title(_("Labels are the inputs shifted one token to the left"))
     return [(word[j], word[j + 1]) for j in range(n - 1)]
 
 
@@ -276,10 +294,14 @@ def batch_transpose_alt(rows: list[str], vocab: Vocab) -> str:
     """Return the text alternative of `draw_batch_transpose(ax, rows, vocab)` (notebook 03)."""
     batch, steps = len(rows), len(rows[0])
     columns = "; ".join(", ".join(repr(row[t]) for row in rows) for t in range(steps))
-    return (f"Diagram of a minibatch in three shapes. Left: X, (batch, steps) = ({batch}, {steps}), one row "
-            f"per subsequence: {', '.join(repr(r) for r in rows)}. Middle: X.T, ({steps}, {batch}), one row "
-            f"per time step: {columns}. Right: one (batch, vocab) = ({batch}, {len(vocab)}) slab of one-hot "
-            f"vectors per time step, a single 1 in each row at the character's index.")
+    # TRANSLATORS: (batch, steps) and (batch, vocab) name a tensor's dimensions, kept as they are; {rows}
+    # lists the quoted rows ('the t', 'ime m'), {columns} the characters of each time step.
+    return _("Diagram of a minibatch in three shapes. Left: X, (batch, steps) = ({batch}, {steps}), one row "
+             "per subsequence: {rows}. Middle: X.T, ({steps}, {batch}), one row per time step: {columns}. "
+             "Right: one (batch, vocab) = ({batch}, {vocab_size}) slab of one-hot vectors per time step, a "
+             "single 1 in each row at the character's index.").format(
+        batch=batch, steps=steps, rows=", ".join(repr(r) for r in rows), columns=columns,
+        vocab_size=len(vocab))
 
 
 def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, int]:
@@ -291,7 +313,7 @@ def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, i
     """
     batch, steps, v = len(rows), len(rows[0]), len(vocab)
     if any(len(r) != steps for r in rows):
-        raise ValueError("every row must have the same number of characters")
+        raise ValueError(_("every row must have the same number of characters"))
     colors = [PALETTE[i % len(PALETTE)] for i in range(batch)]
     top = 0.0
     # (batch, steps): one row per subsequence
@@ -321,7 +343,8 @@ def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, i
                                        else "white", edgecolor=REFERENCE_LINE_COLOUR, linewidth=0.4))
     ax.text(x1 + v * cell / 2, top + 1, f"one_hot(X.T): ({steps}, {batch}, {v})", ha="center", fontsize=10)
     _plain_arrow(ax, (x0 + batch - 0.3, top - 0.5), (x1 - 0.3, top - 0.5))
-    ax.text(x1 + v * cell + 0.3, top - steps + 1, "one slab of (batch, vocab)\nper time step X_t",
+    # TRANSLATORS: a note on two lines (\n); (batch, vocab) names a tensor's dimensions, X_t the input at t.
+    ax.text(x1 + v * cell + 0.3, top - steps + 1, _("one slab of (batch, vocab)\nper time step X_t"),
             ha="left", va="center", fontsize=8)
     ax.set_xlim(-0.8, x1 + v * cell + 4.5)
     ax.set_ylim(top - max(steps, batch) + 0.3, top + 1.6)
@@ -331,20 +354,28 @@ def draw_batch_transpose(ax, rows: list[str], vocab: Vocab) -> tuple[int, int, i
 
 
 def partition_alt(text: str, positions: list[torch.Tensor], title: str = "") -> str:
-    """Return the text alternative of `draw_partition(ax, text, positions, title)` (notebook 03)."""
+    """Return the text alternative of `draw_partition(ax, text, positions, title)` (notebook 03).
+
+    `title` is shown translated where a catalog has it (as "random sampling" is), else as given.
+    """
     used = sum(where is not None for where in position_owner(len(text), positions))
     rows, steps = tuple(positions[0].shape) if positions else (0, 0)
-    return (f"{title + ': ' if title else ''}the {len(text)} characters of the text in a grid, coloured by "
-            f"the minibatch (of {len(positions)}, each {rows} rows of {steps} characters) each is an input "
-            f"of, with its row number; {used} of {len(text)} characters are inputs, the rest grey.")
+    # TRANSLATORS: {batches} is how many minibatches there are; each has {rows} rows of {steps} characters.
+    described = _("the {length} characters of the text in a grid, coloured by the minibatch (of {batches}, "
+                  "each {rows} rows of {steps} characters) each is an input of, with its row number; {used} "
+                  "of {length} characters are inputs, the rest grey.").format(
+        length=len(text), batches=len(positions), rows=rows, steps=steps, used=used)
+    # TRANSLATORS: a figure's name ("random sampling"), then what it shows.
+    return _("{title}: {described}").format(title=_(title), described=described) if title else described
 
 
 def draw_partition(ax, text: str, positions: list[torch.Tensor], title: str = "", width: int = 30) -> None:
     """Draw `text` as a grid of characters coloured by the minibatch each one is an input of (notebook 03).
 
     A small number in every cell is the row of the minibatch; grey cells are not inputs. The
-    title ends with how many characters are inputs (`partition_alt` says it in words).
-    `positions` is the result of `minibatch_positions(len(text), ...)`.
+    title ends with how many characters are inputs (`partition_alt` says it in words); `title` is
+    shown translated where a catalog has it. `positions` is the result of
+    `minibatch_positions(len(text), ...)`.
     """
     owner = position_owner(len(text), positions)
     used = sum(where is not None for where in owner)
@@ -363,9 +394,10 @@ def draw_partition(ax, text: str, positions: list[torch.Tensor], title: str = ""
     ax.set_ylim(-lines + 1, 1)
     ax.set_aspect("equal")
     ax.axis("off")
-    counts = (f"{len(positions)} minibatches of {rows} × {steps}; "
-              f"{used} of {len(text)} characters are inputs")
-    ax.set_title(f"{title}: {counts}" if title else counts, fontsize=10)
+    counts = _("{batches} minibatches of {rows} × {steps}; {used} of {length} characters are inputs").format(
+        batches=len(positions), rows=rows, steps=steps, used=used, length=len(text))
+    ax.set_title(_("{title}: {counts}").format(title=_(title), counts=counts) if title else counts,
+                 fontsize=10)
 
 
 # --------------------------------------------------------------------------- notebook 05
@@ -379,11 +411,11 @@ def _center(patch) -> tuple[float, float]:
 
 def bptt_graph_alt(num_steps: int = 3) -> str:
     """Return the text alternative of `draw_bptt_graph(ax, num_steps)` (notebook 05)."""
-    return (f"Diagram of backpropagation through time over {num_steps} steps. Forward, solid black "
-            f"arrows: each input X_t feeds the hidden state H_t, which feeds the next hidden state and the "
-            f"output O_t, which gives the loss L_t. Backward, dashed red arrows: from each L_t to O_t, "
-            f"from O_t to H_t, and from H_t back to H_(t-1); where two dashed arrows reach one H_t, their "
-            f"gradients are added.")
+    return _("Diagram of backpropagation through time over {num_steps} steps. Forward, solid black "
+             "arrows: each input X_t feeds the hidden state H_t, which feeds the next hidden state and the "
+             "output O_t, which gives the loss L_t. Backward, dashed red arrows: from each L_t to O_t, "
+             "from O_t to H_t, and from H_t back to H_(t-1); where two dashed arrows reach one H_t, their "
+             "gradients are added.").format(num_steps=num_steps)
 
 
 def draw_bptt_graph(ax, num_steps: int = 3) -> dict:
@@ -419,20 +451,26 @@ def draw_bptt_graph(ax, num_steps: int = 3) -> dict:
         red_arrow((hx - 0.25, oy - 0.3), (hx - 0.25, hy + 0.3))
         px, py = _center(nodes[f"$H_{t - 1}$"])
         red_arrow((hx - 0.3, hy - 0.3), (px + 0.3, py - 0.3), bend=-0.35)
-    ax.text(num_steps * 1.8 / 2, -1.05, "gradients flow back along the dashed red arrows; where two arrive "
-            "at one $H_t$ they are added", ha="center", va="center", fontsize=9, color=BACKWARD_COLOR)
+    ax.text(num_steps * 1.8 / 2, -1.05, _("gradients flow back along the dashed red arrows; where two arrive "
+                                          "at one $H_t$ they are added"),
+            ha="center", va="center", fontsize=9, color=BACKWARD_COLOR)
     ax.set_ylim(-1.3, 4.6)
-    ax.set_title(f"Backpropagation through time over {num_steps} steps: forward solid black, "
-                 "backward dashed red")
+    ax.set_title(_("Backpropagation through time over {num_steps} steps: forward solid black, backward "
+                   "dashed red").format(num_steps=num_steps))
     return {"nodes": nodes, "forward": drawn["arrows"], "backward": backward}
 
 
 def reach_curves_alt(curves: dict[float, list[float]], input_scale: float = 1.0) -> str:
     """Return the text alternative of `draw_reach_curves`'s plot: each curve at k = 0 and at the end."""
-    where = "with no inputs" if input_scale == 0 else "with random token inputs"
-    ends = "; ".join(f"ρ = {r:g}: {norms[0]:.3g} at k = 0, {norms[-1]:.3g} at k = {len(norms) - 1}"
-                     for r, norms in curves.items())
-    return f"Gradient norm against steps back in time k, log scale, {where}. {ends}."
+    # TRANSLATORS: {first} is the gradient norm at k = 0, {last} the one at k = {k}; ρ: the spectral radius.
+    ends = _("; ").join(_("ρ = {radius:g}: {first:.3g} at k = 0, {last:.3g} at k = {k}").format(
+        radius=r, first=norms[0], last=norms[-1], k=len(norms) - 1) for r, norms in curves.items())
+    if input_scale == 0:
+        # TRANSLATORS: {ends} lists each curve's norms ("ρ = 0.5: 1 at k = 0, 8.9e-16 at k = 50"), by "; ".
+        return _("Gradient norm against steps back in time k, log scale, with no inputs. {ends}.").format(
+            ends=ends)
+    return _("Gradient norm against steps back in time k, log scale, with random token inputs. "
+             "{ends}.").format(ends=ends)
 
 
 def draw_reach_curves(ax, radii, max_k: int = 50, input_scale: float = 1.0,
@@ -449,8 +487,8 @@ def draw_reach_curves(ax, radii, max_k: int = 50, input_scale: float = 1.0,
         ax.semilogy(range(max_k + 1), curves[radius], markevery=5, markersize=4, label=f"ρ = {radius:g}",
                     **series_style(i))
     ax.axhline(1.0, color=REFERENCE_LINE_COLOUR, linewidth=0.8)
-    ax.set_xlabel("k: steps back in time")
+    ax.set_xlabel(_("k: steps back in time"))
     ax.set_ylabel(r"$\|\partial L / \partial H_{T-k}\|$")
-    ax.set_title("no inputs (H stays 0, tanh' = 1)" if input_scale == 0 else "random token inputs")
+    ax.set_title(_("no inputs (H stays 0, tanh' = 1)") if input_scale == 0 else _("random token inputs"))
     ax.legend(fontsize=8)
     return curves

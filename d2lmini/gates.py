@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from d2lmini.i18n import _
 from d2lmini.lstm_bptt import lstm_forward_bptt
 
 GRU_GATES = ("reset", "update", "candidate")
@@ -155,7 +156,7 @@ class TorchGated(nn.Module):
         super().__init__()
         layers = {"gru": nn.GRU, "lstm": nn.LSTM}
         if cell not in layers:
-            raise ValueError(f"cell must be 'gru' or 'lstm', not {cell!r}")
+            raise ValueError(_("cell must be 'gru' or 'lstm', not {cell}").format(cell=repr(cell)))
         self.cell, self.vocab_size, self.num_hiddens = cell, vocab_size, num_hiddens
         self.rnn = layers[cell](vocab_size, num_hiddens)
         self.output = nn.Linear(num_hiddens, vocab_size)

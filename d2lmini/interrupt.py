@@ -27,6 +27,7 @@ import threading
 import warnings
 
 from d2lmini.held import handler_or_default, interrupts_held
+from d2lmini.i18n import _
 from d2lmini.kernel_settings import describe, restore, snapshot
 
 _main_loop: asyncio.AbstractEventLoop | None = None
@@ -115,7 +116,9 @@ def interruptible():
 
 def _put_back(settings) -> None:
     """Put back the settings the block changed (the SIGINT handler is `_stop_on_sigint`'s) and say so."""
-    message = describe(restore(settings, ignore=("sigint",)), "The work that ■ could stop")
+    # TRANSLATORS: who changed a process-wide setting, the subject of "... switched gradients off"; ■ is
+    # the interrupt button.
+    message = describe(restore(settings, ignore=("sigint",)), _("The work that ■ could stop"))
     if message:
         warnings.warn(message, RuntimeWarning, stacklevel=4)
 

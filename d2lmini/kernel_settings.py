@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields
 import torch
 
 from d2lmini.held import interrupts_held
+from d2lmini.i18n import N_, _
 
 
 @dataclass(frozen=True)
@@ -74,26 +75,34 @@ class Change:
     put_back: bool
 
 
-def _on_off(value: bool) -> str:
-    return "on" if value else "off"
+def _said_deterministic(now) -> str:
+    if not now[0]:
+        return _("switched deterministic algorithms off (torch.use_deterministic_algorithms)")
+    if now[1]:
+        return _("switched deterministic algorithms on (warn only) (torch.use_deterministic_algorithms)")
+    return _("switched deterministic algorithms on (torch.use_deterministic_algorithms)")
 
 
-# What a change of each setting is called, from its value after the change.
+# What a change of each setting is called, from its value after the change (a clause whose subject is
+# `describe`'s `who`: "Your function switched gradients off ..."), in the language d2lmini speaks then.
 SAID: dict[str, Callable[[object], str]] = {
-    "inference": lambda now: f"switched inference mode {_on_off(now)} (torch.inference_mode)",
-    "grad": lambda now: f"switched gradients {_on_off(now)} (torch.set_grad_enabled)",
-    "dtype": lambda now: f"set the default dtype to {now} (torch.set_default_dtype)",
-    "device": lambda now: f"set the default device to {now} (torch.set_default_device)",
-    "deterministic": lambda now: (f"switched deterministic algorithms {_on_off(now[0])}"
-                                  + (" (warn only)" if now[0] and now[1] else "")
-                                  + " (torch.use_deterministic_algorithms)"),
-    "threads": lambda now: f"set torch's thread count to {now} (torch.set_num_threads)",
-    "interop_threads": lambda now: (f"set torch's inter-op thread count to {now} "
-                                    "(torch.set_num_interop_threads)"),
-    "anomaly": lambda now: (f"switched anomaly detection {_on_off(now[0])} "
-                            "(torch.autograd.set_detect_anomaly)"),
-    "sigint": lambda now: "replaced the handler of ■ (SIGINT, Ctrl-C; signal.signal)",
+    "inference": lambda now: (_("switched inference mode on (torch.inference_mode)") if now
+                              else _("switched inference mode off (torch.inference_mode)")),
+    "grad": lambda now: (_("switched gradients on (torch.set_grad_enabled)") if now
+                         else _("switched gradients off (torch.set_grad_enabled)")),
+    "dtype": lambda now: _("set the default dtype to {dtype} (torch.set_default_dtype)").format(dtype=now),
+    "device": lambda now: _("set the default device to {device} (torch.set_default_device)").format(
+        device=now),
+    "deterministic": _said_deterministic,
+    "threads": lambda now: _("set torch's thread count to {count} (torch.set_num_threads)").format(count=now),
+    "interop_threads": lambda now: _("set torch's inter-op thread count to {count} "
+                                     "(torch.set_num_interop_threads)").format(count=now),
+    "anomaly": lambda now: (_("switched anomaly detection on (torch.autograd.set_detect_anomaly)") if now[0]
+                            else _("switched anomaly detection off (torch.autograd.set_detect_anomaly)")),
+    "sigint": lambda now: _("replaced the handler of ■ (SIGINT, Ctrl-C; signal.signal)"),
 }
+# Who changed the settings, unless `describe` is told (translated where it is shown).
+YOUR_FUNCTION = N_("Your function")
 
 # Kept for the life of the process: each holds inference mode off over a guard a student left on.
 _INFERENCE_OFF: list = []
@@ -161,23 +170,41 @@ def restore(before: KernelSettings, ignore: tuple[str, ...] = ()) -> list[Change
             for name in names]
 
 
-def describe(changes: list[Change], who: str = "Your function") -> str:
-    """Return one sentence for `changes` (empty string for none): what `who` changed, what was put back."""
+def describe(changes: list[Change], who: str = YOUR_FUNCTION) -> str:
+    """Return one sentence for `changes` (empty string for none): what `who` changed, what was put back.
+
+    `who` is shown translated where a catalog has it (callers may also pass it translated).
+    """
     if not changes:
         return ""
+    who = _(who) if who else who
     done = [c.said for c in changes if c.put_back]
     left = [c.said for c in changes if not c.put_back]
-    parts = []
+    said = ""
     if done:
-        parts.append(f"{who} {_listed(done)}; {'that was' if len(done) == 1 else 'each was'} put back.")
-    if left:
-        parts.append(f"{who if not done else 'It also'} {_listed(left)}, which could not be put back: "
-                     "restart the kernel (Kernel > Restart) to undo it.")
-    return " ".join(parts)
+        # TRANSLATORS: {who} changed a setting ("Your function"); {changes} says what it did ("switched
+        # gradients off (torch.set_grad_enabled)").
+        template = (_("{who} {changes}; that was put back.") if len(done) == 1
+                    else _("{who} {changes}; each was put back."))
+        said = template.format(who=who, changes=_listed(done))
+    if left and done:
+        # TRANSLATORS: {said} is the sentence before ("Your function switched gradients off (...); that was
+        # put back."); {changes} says what else it did, as there.
+        said = _("{said} It also {changes}, which could not be put back: restart the kernel (Kernel > "
+                 "Restart) to undo it.").format(said=said, changes=_listed(left))
+    elif left:
+        said = _("{who} {changes}, which could not be put back: restart the kernel (Kernel > Restart) to "
+                 "undo it.").format(who=who, changes=_listed(left))
+    return said
 
 
 def _listed(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+    if len(items) == 1:
+        return items[0]
+    # TRANSLATORS: the separator between changes in a list ("A, B and C"), before the last one's "and".
+    separator = _(", ")
+    # TRANSLATORS: the last of several changes joined on: "{items} and {last}" ("A, B and C").
+    return _("{items} and {last}").format(items=separator.join(items[:-1]), last=items[-1])
 
 
 @contextlib.contextmanager
@@ -195,6 +222,8 @@ def put_back_after(who: str, ended: str) -> Iterator[None]:
     finally:
         with interrupts_held(deliver=False) as arrived:
             changes = restore(before, ignore=("sigint",))
-        message = describe(changes, who) + (f" ■ arrived as {ended}: nothing was stopped." if arrived else "")
+        # TRANSLATORS: ■ is the interrupt button; {ended} says when it arrived ("the run ended").
+        arrival = _("■ arrived as {ended}: nothing was stopped.").format(ended=ended) if arrived else ""
+        message = describe(changes, who) + (" " + arrival if arrived else "")
         if message:
             warnings.warn(message.strip(), RuntimeWarning, stacklevel=4)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.random  # noqa: F401 - imported here, never lazily inside a run an interrupt can cut
 
+from d2lmini.i18n import _
+
 DEFAULT_ALPHABET = "abcdefgh "
 
 
@@ -97,11 +99,12 @@ class EchoSource:
 
     def __post_init__(self):
         if len(set(self.alphabet)) != len(self.alphabet) or len(self.alphabet) < 2:
-            raise ValueError(f"alphabet must be at least 2 distinct characters, got {self.alphabet!r}")
+            raise ValueError(_("alphabet must be at least 2 distinct characters, got {alphabet}").format(
+                alphabet=repr(self.alphabet)))
         if not (isinstance(self.lag, int) and self.lag >= 1):
-            raise ValueError(f"lag must be an integer >= 1, got {self.lag!r}")
+            raise ValueError(_("lag must be an integer >= 1, got {lag}").format(lag=repr(self.lag)))
         if not 0 < self.keep < 1:
-            raise ValueError(f"keep must be in (0, 1), got {self.keep!r}")
+            raise ValueError(_("keep must be in (0, 1), got {keep}").format(keep=repr(self.keep)))
 
     def entropy_rate_bits(self) -> float:
         """Return the exact entropy rate in bits per character (the floor for any model)."""

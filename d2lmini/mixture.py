@@ -10,6 +10,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from d2lmini.i18n import _
+
 
 @torch.no_grad()
 def rnn_log_probs(model, indices: torch.Tensor, history: torch.Tensor | None = None,
@@ -41,10 +43,10 @@ def fit_mixture_weight(log_p_a: np.ndarray, log_p_b: np.ndarray, iterations: int
     never decreases, and it is concave in lam, so this converges to the optimum.
     """
     if log_p_a.shape != log_p_b.shape:
-        raise ValueError(f"log_p_a and log_p_b must have the same shape, got {log_p_a.shape} "
-                         f"and {log_p_b.shape}")
+        raise ValueError(_("log_p_a and log_p_b must have the same shape, got {shape_a} and "
+                           "{shape_b}").format(shape_a=log_p_a.shape, shape_b=log_p_b.shape))
     lam = 0.5
-    for _ in range(iterations):
+    for _iteration in range(iterations):
         a = np.log(lam) + log_p_a if lam > 0 else np.full_like(log_p_a, -np.inf)
         b = np.log1p(-lam) + log_p_b if lam < 1 else np.full_like(log_p_b, -np.inf)
         lam = float(np.mean(np.exp(a - np.logaddexp(a, b))))
@@ -54,7 +56,7 @@ def fit_mixture_weight(log_p_a: np.ndarray, log_p_b: np.ndarray, iterations: int
 def mixture_log_probs(log_p_a: np.ndarray, log_p_b: np.ndarray, lam: float) -> np.ndarray:
     """Return ln(lam p_a + (1 - lam) p_b) per position, given ln p_a and ln p_b."""
     if not 0 <= lam <= 1:
-        raise ValueError(f"lam must be in [0, 1], got {lam!r}")
+        raise ValueError(_("lam must be in [0, 1], got {lam}").format(lam=repr(lam)))
     with np.errstate(divide="ignore"):
         return np.logaddexp(np.log(lam) + log_p_a, np.log1p(-lam) + log_p_b)
 

@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from d2lmini.i18n import _
+
 LN2 = math.log(2)
 
 
@@ -98,9 +100,9 @@ class KneserNey:
 
     def __init__(self, order: int, discount: float = 0.75, floor: bool = True):
         if not isinstance(order, int) or order < 1:
-            raise ValueError(f"order must be an integer >= 1, got {order!r}")
+            raise ValueError(_("order must be an integer >= 1, got {order}").format(order=repr(order)))
         if not 0 < discount < 1:
-            raise ValueError(f"discount must be in (0, 1), got {discount!r}")
+            raise ValueError(_("discount must be in (0, 1), got {discount}").format(discount=repr(discount)))
         self.order, self.discount, self.floor = order, discount, floor
         self.symbols: str | None = None
 
@@ -110,9 +112,11 @@ class KneserNey:
         self._index = {c: i for i, c in enumerate(self.symbols)}
         size = len(self.symbols)
         if size ** self.order >= 2**62:
-            raise ValueError(f"order {self.order} is too high for {size} symbols (codes overflow int64)")
+            raise ValueError(_("order {order} is too high for {size} symbols (codes overflow int64)").format(
+                order=self.order, size=size))
         if len(text) <= self.order:
-            raise ValueError(f"text must be longer than order={self.order}, got {len(text)} characters")
+            raise ValueError(_("text must be longer than order={order}, got {length} characters").format(
+                order=self.order, length=len(text)))
         self._tables = count_tables(self._ids(text), self.order, size)
         return self
 
@@ -120,12 +124,14 @@ class KneserNey:
         try:
             return np.array([self._index[c] for c in text], dtype=np.int64)
         except KeyError as error:
-            raise ValueError(f"character {error.args[0]!r} is not in the model's symbols "
-                             f"{self.symbols!r}; pass symbols= to fit") from None
+            # TRANSLATORS: symbols= and fit are code, kept as they are.
+            raise ValueError(_("character {character} is not in the model's symbols {symbols}; pass symbols= "
+                               "to fit").format(character=repr(error.args[0]),
+                                                symbols=repr(self.symbols))) from None
 
     def _validate_fitted(self) -> None:
         if self.symbols is None:
-            raise RuntimeError("call fit(text) before asking for probabilities")
+            raise RuntimeError(_("call fit(text) before asking for probabilities"))
 
     def _score(self, windows: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Probabilities of the last id of each row of `windows` (m, order) given the ids before it.

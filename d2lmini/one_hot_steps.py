@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from d2lmini.gates import GRUScratch, LSTMScratch, gru_step, lstm_step
+from d2lmini.i18n import _
 from d2lmini.rnn import RNNScratch
 
 SCRATCH_MODELS = "d2lmini.rnn.RNNScratch, d2lmini.gates.GRUScratch or d2lmini.gates.LSTMScratch"
@@ -71,7 +72,8 @@ def one_hot_cell(model) -> OneHotCell:
     for kind, cell in ((LSTMScratch, _lstm_cell), (GRUScratch, _gru_cell), (RNNScratch, _rnn_cell)):
         if isinstance(model, kind):
             return cell(model)
-    raise TypeError(f"model must be a scratch model ({SCRATCH_MODELS}), not {type(model).__name__}")
+    raise TypeError(_("model must be a scratch model ({models}), not {kind}").format(
+        models=SCRATCH_MODELS, kind=type(model).__name__))
 
 
 @torch.no_grad()

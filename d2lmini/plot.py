@@ -20,12 +20,15 @@ from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import Bbox, IdentityTransform
 
 from d2lmini.figure_checks import figure_problems
+from d2lmini.i18n import N_, _
 from d2lmini.palette import MUTED_TEXT_COLOUR, REFERENCE_LINE_COLOUR, series_style
 from d2lmini.train import History
 
 # Diverging scale for signed values whose lightness rises from -1 (dark) to +1 (light), so the
 # sign survives greyscale and every colour-vision deficiency.
 SIGNED_CMAP = "cividis"
+# The perplexity plot's title unless the caller gives one (translated where it is drawn).
+PERPLEXITY_TITLE = N_("Perplexity during training")
 
 
 def spread_apart(positions: list[float], gap: float) -> list[float]:
@@ -77,15 +80,15 @@ class LineLabels(Artist):
         low, high = sorted(ax.get_ylim())
         shown = [(t, v) for t, v in zip(self.texts, self.values, strict=True) if low <= v <= high]
         for text in self.texts:
-            text.set_visible(any(text is t for t, _ in shown))
+            text.set_visible(any(text is t for t, _value in shown))
         if not shown:
             return []
-        gap = 1.15 * max(t.get_window_extent(renderer).height for t, _ in shown)
-        heights = spread_apart([ax.transData.transform((0, v))[1] for _, v in shown], gap)
+        gap = 1.15 * max(t.get_window_extent(renderer).height for t, _value in shown)
+        heights = spread_apart([ax.transData.transform((0, v))[1] for _text, v in shown], gap)
         left = box.x1 + 4 * ax.figure.dpi / 72
-        for (text, _), y in zip(shown, heights, strict=True):
+        for (text, _value), y in zip(shown, heights, strict=True):
             text.set_position((left, y))
-        return [t for t, _ in shown]
+        return [t for t, _value in shown]
 
     def draw(self, renderer):
         for text in self._place(renderer):
@@ -97,23 +100,24 @@ class LineLabels(Artist):
 
 
 def plot_perplexity(ax, history: History, baselines: dict[str, float] | None = None,
-                    title: str = "Perplexity during training") -> None:
+                    title: str = PERPLEXITY_TITLE) -> None:
     """Draw train and validation perplexity per epoch on `ax`, with horizontal baseline lines.
 
     The baselines are named to the right of the plot (`LineLabels`), never on top of each
-    other or of a curve (notebooks 04, 07).
+    other or of a curve (notebooks 04, 07). `title` is shown translated where a catalog has it.
     """
     ax.clear()
-    ax.plot(history.epoch, history.train_perplexity, label="train", **series_style(0))
-    ax.plot(history.epoch, history.valid_perplexity, label="validation", **series_style(1))
+    # TRANSLATORS: legend entries of the perplexity plot: the training text's curve, the validation text's.
+    ax.plot(history.epoch, history.train_perplexity, label=_("train"), **series_style(0))
+    ax.plot(history.epoch, history.valid_perplexity, label=_("validation"), **series_style(1))
     for value, style in zip((baselines or {}).values(), ["--", ":", "-.", "--"], strict=False):
         ax.axhline(value, linestyle=style, color=REFERENCE_LINE_COLOUR, linewidth=1)
     LineLabels(ax, {f"{name} {value:.2f}": value for name, value in (baselines or {}).items()})
     ax.margins(y=0.12)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("epoch")
-    ax.set_ylabel("perplexity")
-    ax.set_title(title)
+    ax.set_xlabel(_("epoch"))
+    ax.set_ylabel(_("perplexity"))
+    ax.set_title(_(title) if title else title)  # _("") would be the catalog's header
     ax.legend(loc="best")
 
 
@@ -124,7 +128,7 @@ class LivePlot:
     through a display handle, so nothing is printed to stdout.
     """
 
-    def __init__(self, baselines: dict[str, float] | None = None, title: str = "Perplexity during training"):
+    def __init__(self, baselines: dict[str, float] | None = None, title: str = PERPLEXITY_TITLE):
         self.baselines, self.title = baselines, title
         self.figure, self.ax = plt.subplots(figsize=(6, 3.2))
         plt.close(self.figure)
@@ -144,22 +148,29 @@ class LivePlot:
 
 
 def perplexity_alt(history: History, baselines: dict[str, float] | None = None,
-                   title: str = "Perplexity during training") -> str:
+                   title: str = PERPLEXITY_TITLE) -> str:
     """Return the text alternative of `plot_perplexity`'s figure: the curves' first and last values.
 
     The epochs are the x-axis's span (a checkpoint may fall inside an epoch), not a count of points.
     """
+    title = _(title) if title else title
     if not history.epoch:
-        return f"{title}: no epoch finished yet."
+        return _("{title}: no epoch finished yet.").format(title=title)
     first, last = history.epoch[0], history.epoch[-1]
-    parts = [f"{title}: epochs {first:.3g} to {last:.3g}"]
-    for name, values in (("train", history.train_perplexity), ("validation", history.valid_perplexity)):
+    parts = [_("{title}: epochs {first:.3g} to {last:.3g}").format(title=title, first=first, last=last)]
+    curves = ((_("train perplexity from {first:.3g} to {last:.3g}"), history.train_perplexity),
+              (_("validation perplexity from {first:.3g} to {last:.3g}"), history.valid_perplexity))
+    for template, values in curves:
         if values:
-            parts.append(f"{name} perplexity from {values[0]:.3g} to {values[-1]:.3g}")
-    text = "; ".join(parts)
+            parts.append(template.format(first=values[0], last=values[-1]))
+    # TRANSLATORS: the parts of a figure's description, one after another ("...; ...").
+    text = _("; ").join(parts)
     if baselines:
-        text += "; lines at " + ", ".join(f"{name} {value:.3g}" for name, value in baselines.items())
-    return text + "."
+        # TRANSLATORS: {lines} names each horizontal line with its height ("unigram 8.21, KN n=2 6.5").
+        text = _("{text}; lines at {lines}").format(
+            text=text, lines=", ".join(f"{name} {value:.3g}" for name, value in baselines.items()))
+    # TRANSLATORS: the end of a figure's description: its text, then a full stop.
+    return _("{text}.").format(text=text)
 
 
 def heatmap(ax, matrix, row_labels=None, col_labels=None, title: str = "", cmap: str = SIGNED_CMAP,
@@ -203,8 +214,8 @@ def figure_html(png: bytes, alt: str) -> str:
     not be empty.
     """
     if not alt or not alt.strip():
-        raise ValueError("a figure needs a text alternative that says what it shows")
-    width, _ = png_size(png)
+        raise ValueError(_("a figure needs a text alternative that says what it shows"))
+    width, _height = png_size(png)
     data = base64.b64encode(png).decode("ascii")
     return (f'<img alt="{html.escape(alt.strip(), quote=True)}" src="data:image/png;base64,{data}" '
             f'style="width:{width}px; max-width:100%; height:auto">')
@@ -220,14 +231,16 @@ def show_figure(figure, alt: str, dpi: int = 100) -> None:
     """
     problems = figure_problems(figure, alt)
     if problems:
-        raise ValueError("this figure cannot be shown as it is: " + "; ".join(problems))
+        # TRANSLATORS: {problems} lists what is wrong with the figure, separated by "; ".
+        raise ValueError(_("this figure cannot be shown as it is: {problems}").format(
+            problems=_("; ").join(problems)))
     display(HTML(figure_html(figure_png(figure, dpi=dpi), alt)))
 
 
 def png_size(png: bytes) -> tuple[int, int]:
     """Return the (width, height) in pixels of the PNG image `png`, read from its header."""
     if png[:8] != PNG_SIGNATURE or png[12:16] != b"IHDR":
-        raise ValueError("png must be the bytes of a PNG image (as returned by figure_png)")
+        raise ValueError(_("png must be the bytes of a PNG image (as returned by figure_png)"))
     return struct.unpack(">II", png[16:24])
 
 
@@ -237,7 +250,7 @@ def show_png(image, png: bytes) -> None:
     The width is the PNG's own pixel width and may shrink (keeping the aspect ratio) to fit a
     narrower page, so a figure is sharp on a laptop screen. Works with ipywidgets 7 and 8.
     """
-    width, _ = png_size(png)
+    width, _height = png_size(png)
     image.value = png
     image.layout.width = f"{width}px"
     image.layout.max_width = "100%"

@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from d2lmini.bptt import rnn_forward_bptt
+from d2lmini.i18n import _
 from d2lmini.settings import PREDICT_SETTINGS, validate_value
 from d2lmini.text import Vocab
 
@@ -49,7 +50,7 @@ def init_rnn_params(
     def weight(fan_in: int, fan_out: int) -> torch.Tensor:
         std = {"normal": 0.01, "lecun": 1 / math.sqrt(fan_in)}.get(init)
         if std is None:
-            raise ValueError(f"init must be 'normal' or 'lecun', not {init!r}")
+            raise ValueError(_("init must be 'normal' or 'lecun', not {init}").format(init=repr(init)))
         return torch.randn(fan_in, fan_out, generator=generator) * std
 
     return {
@@ -176,14 +177,13 @@ def model_device(model: nn.Module) -> torch.device:
 def validate_prefix(prefix: str, vocab: Vocab) -> None:
     """Raise ValueError with a helpful message if `prefix` is empty or has unknown characters."""
     if not prefix:
-        raise ValueError("The prefix is empty: type at least one character to start from.")
+        raise ValueError(_("The prefix is empty: type at least one character to start from."))
     unknown = vocab.unknown_characters(prefix)
     if unknown:
         known = "".join(t for t in vocab.idx_to_token[1:])
-        raise ValueError(
-            f"The prefix contains characters the model has never seen: {unknown}. "
-            f"Use only these characters: {known!r}."
-        )
+        # TRANSLATORS: {unknown} lists the characters (['é', '1']), {known} the vocabulary's ('abc ...').
+        raise ValueError(_("The prefix contains characters the model has never seen: {unknown}. Use only "
+                           "these characters: {known}.").format(unknown=unknown, known=repr(known)))
 
 
 def validate_model_for(model, vocab: Vocab) -> None:
@@ -195,19 +195,23 @@ def validate_model_for(model, vocab: Vocab) -> None:
     parameters = list(model.parameters())
     if not parameters or not isinstance(getattr(model, "vocab_size", None), int) or not callable(
             getattr(model, "begin_state", None)):
-        raise ValueError(f"model must be a d2lmini model such as RNNScratch or TorchRNN (with vocab_size, "
-                         f"begin_state and parameters), not {type(model).__name__}.")
+        raise ValueError(_("model must be a d2lmini model such as RNNScratch or TorchRNN (with vocab_size, "
+                           "begin_state and parameters), not {kind}.").format(kind=type(model).__name__))
     if model.vocab_size != len(vocab):
-        raise ValueError(f"The model was made for {model.vocab_size} tokens but the vocabulary has "
-                         f"{len(vocab)}: use the vocabulary of the corpus the model was trained on.")
+        raise ValueError(_("The model was made for {model_size} tokens but the vocabulary has {vocab_size}: "
+                           "use the vocabulary of the corpus the model was trained on.").format(
+            model_size=model.vocab_size, vocab_size=len(vocab)))
     dtypes = {p.dtype for p in parameters}
     if dtypes != {torch.float32}:
-        raise ValueError(f"The model's parameters are {', '.join(sorted(map(str, dtypes)))}; predict needs "
-                         "torch.float32 (call model.float()).")
+        # TRANSLATORS: {dtypes} lists the parameters' types (torch.float64); model.float() is code.
+        raise ValueError(_("The model's parameters are {dtypes}; predict needs torch.float32 (call "
+                           "model.float()).").format(dtypes=", ".join(sorted(map(str, dtypes)))))
     devices = {p.device for p in parameters}
     if any(d.type == "meta" for d in devices) or len(devices) > 1:
-        raise ValueError(f"The model's parameters are on {', '.join(sorted(map(str, devices)))}; predict "
-                         "needs them all on one real device (the 'meta' device holds no weights).")
+        # TRANSLATORS: {devices} lists the parameters' devices (cpu, cuda:0); 'meta' is torch's device name.
+        raise ValueError(_("The model's parameters are on {devices}; predict needs them all on one real "
+                           "device (the 'meta' device holds no weights).").format(
+            devices=", ".join(sorted(map(str, devices)))))
 
 
 def validate_predict_arguments(model, vocab, prefix, num_chars, temperature, generator) -> tuple:
@@ -217,15 +221,18 @@ def validate_predict_arguments(model, vocab, prefix, num_chars, temperature, gen
     The ranges of `prefix`, `num_chars` and `temperature` are `d2lmini.settings.PREDICT_SETTINGS`.
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module such as RNNScratch, not {type(model).__name__}")
+        raise TypeError(_("model must be a torch.nn.Module such as RNNScratch, not {kind}").format(
+            kind=type(model).__name__))
     if not isinstance(vocab, Vocab):
-        raise TypeError(f"vocab must be a d2lmini.text.Vocab, not {type(vocab).__name__}")
+        raise TypeError(_("vocab must be a d2lmini.text.Vocab, not {kind}").format(kind=type(vocab).__name__))
     prefix, num_chars, temperature = (validate_value(PREDICT_SETTINGS[name], value) for name, value in (
         ("prefix", prefix), ("num_chars", num_chars), ("temperature", temperature)))
     if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a CPU torch.Generator or None, not {type(generator).__name__}")
+        raise TypeError(_("generator must be a CPU torch.Generator or None, not {kind}").format(
+            kind=type(generator).__name__))
     if generator is not None and generator.device.type != "cpu":
-        raise ValueError(f"generator must be a CPU torch.Generator, not one on {generator.device}")
+        raise ValueError(_("generator must be a CPU torch.Generator, not one on {device}").format(
+            device=generator.device))
     validate_model_for(model, vocab)
     return prefix, num_chars, temperature
 
@@ -234,8 +241,8 @@ def validate_logits(logits: torch.Tensor, unk: int) -> None:
     """Raise ValueError when a logit other than `<unk>`'s is inf or nan: the model has diverged."""
     known = torch.cat([logits[:unk], logits[unk + 1:]])
     if not bool(torch.isfinite(known).all()):
-        raise ValueError("The model's outputs are not finite (inf or nan): its training diverged, so it "
-                         "cannot predict. Retrain it with a smaller learning rate or with clipping.")
+        raise ValueError(_("The model's outputs are not finite (inf or nan): its training diverged, so it "
+                           "cannot predict. Retrain it with a smaller learning rate or with clipping."))
 
 
 def next_token(logits: torch.Tensor, unk: int, temperature: float | None,
@@ -283,7 +290,7 @@ def predict(
     # warm-up: read the whole prefix; keep the state and the scores after its last character
     logits, state = model(torch.tensor([vocab.indices(prefix)], device=device), state)
     generated = []
-    for _ in range(num_chars):
+    for _step in range(num_chars):
         token = next_token(logits[-1], vocab.unk, temperature, generator)
         generated.append(token)
         # feed the new token back in: a batch of one sequence, one step long

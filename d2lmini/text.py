@@ -4,6 +4,8 @@ import collections
 import re
 from collections.abc import Iterable, Sequence
 
+from d2lmini.i18n import _
+
 UNK = "<unk>"
 
 
@@ -21,7 +23,7 @@ def tokenize(text: str, level: str = "char") -> list[str]:
         return list(text)
     if level == "word":
         return text.split()
-    raise ValueError(f"level must be 'char' or 'word', not {level!r}")
+    raise ValueError(_("level must be 'char' or 'word', not {level}").format(level=repr(level)))
 
 
 class Vocab:

@@ -27,6 +27,7 @@ from d2lmini.divergence import (
 )
 from d2lmini.gates import GRUScratch, LSTMScratch, TorchGated
 from d2lmini.held import interrupts_held
+from d2lmini.i18n import N_, _, ngettext
 from d2lmini.kernel_settings import put_back_after
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
 from d2lmini.settings import (
@@ -144,8 +145,12 @@ def validate_cell_init(cell: str, init: str) -> None:
     book's initialisation of the RNN.
     """
     if cell != "rnn" and init != "lecun":
-        raise ValueError(f"The {TRAIN_SETTINGS['init'].label} (init) {init!r} is the book's for the RNN; "
-                         f"the scratch {CELLS[cell]} starts from LeCun's rule: use init='lecun'.")
+        label, name = TRAIN_SETTINGS["init"].label, CELLS[cell]
+        # TRANSLATORS: {setting} is the setting's name ("initialisation"), {init} its value ('normal'), {cell}
+        # the recurrent cell ("GRU", "LSTM"); init='lecun' is code, kept as it is.
+        raise ValueError(_("The {setting} (init) {init} is the book's for the RNN; the scratch {cell} starts "
+                           "from LeCun's rule: use init='lecun'.").format(
+            setting=_(label), init=repr(init), cell=_(name)))
 
 
 def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.device | str = "cpu",
@@ -162,7 +167,7 @@ def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.de
     num_hiddens, init, seed, cell = (validate_value(TRAIN_SETTINGS[name], getattr(config, name))
                                      for name in ("num_hiddens", "init", "seed", "cell"))
     if kind not in ("scratch", "torch"):
-        raise ValueError(f"kind must be 'scratch' or 'torch', not {kind!r}")
+        raise ValueError(_("kind must be 'scratch' or 'torch', not {kind}").format(kind=repr(kind)))
     generator = torch.Generator().manual_seed(seed)
     if kind == "torch":
         torch.manual_seed(seed)
@@ -187,15 +192,16 @@ def scheduled_lr(lr: float, schedule: str, progress: float) -> float:
     and settles into a minimum at the end.
     """
     validate_value(TRAIN_SETTINGS["lr_schedule"], schedule)
-    _, share = LR_SCHEDULES[schedule]
+    _label, share = LR_SCHEDULES[schedule]
     return lr * share(min(max(progress, 0.0), 1.0))
 
 
 def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
     """Return the optimizer `name` of `d2lmini.settings.OPTIMIZERS` (plain SGD as in the book, or Adam)."""
     if name not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {', '.join(map(repr, OPTIMIZERS))}, not {name!r}")
-    _, optimizer = OPTIMIZERS[name]
+        raise ValueError(_("optimizer must be one of {choices}, not {name}").format(
+            choices=", ".join(map(repr, OPTIMIZERS)), name=repr(name)))
+    _label, optimizer = OPTIMIZERS[name]
     with interrupts_held():  # the first optimizer of a process imports torch._dynamo: never cut it in half
         return optimizer(params, lr=lr)
 
@@ -210,6 +216,8 @@ def sequence_loss(outputs: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
 # n-gram and compressor baselines have. How many tokens it reads per call.
 CONTEXT_TOKENS = 2000
 EVAL_CHUNK = 2048
+# How the evaluation functions' messages name their text (and its argument): see `validate_indices`.
+VALIDATION_INDICES = N_("validation text (indices)")
 
 
 @torch.no_grad()
@@ -224,9 +232,9 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, before: torch.T
     `indices` with `before`, all but the first without. Raises ValueError when there is
     nothing to predict, or `num_steps` is not a whole number ≥ 1 (None: `EVAL_CHUNK`).
     """
-    validate_indices(indices, "validation text (indices)", model.vocab_size)
+    validate_indices(indices, VALIDATION_INDICES, model.vocab_size)
     if before is not None:
-        validate_indices(before, "text before the validation text (before)", model.vocab_size)
+        validate_indices(before, N_("text before the validation text (before)"), model.vocab_size)
     num_steps = validate_value(TRAIN_SETTINGS["eval_num_steps"], num_steps) or EVAL_CHUNK
     context = indices[:0] if before is None else before[-CONTEXT_TOKENS:]
     device = model_device(model)
@@ -234,7 +242,7 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, before: torch.T
     first = max(len(context), 1)              # stream[first] is the first token scored
     state = model.begin_state(1)
     if first > 1:
-        _, state = model(stream[None, : first - 1], state)   # warm-up: only the state is kept
+        _outputs, state = model(stream[None, : first - 1], state)   # warm-up: only the state is kept
     total = torch.zeros((), device=stream.device)
     for start in range(first - 1, len(stream) - 1, num_steps):
         X = stream[None, start : min(start + num_steps, len(stream) - 1)]
@@ -262,7 +270,7 @@ def estimate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int
     batch_size = validate_value(TRAIN_SETTINGS["eval_batch_size"], batch_size)
     num_steps = validate_value(TRAIN_SETTINGS["eval_num_steps"], num_steps)
     batch_size, num_steps = batch_size or ESTIMATE_BATCH_SIZE, num_steps or ESTIMATE_NUM_STEPS
-    validate_indices(indices, "validation text (indices)", model.vocab_size)
+    validate_indices(indices, VALIDATION_INDICES, model.vocab_size)
     batch_size = max(1, min(batch_size, len(indices) - 1))
     length = (len(indices) - 1) // batch_size
     used = length * batch_size
@@ -402,24 +410,33 @@ def checkpoint_interval(config: TrainConfig, steps_per_epoch: int) -> tuple[int 
 def validate_indices(indices, what: str, vocab_size: int | None = None) -> None:
     """Raise TypeError/ValueError unless `indices` is a 1-D int64 tensor of at least 2 token indices.
 
-    `what` names the text (and its argument) in the message; with `vocab_size` every index
-    must be below it. Other integer dtypes are refused, not converted: cross-entropy takes
-    int64 labels only, and a uint8 tensor used as an index reads as a mask.
+    `what` names the text (and its argument) in the message, in English marked with `N_` (it is
+    translated here); with `vocab_size` every index must be below it. Other integer dtypes are
+    refused, not converted: cross-entropy takes int64 labels only, and a uint8 tensor used as an
+    index reads as a mask.
     """
+    what = _(what) if what else what
     if not isinstance(indices, torch.Tensor) or indices.dim() != 1 or indices.is_floating_point() or \
             indices.is_complex() or indices.dtype == torch.bool:
-        raise TypeError(f"The {what} must be a 1-D tensor of token indices, not {type(indices).__name__}"
-                        + (f" of shape {tuple(indices.shape)} and dtype {indices.dtype}"
-                           if isinstance(indices, torch.Tensor) else "") + ".")
+        if isinstance(indices, torch.Tensor):
+            # TRANSLATORS: {what} names the text ("training text"); {kind} is Python's type (Tensor).
+            raise TypeError(_("The {what} must be a 1-D tensor of token indices, not {kind} of shape {shape} "
+                              "and dtype {dtype}.").format(what=what, kind=type(indices).__name__,
+                                                           shape=tuple(indices.shape), dtype=indices.dtype))
+        raise TypeError(_("The {what} must be a 1-D tensor of token indices, not {kind}.").format(
+            what=what, kind=type(indices).__name__))
     if indices.dtype != torch.int64:
-        raise TypeError(f"The {what} must hold its token indices as int64 (torch.long), not {indices.dtype}: "
-                        "convert it with `.long()`.")
+        raise TypeError(_("The {what} must hold its token indices as int64 (torch.long), not {dtype}: "
+                          "convert it with `.long()`.").format(what=what, dtype=indices.dtype))
     if len(indices) < 2:
-        raise ValueError(f"The {what} holds {len(indices)} token{'s' if len(indices) != 1 else ''}: at "
-                         "least 2 are needed to measure anything (one to read, one to predict).")
+        raise ValueError(ngettext(
+            "The {what} holds {n} token: at least 2 are needed to measure anything (one to read, one to "
+            "predict).",
+            "The {what} holds {n} tokens: at least 2 are needed to measure anything (one to read, one to "
+            "predict).", len(indices)).format(what=what, n=len(indices)))
     if vocab_size is not None and (int(indices.min()) < 0 or int(indices.max()) >= vocab_size):
-        raise ValueError(f"The {what} holds token indices outside 0 ... {vocab_size - 1}, the model's "
-                         "vocabulary: was it made for another corpus?")
+        raise ValueError(_("The {what} holds token indices outside 0 ... {last}, the model's vocabulary: was "
+                           "it made for another corpus?").format(what=what, last=vocab_size - 1))
 
 
 # The most bytes one minibatch's activations (or one evaluation chunk's) may take in train().
@@ -442,15 +459,16 @@ def validate_config(config: TrainConfig, vocab_size: int | None = None) -> None:
     """
     validate_settings(config, TRAIN_SETTINGS)
     if config.num_epochs is None and config.max_minibatches is None and config.max_seconds is None:
-        raise ValueError("Give a budget: epochs (num_epochs), minibatches (max_minibatches) or a time "
-                         "limit (max_seconds).")
+        raise ValueError(_("Give a budget: epochs (num_epochs), minibatches (max_minibatches) or a time "
+                           "limit (max_seconds)."))
     if vocab_size is not None:
         tokens = max(config.batch_size * config.num_steps, eval_tokens_per_call(config))
         need = 4 * 3 * tokens * (config.num_hiddens + vocab_size)
         if need > MAX_ACTIVATION_BYTES:
-            raise ValueError(f"A minibatch of {tokens:,} tokens with hidden size {config.num_hiddens} needs "
-                             f"about {need / 1024**3:.1f} GB; make the batch size, the steps per minibatch "
-                             "or the hidden size smaller.")
+            raise ValueError(_("A minibatch of {tokens:,} tokens with hidden size {num_hiddens} needs "
+                               "about {gigabytes:.1f} GB; make the batch size, the steps per minibatch or "
+                               "the hidden size smaller.").format(
+                tokens=tokens, num_hiddens=config.num_hiddens, gigabytes=need / 1024**3))
 
 
 def evaluate(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
@@ -479,7 +497,7 @@ class TrainingRun:
         self.budget = Budget(config, self.steps_per_epoch)
         self.every_steps, self.every_seconds = checkpoint_interval(config, self.steps_per_epoch)
         self.steps, self.last_steps, self.last_train_seconds = 0, 0, 0.0
-        _, self.share = LR_SCHEDULES[config.lr_schedule]      # the schedule, resolved once
+        _label, self.share = LR_SCHEDULES[config.lr_schedule]  # the schedule, resolved once
         self.clip = clipping_rule(config.theta, config.clip_mode)
         self.optimizer: torch.optim.Optimizer | None = None  # made by `run`, where ■ is caught
 
@@ -567,30 +585,38 @@ class CallbackError(RuntimeError):
     """The `on_checkpoint` callback raised; `__cause__` is what it raised."""
 
     def __init__(self, error: Exception):
-        super().__init__(f"the on_checkpoint callback raised {type(error).__name__}: {error}")
+        # TRANSLATORS: {kind} is the error's type (ValueError), {error} its message.
+        super().__init__(_("the on_checkpoint callback raised {kind}: {error}").format(
+            kind=type(error).__name__, error=error))
 
 
 def stopped_message(error: BaseException, history: History) -> str:
     """Return, in words, why training stopped early at the current minibatch (see `History.stopped`)."""
-    where = f"after {len(history.step_loss)} minibatches"
+    done = len(history.step_loss)
     if isinstance(error, KeyboardInterrupt):
-        return f"Training was stopped by an interrupt {where}; the model and its history so far are kept."
+        return _("Training was stopped by an interrupt after {n} minibatches; the model and its history so "
+                 "far are kept.").format(n=done)
     if isinstance(error, CallbackError):
-        return f"Training stopped {where}: {error}. The model and its history so far are kept."
-    return (f"Training stopped {where} by an error ({type(error).__name__}: {error}); the model and its "
-            "history so far are kept.")
+        # TRANSLATORS: {error} says what the callback raised ("the on_checkpoint callback raised ...").
+        return _("Training stopped after {n} minibatches: {error}. The model and its history so far are "
+                 "kept.").format(n=done, error=error)
+    # TRANSLATORS: {kind} is the error's type (RuntimeError), {error} its message.
+    return _("Training stopped after {n} minibatches by an error ({kind}: {error}); the model and its "
+             "history so far are kept.").format(n=done, kind=type(error).__name__, error=error)
 
 
 def validate_training(model: nn.Module, train_indices: torch.Tensor, valid_indices: torch.Tensor,
                       config: TrainConfig) -> None:
     """Raise TypeError/ValueError, naming the setting or the text, for a `train` call that cannot work."""
     if not isinstance(config, TrainConfig):
-        raise TypeError(f"config must be a d2lmini.train.TrainConfig, not {type(config).__name__}")
+        raise TypeError(_("config must be a d2lmini.train.TrainConfig, not {kind}").format(
+            kind=type(config).__name__))
     if not isinstance(model, nn.Module) or not hasattr(model, "vocab_size"):
-        raise TypeError(f"model must be a d2lmini model (RNNScratch or TorchRNN), not {type(model).__name__}")
+        raise TypeError(_("model must be a d2lmini model (RNNScratch or TorchRNN), not {kind}").format(
+            kind=type(model).__name__))
     validate_config(config, model.vocab_size)
-    validate_indices(train_indices, "training text", model.vocab_size)
-    validate_indices(valid_indices, "validation text", model.vocab_size)
+    validate_indices(train_indices, N_("training text"), model.vocab_size)
+    validate_indices(valid_indices, N_("validation text"), model.vocab_size)
     validate_fits(len(train_indices), config.batch_size, config.num_steps)
 
 
@@ -626,8 +652,10 @@ def run_training(run: TrainingRun) -> History:
     process-wide settings (`d2lmini.kernel_settings`) are put back on every exit, with a
     warning naming any that the run (a callback, or ■ inside `torch.no_grad()`) changed.
     """
-    ended = "the run ended, after its last minibatch"
-    with put_back_after("Training (its callback, or an interrupt)", ended):
+    # TRANSLATORS: when an interrupt (■) arrived: "■ arrived as the run ended, after its last minibatch".
+    ended = _("the run ended, after its last minibatch")
+    # TRANSLATORS: who changed a process-wide setting, the subject of "... switched gradients off".
+    with put_back_after(_("Training (its callback, or an interrupt)"), ended):
         return _run_and_judge(run)
 
 
@@ -644,8 +672,11 @@ def _run_and_judge(run: TrainingRun) -> History:
         warnings.warn(run.history.stopped, RuntimeWarning, stacklevel=3)
         return run.history
     if not run.history.step_loss:
-        raise ValueError(f"The budget ended before one minibatch was trained (time limit (max_seconds) "
-                         f"{run.config.max_seconds!r}): nothing was measured. Give a larger budget.")
+        label = TRAIN_SETTINGS["max_seconds"].label
+        # TRANSLATORS: {setting} is the setting's name ("time limit"), {value} its value (0.01).
+        raise ValueError(_("The budget ended before one minibatch was trained ({setting} (max_seconds) "
+                           "{value}): nothing was measured. Give a larger budget.").format(
+            setting=_(label), value=repr(run.config.max_seconds)))
     validate_final_model(run.model, run.history, run.config.lr)
     return run.history
 
