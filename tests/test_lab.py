@@ -9,10 +9,12 @@ from dataclasses import replace
 
 import pytest
 import torch
+from settings_examples import an_invalid_choice
 
 from d2lmini.lab import LAB_MINIBATCHES, LabResult, LabSettings, corpus_data, resample, run_lab
 from d2lmini.markov import make_markov_source
 from d2lmini.rnn import predict
+from d2lmini.settings import LAB_SETTINGS
 from d2lmini.train import evaluate_perplexity, make_model
 from d2lmini.widgets.lab import LabPanel, PanelRun, make_lab
 from d2lmini.widgets.lab_views import curves_png, numbers_html, verdict_html
@@ -326,11 +328,11 @@ BAD_SETTINGS = [
     ({"lr": float("nan")}, "learning rate"),
     ({"lr": float("inf")}, "learning rate"),
     ({"theta": -1.0}, "clipping θ"),
-    ({"optimizer": "rmsprop"}, "optimizer"),
+    ({"optimizer": an_invalid_choice(LAB_SETTINGS["optimizer"])}, "optimizer"),
     ({"max_minibatches": 0}, "minibatches"),
     ({"max_minibatches": float("inf")}, "minibatches"),
     ({"max_seconds": float("inf")}, "time limit"),
-    ({"corpus": "shakespeare"}, "corpus"),
+    ({"corpus": an_invalid_choice(LAB_SETTINGS["corpus"])}, "corpus"),
     ({"corpus": ["bundled"]}, "corpus"),
     ({"prefix": 5}, "prefix"),
     ({"num_chars": 2.5}, "characters to generate"),

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
+from settings_examples import an_invalid_choice
 
 from d2lmini import settings as schema
 from d2lmini.lab import LabSettings
@@ -48,9 +49,12 @@ def test_the_defaults_pass_their_own_declaration():
     ("batch_size", 0, ValueError), ("batch_size", "3", TypeError), ("batch_size", 2.0, TypeError),
     ("num_steps", 0, ValueError), ("eval_num_steps", 0.5, TypeError), ("eval_num_steps", -1, ValueError),
     ("eval_batch_size", "8", TypeError), ("eval_batch_size", [8], TypeError), ("init", 3, TypeError),
-    ("init", "he", ValueError), ("max_seconds", 1e-300, ValueError), ("max_seconds", math.inf, ValueError),
-    ("seed", True, TypeError), ("count_eval_time", 1, TypeError), ("optimizer", "rmsprop", ValueError),
-    ("cell", "transformer", ValueError), ("cell", "GRU", ValueError), ("cell", 3, TypeError),
+    ("init", an_invalid_choice(TRAIN_SETTINGS["init"]), ValueError), ("max_seconds", 1e-300, ValueError),
+    ("max_seconds", math.inf, ValueError),
+    ("seed", True, TypeError), ("count_eval_time", 1, TypeError),
+    ("optimizer", an_invalid_choice(TRAIN_SETTINGS["optimizer"]), ValueError),
+    ("cell", an_invalid_choice(TRAIN_SETTINGS["cell"]), ValueError), ("cell", "GRU", ValueError),
+    ("cell", 3, TypeError),
 ])
 def test_a_wrong_value_is_named_by_its_label_and_its_field(name, value, error):
     setting = TRAIN_SETTINGS[name]

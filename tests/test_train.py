@@ -6,10 +6,12 @@ import time
 
 import pytest
 import torch
+from settings_examples import an_invalid_choice
 
 from d2lmini.divergence import BLOW_UP, MAX_LOSS, blown_up, divergence_limit
 from d2lmini.metrics import perplexity_from_bits, unigram_bits
 from d2lmini.rnn import RNNScratch
+from d2lmini.settings import TRAIN_SETTINGS
 from d2lmini.train import (
     TrainConfig,
     TrainingDiverged,
@@ -101,7 +103,7 @@ def test_impossible_settings_are_clear_errors(bundled):
     with pytest.raises(ValueError, match="learning rate"):
         run(bundled, lr=-1)
     with pytest.raises(ValueError, match="optimizer"):
-        run(bundled, optimizer="rmsprop")
+        run(bundled, optimizer=an_invalid_choice(TRAIN_SETTINGS["optimizer"]))
     with pytest.raises(ValueError, match="does not fit"):
         run(bundled, batch_size=4000, num_steps=100)
 

@@ -46,7 +46,7 @@ from d2lmini.lab.sweep import (
     value_text,
 )
 from d2lmini.settings import CORPORA, EXPORT_PATH, LAB_SETTINGS, validate_value
-from d2lmini.widgets import controls_disabled, make_control, parse_menu_choice, stop_enabled
+from d2lmini.widgets import control_value, controls_disabled, make_control, stop_enabled
 from d2lmini.widgets.a11y import Access, name_setting, panel_summary
 from d2lmini.widgets.lab_views import (
     ERROR_COLOUR,
@@ -351,8 +351,7 @@ class LabPanel:
 
     def settings(self) -> LabSettings:
         """Return the base settings with the values the controls show now (raises for a bad θ)."""
-        values = {name: control.value for name, control in self.controls.items()}
-        values["theta"] = parse_menu_choice(LAB_SETTINGS["theta"], values["theta"])
+        values = {name: control_value(LAB_SETTINGS[name], control) for name, control in self.controls.items()}
         return replace(self.base, **values)
 
     # --- one run -------------------------------------------------------------------------------
