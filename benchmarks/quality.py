@@ -61,7 +61,7 @@ from d2lmini.mixture import (
     rnn_log_probs,
 )
 from d2lmini.ngram import KneserNey
-from d2lmini.settings import CORPORA, TRAIN_SETTINGS, Setting
+from d2lmini.settings import CORPORA, TRAIN_SETTINGS, Setting, validate_settings
 from d2lmini.train import TrainConfig, TrainingRun, make_model, run_training, validate_training
 
 REPO = Path(__file__).resolve().parent.parent
@@ -133,14 +133,6 @@ class OutputDropout(nn.Module):
         return torch.addmm(self.cell.b_q, hiddens, self.cell.W_hq), state
 
 
-def make_optimizer_with_decay(name: str, params, lr: float, weight_decay: float) -> torch.optim.Optimizer:
-    """Return "adam" as AdamW (decoupled decay) or "sgd" as SGD, with `weight_decay`."""
-    optimizers = {"adam": torch.optim.AdamW, "sgd": torch.optim.SGD}
-    if name not in optimizers:
-        raise ValueError(f"optimizer must be one of {', '.join(map(repr, optimizers))}, not {name!r}")
-    return optimizers[name](params, lr=lr, weight_decay=weight_decay)
-
-
 class BestCheckpoint:
     """An `on_checkpoint` callback that keeps a copy of the weights with the lowest validation perplexity."""
 
@@ -159,12 +151,12 @@ class BestCheckpoint:
 
 
 def train_rnn(corpus, fit_length: int, config: TrainConfig, device, cell: str = "rnn", *,
-              dropout: float = 0.0, weight_decay: float = 0.0, keep_best: bool = False):
+              dropout: float = 0.0, keep_best: bool = False):
     """Train the scratch model of `cell` on corpus.indices[:fit_length] through `d2lmini.train`'s loop.
 
     Returns (model, history, kept): the checkpoints are measured on the mixture slice that
     follows the training part (never on the held-out text). `dropout` (gated cells only, see
-    `OutputDropout`) and `weight_decay` (`make_optimizer_with_decay`) regularise training;
+    `OutputDropout`) and the config's `weight_decay` (`d2lmini.train.make_optimizer`) regularise training;
     with `keep_best` the model ends with the weights of the checkpoint best on the slice, and
     `kept` is that checkpoint's minibatch count (else the last one's).
     """
@@ -175,11 +167,7 @@ def train_rnn(corpus, fit_length: int, config: TrainConfig, device, cell: str = 
     slice_indices = corpus.indices[fit_length : int(len(corpus.indices) * 0.9)]
     best = BestCheckpoint(model) if keep_best else None
     validate_training(trained, train_indices, slice_indices, config)
-    run = TrainingRun(trained, train_indices, slice_indices, config, on_checkpoint=best)
-    if weight_decay:
-        run.optimizer = make_optimizer_with_decay(config.optimizer, trained.parameters(), run.lr_at(0),
-                                                  weight_decay)
-    history = run_training(run)
+    history = run_training(TrainingRun(trained, train_indices, slice_indices, config, on_checkpoint=best))
     if best is not None:
         best.restore()
         return model, history, best.minibatches
@@ -217,8 +205,8 @@ def save_plot(history, rows: Ladder, path: Path, title: str, label: str = "RNN")
 
 # Command-line flag: the `TrainConfig` field it sets (type, choices and help from `d2lmini.settings`).
 SETTING_FLAGS = {"--hiddens": "num_hiddens", "--lr": "lr", "--optimizer": "optimizer",
-                 "--batch": "batch_size", "--steps": "num_steps", "--theta": "theta",
-                 "--schedule": "lr_schedule", "--init": "init", "--seed": "seed"}
+                 "--weight-decay": "weight_decay", "--batch": "batch_size", "--steps": "num_steps",
+                 "--theta": "theta", "--schedule": "lr_schedule", "--init": "init", "--seed": "seed"}
 
 
 def add_setting(parser: argparse.ArgumentParser, flag: str, setting: Setting, default) -> None:
@@ -259,8 +247,6 @@ def main(argv=None):
         add_setting(parser, flag, TRAIN_SETTINGS[name], getattr(defaults, name))
     parser.add_argument("--dropout", type=float, default=0.0,
                         help="gated cells: dropout rate on the hidden state before the output layer")
-    parser.add_argument("--weight-decay", type=float, default=0.0,
-                        help="decoupled weight decay (AdamW with --optimizer adam)")
     parser.add_argument("--keep-best", action="store_true",
                         help="keep the checkpoint with the lowest perplexity on the mixture slice")
     parser.add_argument("--slice", type=float, default=0.1,
@@ -277,15 +263,19 @@ def main(argv=None):
                      f"{args.cell}")
     if args.dropout and args.cell == "rnn":
         parser.error("--dropout is for the gated cells (--cell gru or --cell lstm)")
-    if not 0 <= args.dropout < 1 or args.weight_decay < 0:
-        parser.error("--dropout must be in [0, 1) and --weight-decay at least 0")
+    if not 0 <= args.dropout < 1:
+        parser.error("--dropout must be in [0, 1)")
     label = CELL_NAMES[args.cell]
 
-    config = TrainConfig(num_hiddens=args.hiddens, lr=args.lr, optimizer=args.optimizer,
-                         batch_size=args.batch, num_steps=args.steps, theta=args.theta or None,
-                         lr_schedule=args.schedule, init=args.init, seed=args.seed, num_epochs=None,
-                         max_seconds=args.seconds, max_minibatches=args.minibatches,
-                         count_eval_time=False, checkpoints=12)  # every validation read as one stream
+    try:
+        config = validate_settings(TrainConfig(num_hiddens=args.hiddens, lr=args.lr, optimizer=args.optimizer,
+                             weight_decay=args.weight_decay,
+                             batch_size=args.batch, num_steps=args.steps, theta=args.theta or None,
+                             lr_schedule=args.schedule, init=args.init, seed=args.seed, num_epochs=None,
+                             max_seconds=args.seconds, max_minibatches=args.minibatches,
+                             count_eval_time=False, checkpoints=12), TRAIN_SETTINGS)  # validation: one stream
+    except (TypeError, ValueError) as error:  # a setting out of its declared range: say which
+        parser.error(str(error))
     device = torch.device(args.device) if args.device else try_gpu()
     corpus = load_named_corpus(args.corpus)
     train_text, valid_text = corpus.split_text(0.1)
@@ -301,7 +291,7 @@ def main(argv=None):
           f"{'best checkpoint on the slice' if args.keep_best else 'last checkpoint'}")
 
     model, history, kept = train_rnn(corpus, fit_length, config, device, args.cell, dropout=args.dropout,
-                                     weight_decay=args.weight_decay, keep_best=args.keep_best)
+                                     keep_best=args.keep_best)
     for minibatches, train_ppl, valid_ppl in zip(history.minibatches, history.train_perplexity,
                                                  history.valid_perplexity, strict=True):
         print(f"  checkpoint {minibatches:5d} minibatches: train {train_ppl:.3f}, slice {valid_ppl:.3f}"

@@ -51,6 +51,8 @@ OPTIMIZERS: dict[str, tuple[str, type[torch.optim.Optimizer]]] = {
     "sgd": (N_("SGD (as in the book)"), torch.optim.SGD),
     "adam": ("Adam", torch.optim.Adam),
 }
+# An optimizer given a weight decay: Adam's becomes AdamW's decoupled decay; SGD keeps its own.
+DECOUPLED_DECAY: dict[str, type[torch.optim.Optimizer]] = {"adam": torch.optim.AdamW}
 # TRANSLATORS: clipping modes, in a menu: the joint norm of all gradients, or each entry on its own.
 CLIP_MODES = {"norm": N_("joint norm (notebook 06)"), "value": N_("per element")}
 SAMPLINGS = {"sequential": N_("sequential partitioning"), "random": N_("random sampling")}
@@ -276,6 +278,8 @@ TRAIN_SETTINGS = _declare(
                                  6.0, 10.0, 30.0, 100.0, 1000.0), log_slider=True, slider=(-3, 3, 0.1)),
     Setting("optimizer", N_("optimizer"), N_("how gradients become updates"), str,
             choices={k: label for k, (label, _optimizer) in OPTIMIZERS.items()}),
+    Setting("weight_decay", N_("weight decay"),
+            N_("how much each update shrinks the weights (Adam: decoupled, as AdamW)"), float, 0.0, 1.0),
     _whole("batch_size", N_("batch size"), N_("rows (streams of text) per minibatch"), 1, 100_000,
            slider=(1, 256, 1)),
     _whole("num_steps", N_("steps per minibatch"), N_("time steps backpropagated through"), 1, 100_000,

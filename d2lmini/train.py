@@ -32,6 +32,7 @@ from d2lmini.kernel_settings import put_back_after
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
 from d2lmini.settings import (
     CELLS,
+    DECOUPLED_DECAY,
     LR_SCHEDULES,
     OPTIMIZERS,
     TRAIN_SETTINGS,
@@ -74,6 +75,7 @@ class TrainConfig:
     num_hiddens: int = 320
     lr: float = 0.01
     optimizer: str = "adam"
+    weight_decay: float = 0.0
     batch_size: int = 64
     num_steps: int = 35
     theta: float | None = 1.0
@@ -196,14 +198,20 @@ def scheduled_lr(lr: float, schedule: str, progress: float) -> float:
     return lr * share(min(max(progress, 0.0), 1.0))
 
 
-def make_optimizer(name: str, params, lr: float) -> torch.optim.Optimizer:
-    """Return the optimizer `name` of `d2lmini.settings.OPTIMIZERS` (plain SGD as in the book, or Adam)."""
+def make_optimizer(name: str, params, lr: float, weight_decay: float = 0.0) -> torch.optim.Optimizer:
+    """Return the optimizer `name` of `d2lmini.settings.OPTIMIZERS` (plain SGD as in the book, or Adam).
+
+    With `weight_decay`, Adam becomes AdamW (the decay decoupled from the gradient's scaling) and
+    SGD takes its own; at 0, the optimizer is exactly the one without it.
+    """
     if name not in OPTIMIZERS:
         raise ValueError(_("optimizer must be one of {choices}, not {name}").format(
             choices=", ".join(map(repr, OPTIMIZERS)), name=repr(name)))
     _label, optimizer = OPTIMIZERS[name]
+    if weight_decay:
+        optimizer = DECOUPLED_DECAY.get(name, optimizer)
     with interrupts_held():  # the first optimizer of a process imports torch._dynamo: never cut it in half
-        return optimizer(params, lr=lr)
+        return optimizer(params, lr=lr, **({"weight_decay": weight_decay} if weight_decay else {}))
 
 
 def sequence_loss(outputs: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
@@ -512,7 +520,8 @@ class TrainingRun:
         """
         config, model, generator = self.config, self.model, torch.Generator().manual_seed(self.config.seed)
         if self.optimizer is None:
-            self.optimizer = make_optimizer(config.optimizer, model.parameters(), self.lr_at(0))
+            self.optimizer = make_optimizer(config.optimizer, model.parameters(), self.lr_at(0),
+                                            config.weight_decay)
         carry = config.sampling == "sequential"
         epoch = 0
         while not self.budget.spent(self.steps, epoch):

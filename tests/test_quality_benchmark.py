@@ -6,9 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from settings_examples import an_invalid_choice
 
 from d2lmini.gates import GRUScratch, LSTMScratch
-from d2lmini.train import History, TrainConfig, evaluate_perplexity
+from d2lmini.settings import TRAIN_SETTINGS
+from d2lmini.train import History, TrainConfig, evaluate_perplexity, make_optimizer
 
 pytestmark = pytest.mark.torch_dependent
 
@@ -61,16 +63,29 @@ def test_output_dropout_acts_only_while_training_with_gradients(quality, cell):
         quality.OutputDropout(cell, 1.0)
 
 
-def test_weight_decay_is_decoupled_for_adam(quality):
+def test_weight_decay_is_decoupled_for_adam_and_the_package_makes_it():
+    """One training setup (#44): the benchmark's --weight-decay is TrainConfig.weight_decay, made by the
+    package's make_optimizer (AdamW for Adam, SGD's own), and 0 gives exactly the optimizer without it."""
     weight = torch.nn.Parameter(torch.ones(3))
-    optimizer = quality.make_optimizer_with_decay("adam", [weight], lr=0.1, weight_decay=0.5)
+    optimizer = make_optimizer("adam", [weight], lr=0.1, weight_decay=0.5)
     assert isinstance(optimizer, torch.optim.AdamW)
     weight.grad = torch.zeros(3)
     optimizer.step()
     torch.testing.assert_close(weight.detach(), torch.full((3,), 1 - 0.1 * 0.5))
-    assert quality.make_optimizer_with_decay("sgd", [weight], 0.1, 0.5).defaults["weight_decay"] == 0.5
+    assert make_optimizer("sgd", [weight], 0.1, 0.5).defaults["weight_decay"] == 0.5
+    assert type(make_optimizer("adam", [weight], 0.1)) is torch.optim.Adam
     with pytest.raises(ValueError, match="optimizer"):
-        quality.make_optimizer_with_decay("rmsprop", [weight], 0.1, 0.5)
+        make_optimizer(an_invalid_choice(TRAIN_SETTINGS["optimizer"]), [weight], 0.1, 0.5)
+
+
+@pytest.mark.parametrize("flag, value", [("--weight-decay", "nan"), ("--weight-decay", "inf"),
+                                         ("--weight-decay", "-1"), ("--lr", "0")])
+def test_a_bad_setting_is_a_usage_error_naming_it_not_a_traceback(quality, capsys, flag, value):
+    with pytest.raises(SystemExit) as exit_:
+        quality.main([flag, value, "--minibatches", "1"])
+    assert exit_.value.code == 2
+    setting = TRAIN_SETTINGS[{"--weight-decay": "weight_decay", "--lr": "lr"}[flag]]
+    assert setting.label in capsys.readouterr().err
 
 
 def test_best_checkpoint_restores_the_weights_of_the_lowest_perplexity(quality):
@@ -91,9 +106,8 @@ def test_train_rnn_keeps_the_best_checkpoint_on_the_slice(quality):
     indices = torch.randint(0, 5, (900,), generator=torch.Generator().manual_seed(4))
     corpus = SimpleNamespace(indices=indices, vocab=range(5))
     config = TrainConfig(num_hiddens=8, batch_size=4, num_steps=5, num_epochs=None, max_minibatches=12,
-                         checkpoints=4, lr=0.05)
-    model, history, kept = quality.train_rnn(corpus, 700, config, "cpu", "gru", dropout=0.3,
-                                             weight_decay=0.1, keep_best=True)
+                         checkpoints=4, lr=0.05, weight_decay=0.1)
+    model, history, kept = quality.train_rnn(corpus, 700, config, "cpu", "gru", dropout=0.3, keep_best=True)
     assert isinstance(model, GRUScratch)  # the cell itself, not the dropout wrapper
     best = min(range(len(history.minibatches)), key=history.valid_perplexity.__getitem__)
     assert kept == history.minibatches[best]
