@@ -85,15 +85,21 @@ def sequential_batches(
     validate_fits(len(indices), batch_size, num_steps)
     if offset is None:
         offset = random_offset(num_steps, generator)
-    elif not 0 <= offset < num_steps:
-        raise ValueError(_("offset must be in 0 ... num_steps - 1 = {last}, not {offset}").format(
-            last=num_steps - 1, offset=offset))
+    else:
+        check_offset(offset, num_steps)
     stream_length = (len(indices) - offset - 1) // batch_size
     used = stream_length * batch_size
     xs = indices[offset : offset + used].reshape(batch_size, stream_length)
     ys = indices[offset + 1 : offset + 1 + used].reshape(batch_size, stream_length)
     for start in range(0, stream_length - num_steps + 1, num_steps):
         yield xs[:, start : start + num_steps].to(device), ys[:, start : start + num_steps].to(device)
+
+
+def check_offset(offset: int, num_steps: int) -> None:
+    """Raise ValueError unless 0 <= `offset` < `num_steps` (`sequential_batches`'s fixed offset)."""
+    if not 0 <= offset < num_steps:
+        raise ValueError(_("offset must be in 0 ... num_steps - 1 = {last}, not {offset}").format(
+            last=num_steps - 1, offset=offset))
 
 
 def make_batches(sampling: str, *args, **kwargs) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:

@@ -147,6 +147,13 @@ def bptt_backward(d_outputs, d_final_state, cache):
     return grads
 
 
+def check_window(window: int) -> None:
+    """Raise ValueError unless the truncation `window` is at least one step."""
+    if window < 1:
+        raise ValueError(_("the truncation window must be at least 1 step, not {window}").format(
+            window=window))
+
+
 def bptt_backward_truncated(d_outputs, d_final_state, cache, window: int):
     """Like `bptt_backward`, but the gradient flows back at most to the start of its window.
 
@@ -154,9 +161,7 @@ def bptt_backward_truncated(d_outputs, d_final_state, cache, window: int):
     crosses a window boundary. This equals running autograd with the state detached
     after every `window` steps.
     """
-    if window < 1:
-        raise ValueError(_("the truncation window must be at least 1 step, not {window}").format(
-            window=window))
+    check_window(window)
     _dH, dA_all, d_state = hidden_gradients(d_outputs, d_final_state, cache, window=window)
     grads = weight_gradients(d_outputs, dA_all, cache)
     grads["state"] = d_state

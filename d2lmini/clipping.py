@@ -9,6 +9,13 @@ import torch.nn.functional as F
 from d2lmini.i18n import _
 
 
+def check_threshold(theta: float) -> None:
+    """Raise ValueError unless the clipping threshold `theta` is positive (None, for off, is not its case)."""
+    if not theta > 0:
+        raise ValueError(_("the clipping threshold must be positive (or None for off), not {theta}").format(
+            theta=theta))
+
+
 def clip_gradients(params: Iterable[torch.Tensor], theta: float | None) -> float:
     """Rescale all gradients together so their joint norm is at most `theta`; return the old norm.
 
@@ -20,9 +27,7 @@ def clip_gradients(params: Iterable[torch.Tensor], theta: float | None) -> float
         return 0.0
     norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
     if theta is not None:
-        if theta <= 0:
-            raise ValueError(_("the clipping threshold must be positive (or None for off), not "
-                               "{theta}").format(theta=theta))
+        check_threshold(theta)
         scale = torch.clamp(theta / (norm + 1e-12), max=1.0)
         for g in grads:
             g.mul_(scale)
@@ -35,9 +40,7 @@ def clip_gradient_values(params: Iterable[torch.Tensor], limit: float) -> tuple[
     Returns the joint norm before clipping and the cosine between the gradient before
     and after, which shows how much per-element clipping turned its direction.
     """
-    if not limit > 0:
-        raise ValueError(_("the clipping threshold must be positive (or None for off), not {theta}").format(
-            theta=limit))
+    check_threshold(limit)
     grads = [p.grad for p in params if p.grad is not None]
     before = torch.cat([g.flatten() for g in grads])
     for g in grads:
@@ -66,9 +69,8 @@ def clipping_rule(theta: float | None, mode: str = "norm") -> Callable[[list[tor
     """
     if mode not in ("norm", "value"):
         raise ValueError(_("clip_mode must be 'norm' or 'value', not {mode}").format(mode=repr(mode)))
-    if theta is not None and not theta > 0:
-        raise ValueError(_("the clipping threshold must be positive (or None for off), not {theta}").format(
-            theta=theta))
+    if theta is not None:
+        check_threshold(theta)
     if theta is None:
         return lambda params: Clipped(clip_gradients(params, None), False)
     if mode == "value":

@@ -8,15 +8,12 @@ the history so far, and judges the last update with `validate_final_model`.
 
 import contextlib
 import math
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
+from d2lmini.history import History
 from d2lmini.i18n import _
-
-if TYPE_CHECKING:  # the history is d2lmini.train's, which imports this module
-    from d2lmini.train import History
 
 # A loss above this many nats per token means a perplexity beyond e**700, which a float
 # cannot hold: the run has diverged even if the loss itself is still a finite number.
@@ -35,7 +32,7 @@ class TrainingDiverged(RuntimeError):
     """
 
     def __init__(self, step: int, epoch: int, loss: float, lr: float, grad_norm: float = 0.0,
-                 history: "History | None" = None, reason: str | None = None, clipping: bool = False):
+                 history: History | None = None, reason: str | None = None, clipping: bool = False):
         self.step, self.epoch, self.loss, self.lr = step, epoch, loss, lr
         self.grad_norm, self.history = grad_norm, history
         if reason is None:
@@ -102,13 +99,13 @@ def overflow_is_divergence(loss: float, clipped):
         raise StepDiverged(loss, clipped.norm, _("the optimizer's state overflowed")) from error
 
 
-def diverged(error: StepDiverged, step: int, epoch: int, lr: float, history: "History",
+def diverged(error: StepDiverged, step: int, epoch: int, lr: float, history: History,
              clipping: bool) -> TrainingDiverged:
     """Return the `TrainingDiverged` for `error` at minibatch `step` of the run, with the history so far."""
     return TrainingDiverged(step, epoch, error.loss, lr, error.norm, history, error.reason, clipping)
 
 
-def validate_final_model(model: nn.Module, history: "History", lr: float) -> None:
+def validate_final_model(model: nn.Module, history: History, lr: float) -> None:
     """Raise `TrainingDiverged` if the trained model blew up with its last update.
 
     Every minibatch's loss is checked before its update, so only the last update is judged

@@ -34,6 +34,12 @@ from d2lmini.settings import PREDICT_SETTINGS, validate_value
 from d2lmini.text import Vocab
 
 
+def check_init(init: str) -> None:
+    """Raise ValueError unless `init` is one of `init_rnn_params`'s rules, "normal" or "lecun"."""
+    if init not in ("normal", "lecun"):
+        raise ValueError(_("init must be 'normal' or 'lecun', not {init}").format(init=repr(init)))
+
+
 def init_rnn_params(
     vocab_size: int,
     num_hiddens: int,
@@ -47,10 +53,10 @@ def init_rnn_params(
     a useful size whatever the layer widths. Biases start at zero.
     """
 
+    check_init(init)
+
     def weight(fan_in: int, fan_out: int) -> torch.Tensor:
-        std = {"normal": 0.01, "lecun": 1 / math.sqrt(fan_in)}.get(init)
-        if std is None:
-            raise ValueError(_("init must be 'normal' or 'lecun', not {init}").format(init=repr(init)))
+        std = {"normal": 0.01, "lecun": 1 / math.sqrt(fan_in)}[init]
         return torch.randn(fan_in, fan_out, generator=generator) * std
 
     return {

@@ -8,7 +8,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -27,6 +27,7 @@ from d2lmini.divergence import (
 )
 from d2lmini.gates import GRUScratch, LSTMScratch, TorchGated
 from d2lmini.held import interrupts_held
+from d2lmini.history import History, Step
 from d2lmini.i18n import N_, _, ngettext
 from d2lmini.kernel_settings import put_back_after
 from d2lmini.rnn import RNNScratch, TorchRNN, model_device
@@ -92,52 +93,6 @@ class TrainConfig:
     init: str = "lecun"
     seed: int = 0
     cell: str = "rnn"
-
-
-@dataclass
-class History:
-    """What `train` measured: one entry per checkpoint, and one per minibatch (`step_*`).
-
-    `epoch` is the position of each checkpoint in passes over the training text (whole
-    numbers for end-of-epoch checkpoints), `minibatches` the minibatches trained by then;
-    `train_perplexity` is that of the minibatches since the previous checkpoint; `seconds` is the
-    budget's clock at the checkpoint.
-
-    `valid_perplexity` is read as one stream after the training text (`evaluate_perplexity`,
-    the baselines' protocol) except where `valid_estimated` is True: there it is the cheaper
-    estimate of `eval_batch_size` cold-started streams (`estimate_perplexity`), which a config
-    may ask for at the checkpoints before the last; the last is always one stream.
-
-    `step_grad_norm` is measured before clipping. `step_clip_cosine` (per-element
-    clipping only) is the cosine between the gradient before and after clipping.
-    `stopped` is None for a run that used its budget, else why it stopped early (an
-    interrupt, a callback or an error that raised), in words; `interrupted` is True when an
-    interrupt (KeyboardInterrupt) stopped it.
-    """
-
-    epoch: list[float] = field(default_factory=list)
-    minibatches: list[int] = field(default_factory=list)
-    train_perplexity: list[float] = field(default_factory=list)
-    valid_perplexity: list[float] = field(default_factory=list)
-    valid_estimated: list[bool] = field(default_factory=list)
-    tokens_per_second: list[float] = field(default_factory=list)
-    seconds: list[float] = field(default_factory=list)
-    step_loss: list[float] = field(default_factory=list)
-    step_grad_norm: list[float] = field(default_factory=list)
-    step_clip_cosine: list[float] = field(default_factory=list)
-    step_lr: list[float] = field(default_factory=list)
-    clipped_steps: int = 0
-    stopped: str | None = None
-    interrupted: bool = False
-
-    def record(self, step: "Step", lr: float) -> None:
-        """Record one training step (`train_step`'s result) taken at learning rate `lr`."""
-        self.step_loss.append(step.loss)
-        self.step_grad_norm.append(step.clipped.norm)
-        self.step_lr.append(lr)
-        self.clipped_steps += int(step.clipped.acted)
-        if step.clipped.cosine is not None:
-            self.step_clip_cosine.append(step.clipped.cosine)
 
 
 def validate_cell_init(cell: str, init: str) -> None:
@@ -224,8 +179,11 @@ def sequence_loss(outputs: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
 # n-gram and compressor baselines have. How many tokens it reads per call.
 CONTEXT_TOKENS = 2000
 EVAL_CHUNK = 2048
-# How the evaluation functions' messages name their text (and its argument): see `validate_indices`.
+# How the evaluation functions' messages name their text (and its argument): see `validate_indices`,
+# which translates them. Written as plain text where they are passed (evaluate_perplexity is on
+# notebook 04's page), so they are marked for translation here.
 VALIDATION_INDICES = N_("validation text (indices)")
+TEXT_BEFORE = N_("text before the validation text (before)")
 
 
 @torch.no_grad()
@@ -240,9 +198,9 @@ def evaluate_perplexity(model: nn.Module, indices: torch.Tensor, before: torch.T
     `indices` with `before`, all but the first without. Raises ValueError when there is
     nothing to predict, or `num_steps` is not a whole number ≥ 1 (None: `EVAL_CHUNK`).
     """
-    validate_indices(indices, VALIDATION_INDICES, model.vocab_size)
+    validate_indices(indices, "validation text (indices)", model.vocab_size)
     if before is not None:
-        validate_indices(before, N_("text before the validation text (before)"), model.vocab_size)
+        validate_indices(before, "text before the validation text (before)", model.vocab_size)
     num_steps = validate_value(TRAIN_SETTINGS["eval_num_steps"], num_steps) or EVAL_CHUNK
     context = indices[:0] if before is None else before[-CONTEXT_TOKENS:]
     device = model_device(model)
@@ -292,15 +250,6 @@ def estimate_perplexity(model: nn.Module, indices: torch.Tensor, batch_size: int
         outputs, state = model(X, state)
         total += F.cross_entropy(outputs.float(), Y.T.reshape(-1), reduction="sum")
     return safe_exp(float(total) / used)
-
-
-@dataclass
-class Step:
-    """One training update: the state it ends with (graph attached), its loss and what clipping did."""
-
-    state: torch.Tensor
-    loss: float
-    clipped: Clipped
 
 
 def train_step(model: nn.Module, X: torch.Tensor, Y: torch.Tensor, state: torch.Tensor,

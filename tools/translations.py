@@ -130,7 +130,10 @@ def write_catalog(catalog: Catalog, path: Path) -> bool:
     """Write `catalog` as a .po file at `path`; return whether the file changed."""
     catalog.revision_date = catalog.creation_date = EPOCH
     buffer = io.BytesIO()
-    pofile.write_po(buffer, catalog, width=0, sort_output=False, include_previous=True)
+    # The package's entries name their files without line numbers, which change with every edit;
+    # a notebook's name their cell.
+    pofile.write_po(buffer, catalog, width=0, sort_output=False, include_previous=True,
+                    include_lineno=not str(catalog.domain) in WINGS)
     text = buffer.getvalue()
     if path.exists() and path.read_bytes() == text:
         return False
