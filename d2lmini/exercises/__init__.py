@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-NOT_YET = "Not yet. "  # how every verdict on a wrong answer starts (`Verdict.not_yet`)
+from d2lmini.i18n import N_, _
+
+NOT_YET = "Not yet. "  # how every verdict on a wrong answer starts, in English (`Verdict.not_yet`)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Verdict:
     and IPython display, so no check prints anything itself. A wrong answer's verdict is made by
     `not_yet`, which keeps what is wrong in `problem` (the message without its "Not yet. "), so a
     caller that words it again (the capstone naming its first failing piece) never parses text.
+    Messages are worded in the language d2lmini speaks when the check runs (`d2lmini.i18n`).
     """
 
     correct: bool
@@ -50,7 +53,8 @@ class Verdict:
     @classmethod
     def not_yet(cls, problem: str, printed: str = "", **fields) -> "Verdict":
         """The verdict on a wrong answer: the message is "Not yet. " + `problem`, kept as `problem`."""
-        return cls(False, NOT_YET + problem, printed, problem, **fields)
+        # TRANSLATORS: how every verdict on a wrong answer starts; {problem} says what is wrong.
+        return cls(False, _("Not yet. {problem}").format(problem=problem), printed, problem, **fields)
 
     def __bool__(self) -> bool:
         return self.correct
@@ -60,7 +64,11 @@ class Verdict:
 
     def shown(self) -> str:
         """The text a notebook shows: what the function printed (if anything), then the message."""
-        return (f"What your function printed:\n{self.printed}\n" if self.printed else "") + self.message
+        if not self.printed:
+            return self.message
+        # TRANSLATORS: {printed} is what the student's function printed, {message} the verdict.
+        return _("What your function printed:\n{printed}\n{message}").format(printed=self.printed,
+                                                                              message=self.message)
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         printer.text(self.shown())
@@ -68,7 +76,13 @@ class Verdict:
 
 def verdict(correct: bool, success: str, hint: str) -> Verdict:
     """Return a `Verdict` with "Correct! " + `success` or "Not yet. " + `hint` as its message."""
-    return Verdict(True, "Correct! " + success) if correct else Verdict.not_yet(hint)
+    return Verdict(True, correct_message(success)) if correct else Verdict.not_yet(hint)
+
+
+def correct_message(success: str) -> str:
+    """The message of a right answer: "Correct! " + `success`, in the language d2lmini speaks."""
+    # TRANSLATORS: how every verdict on a right answer starts; {success} says why it is right.
+    return _("Correct! {success}").format(success=success)
 
 
 def close_enough(answer, expected, rel: float = 1e-6, abs_: float = 1e-9) -> bool:
@@ -99,9 +113,11 @@ def count_verdict(answer, expected: int, success: str, hint: str) -> Verdict:
     """Judge a whole-number answer; return a Verdict (a fraction is told to be whole, text to be a number)."""
     number = read_number(answer)
     if number is None:
-        hint = f"Answer with a number, not {shown(answer)}. " + hint
+        # TRANSLATORS: {answer} is what the student gave (Python's repr); {hint} the exercise's hint.
+        hint = _("Answer with a number, not {answer}. {hint}").format(answer=shown(answer), hint=hint)
     elif whole_number(answer) is None:
-        hint = f"The answer is a whole number, and {number} is not one. " + hint
+        hint = _("The answer is a whole number, and {number} is not one. "
+                 "{hint}").format(number=number, hint=hint)
     return verdict(is_count(answer, expected), success, hint)
 
 
@@ -125,11 +141,12 @@ def shown(answer, limit: int = 40) -> str:
     try:
         text = repr(answer)
     except Exception:  # a huge int past Python's digit limit, an object whose repr fails
-        return f"a {type(answer).__name__}"
+        # TRANSLATORS: an object that cannot be written out, named by its Python type ("a Foo").
+        return _("a {type_name}").format(type_name=type(answer).__name__)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-NOT_ANSWERED = "Not answered yet: replace None by your answer and run the cell."
+NOT_ANSWERED = N_("Not answered yet: replace None by your answer and run the cell.")
 MIN_FIGURES = 2  # significant figures an answer must give (0.87 is enough; 0.9 is not)
 CLOSE = Fraction(2, 100)  # an answer within 2 % that does not round right is "close", not "wrong"
 AGREE = Fraction(1, 10_000)  # this close (relative) is right at any number of digits: 2.68135 for 2.681417
@@ -254,7 +271,7 @@ def _unit(number: Number) -> tuple[int, Fraction] | None:
         return None
     if number.exact.denominator == 1:
         return len(str(abs(number.exact.numerator)).lstrip("0")) or 1, Fraction(1, 2)
-    _, digits, exponent = number.decimal.as_tuple()
+    _sign, digits, exponent = number.decimal.as_tuple()
     return len("".join(map(str, digits)).lstrip("0")), Fraction(1, 2) * Fraction(10) ** exponent
 
 
@@ -303,20 +320,24 @@ def number_verdict(answer, expected: float, success: str, hint: str,
     """
     number = read_number(answer)
     if answer is None:
-        return Verdict(False, NOT_ANSWERED)
+        return Verdict(False, _(NOT_ANSWERED))
     if number is not None and as_number(number) is None:
         number = None  # a whole number too large for a float: no quantity here is that large
     if number is not None and (rounds_to(number, expected, min_figures)
                                or _within(number, expected, Fraction(str(about)))):
         return verdict(True, success, hint)
     if number is not None and _needs_more_digits(number, expected, min_figures):
-        return Verdict(False, f"Close — give more digits. {number} is near; give the value "
-                       f"rounded correctly to at least {min_figures} significant figures.")
+        message = _("Close — give more digits. {number} is near; give the value rounded correctly to at "
+                    "least {figures} significant figures.")
+        return Verdict(False, message.format(number=number, figures=min_figures))
     if number is not None and _within(number, expected, CLOSE):
-        return Verdict(False, f"Close, but {number} is not the value rounded to the digits you gave: "
-                       "check the rounding, and keep more digits through the intermediate steps.")
-    prefix = "" if number is not None else f"Answer with a number that fits a float, not {shown(answer)}. "
-    return Verdict.not_yet(prefix + hint)
+        message = _("Close, but {number} is not the value rounded to the digits you gave: check the "
+                    "rounding, and keep more digits through the intermediate steps.")
+        return Verdict(False, message.format(number=number))
+    if number is None:
+        hint = _("Answer with a number that fits a float, not {answer}. {hint}").format(
+            answer=shown(answer), hint=hint)
+    return Verdict.not_yet(hint)
 
 
 def self_check(check):
@@ -329,10 +350,12 @@ def self_check(check):
     @functools.wraps(check)
     def checked(answer, *args, **kwargs) -> Verdict:
         if answer is None:
-            return Verdict(False, NOT_ANSWERED)
+            return Verdict(False, _(NOT_ANSWERED))
         try:
             return check(answer, *args, **kwargs)
         except Exception as error:  # any Python value can be an answer; none may break the check
-            return Verdict.not_yet(f"{shown(answer)} cannot be read as an answer here "
-                                   f"({type(error).__name__}); give a plain number, tuple or text.")
+            # TRANSLATORS: {answer} is the student's answer (Python's repr), {error} an exception's class.
+            return Verdict.not_yet(_("{answer} cannot be read as an answer here "
+                                     "({error}); give a plain number, tuple or "
+                                     "text.").format(answer=shown(answer), error=type(error).__name__))
     return checked

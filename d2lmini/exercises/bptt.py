@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from d2lmini.bptt import hidden_gradients, hidden_states, weight_gradients
 from d2lmini.exercises import Verdict, count_verdict, number_verdict, self_check
 from d2lmini.exercises.coding import Case, check_function, never, sampler
+from d2lmini.i18n import N_, _
 
 # Exercise 1: one step back through tanh.
 TANH_H, TANH_DH = 0.6, 2.0
@@ -29,9 +30,10 @@ def check_tanh_backward(answer, h: float = TANH_H, grad: float = TANH_DH) -> Ver
     expected = grad * (1 - h**2)
     return number_verdict(
         answer, expected,
-        f"dA = dH * (1 - H^2) = {grad:g} * (1 - {h:g}^2) = {expected:.4g}.",
-        "The derivative of tanh can be written with its own output: tanh'(a) = 1 - tanh(a)^2. "
-        "Multiply dL/dH by it.",
+        _("dA = dH * (1 - H^2) = {grad:g} * (1 - {h:g}^2) = "
+          "{expected:.4g}.").format(grad=grad, h=h, expected=expected),
+        _("The derivative of tanh can be written with its own output: tanh'(a) = 1 - tanh(a)^2. Multiply "
+          "dL/dH by it."),
     )
 
 
@@ -49,10 +51,13 @@ def check_vanishing_steps(answer, w: float = SCALAR_W) -> Verdict:
     expected = vanishing_steps(w)
     return count_verdict(
         answer, expected,
-        f"{w:g}^{expected - 1} = {w ** (expected - 1):.4f} is still above {SHARE}, "
-        f"{w:g}^{expected} = {w**expected:.4f} is below: after {expected} steps.",
-        f"Each step back multiplies the gradient by {w:g}. Find the smallest k with "
-        f"{w:g}^k < {SHARE}, e.g. with math.log or a loop.",
+        # TRANSLATORS: {w:g}^{before} is a power.
+        _("{w:g}^{before} = {above:.4f} is still above {share}, "
+          "{w:g}^{steps} = {below:.4f} is below: after {steps} "
+          "steps.").format(w=w, before=expected - 1, above=w ** (expected - 1), share=SHARE, steps=expected,
+                           below=w**expected),
+        _("Each step back multiplies the gradient by {w:g}. Find the smallest k with {w:g}^k < {share}, "
+          "e.g. with math.log or a loop.").format(w=w, share=SHARE),
     )
 
 
@@ -62,11 +67,15 @@ def check_truncation_reach(answer, loss_step: int = LOSS_STEP) -> Verdict:
     expected = (loss_step - 1) // WINDOW * WINDOW + 1
     return count_verdict(
         answer, expected,
-        f"Step {loss_step} lies in the window of steps {expected}..{expected + WINDOW - 1}; the state "
-        f"entering it (H_{expected - 1}) was detached, so the gradient stops at H_{expected}.",
-        f"The windows are steps 1..{WINDOW}, {WINDOW + 1}..{2 * WINDOW}, ...; the gradient cannot "
-        "leave the window that holds the loss. Which window holds step "
-        f"{loss_step}, and where does it start?",
+        # TRANSLATORS: H_{before} and H_{first} are hidden states H with their step as index.
+        _("Step {loss_step} lies in the window of steps {first}..{last}; the state "
+          "entering it (H_{before}) was detached, so the gradient stops at "
+          "H_{first}.").format(loss_step=loss_step, first=expected, last=expected + WINDOW - 1,
+                               before=expected - 1),
+        _("The windows are steps 1..{window}, {next_first}..{next_last}, ...; the gradient cannot "
+          "leave the window that holds the loss. Which window holds step {loss_step}, and where does "
+          "it start?").format(window=WINDOW, next_first=WINDOW + 1, next_last=2 * WINDOW,
+                              loss_step=loss_step),
     )
 
 
@@ -91,7 +100,9 @@ def _where_in_outputs(batch: int) -> Callable[[str, tuple], str]:
         if len(index) != 2:
             return ""
         row, column = index
-        return f" at row {row} (step {row // batch + 1}, sequence {row % batch}), column {column}"
+        # TRANSLATORS: {where} of "the result is wrong{where}", with its leading space in English.
+        return _(" at row {row} (step {step}, sequence {sequence}), column {column}").format(
+            row=row, step=row // batch + 1, sequence=row % batch, column=column)
     return locate
 
 
@@ -106,9 +117,11 @@ def _masked_loss_cases(device: torch.device):
     ]
     for Y, lengths, vocab in inputs:
         batch, steps = Y.shape
-        padding = "no padding" if min(lengths) == steps else "padded"
         args = (rand(steps * batch, vocab) * 2, Y.to(device), torch.tensor(lengths, device=device))
-        yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, lengths {lengths} ({padding})", args,
+        label = (_("batch={batch}, steps={steps}, vocab={vocab}, lengths {lengths} (no padding)")
+                 if min(lengths) == steps else
+                 _("batch={batch}, steps={steps}, vocab={vocab}, lengths {lengths} (padded)"))
+        yield Case(label.format(batch=batch, steps=steps, vocab=vocab, lengths=lengths), args,
                    reference=reference_masked_loss_and_grad, names=("loss", "d_outputs"),
                    locate=_where_in_outputs(batch))
 
@@ -122,11 +135,12 @@ def check_masked_loss_and_grad(fn) -> Verdict:
     """
     return check_function(
         fn, _masked_loss_cases,
-        "Padded steps send no gradient, and the mean divides by the number of real steps. "
-        "Since the padding comes after every real step of its sequence, no gradient from it "
-        "could reach a real step anyway: the backward loop itself needs no change.",
-        rules=[never(AUTOGRAD_NAMES, "Compute the gradient by hand; the exercise does not allow "
-                     "autograd (backward, torch.autograd.grad, torch.func, requires_grad_, grad_fn).")],
+        _("Padded steps send no gradient, and the mean divides by the number of real steps. Since the "
+          "padding comes after every real step of its sequence, no gradient from it could reach a real "
+          "step anyway: the backward loop itself needs no change."),
+        rules=[never(AUTOGRAD_NAMES, N_("Compute the gradient by hand; the exercise does not allow "
+                                        "autograd (backward, torch.autograd.grad, torch.func, "
+                                        "requires_grad_, grad_fn)."))],
         signature="masked_loss_and_grad(outputs, Y, lengths)", rtol=1e-9, atol=1e-12)
 
 
@@ -135,7 +149,7 @@ def reference_bptt(X, state, hiddens, d_outputs, W_hh, W_hq):
     vocab_size, num_hiddens = W_hq.shape[1], W_hq.shape[0]
     cache = {"X": X, "state": state, "hiddens": hiddens, "W_hh": W_hh, "W_hq": W_hq,
              "W_xh": torch.empty(vocab_size, num_hiddens, dtype=W_hh.dtype, device=W_hh.device)}
-    _, dA_all, _ = hidden_gradients(d_outputs, None, cache)
+    _dH, dA_all, _d_state = hidden_gradients(d_outputs, None, cache)
     grads = weight_gradients(d_outputs, dA_all, cache)
     return grads["W_xh"], grads["W_hh"], grads["b_h"]
 
@@ -165,10 +179,11 @@ def check_bptt(fn) -> Verdict:
     """
     return check_function(
         fn, _bptt_cases,
-        "You walked the unrolled graph backwards: each dH_t adds what comes from its output and "
-        "from the next step, and each weight collects its gradient from every step.",
-        rules=[never({"backward", "grad", "_run_backward"}, "Compute the gradients by hand; the exercise "
-                     "does not allow autograd (backward or torch.autograd.grad).")],
+        _("You walked the unrolled graph backwards: each dH_t adds what comes from its output and from the "
+          "next step, and each weight collects its gradient from every step."),
+        rules=[never({"backward", "grad", "_run_backward"}, N_("Compute the gradients by hand; the "
+                                                               "exercise does not allow autograd (backward "
+                                                               "or torch.autograd.grad)."))],
         signature="bptt(X, state, hiddens, d_outputs, W_hh, W_hq)", rtol=1e-7, atol=1e-10)
 
 
@@ -209,9 +224,12 @@ def _leaky_bptt_cases(device: torch.device):
         W_hq = rand(hiddens, vocab)
         state = rand(batch, hiddens).abs() * (0 if zero_state else 1)
         d_outputs = rand(steps * batch, vocab)
-        _, hiddens_all = reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)
-        start = "a zero initial state" if zero_state else "a random initial state"
-        yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}, alpha={alpha}, {start}",
+        _grads, hiddens_all = reference_leaky_bptt(X, state, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)
+        label = (_("batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}, alpha={alpha}, a zero "
+                   "initial state") if zero_state else
+                 _("batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}, alpha={alpha}, a "
+                   "random initial state"))
+        yield Case(label.format(batch=batch, steps=steps, vocab=vocab, hiddens=hiddens, alpha=alpha),
                    (X, state, hiddens_all, d_outputs, W_xh, W_hh, b_h, W_hq, alpha),
                    reference=_leaky_reference, names=("dW_xh", "dW_hh", "db_h", "d_state"))
 
@@ -231,9 +249,11 @@ def check_leaky_bptt(fn) -> Verdict:
     """
     return check_function(
         fn, _leaky_bptt_cases,
-        "You adapted the step's backward: ReLU's derivative needs A_t, H_{t-1} sends its gradient "
-        "back along both of its paths, and each weight sums its gradient over time.",
-        rules=[never(AUTOGRAD_NAMES, "Compute the gradients by hand; the exercise does not allow "
-                     "autograd (backward, torch.autograd.grad, torch.func, requires_grad_, grad_fn).")],
+        # TRANSLATORS: H_{t-1} is the formula's H with index t-1, not a field: keep it as it is.
+        _("You adapted the step's backward: ReLU's derivative needs A_t, H_{t-1} sends its gradient back "
+          "along both of its paths, and each weight sums its gradient over time."),
+        rules=[never(AUTOGRAD_NAMES, N_("Compute the gradients by hand; the exercise does not allow "
+                                        "autograd (backward, torch.autograd.grad, torch.func, "
+                                        "requires_grad_, grad_fn)."))],
         signature="leaky_bptt(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)",
         rtol=1e-7, atol=1e-10)

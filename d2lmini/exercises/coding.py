@@ -39,16 +39,17 @@ from fractions import Fraction
 import torch
 from torch.overrides import TorchFunctionMode
 
-from d2lmini.exercises import Verdict
+from d2lmini.exercises import Verdict, correct_message
 from d2lmini.exercises.guard import Ban, CappedText, Outcome, is_memory_error, run_guarded
+from d2lmini.i18n import N_, _
 from d2lmini.kernel_settings import describe
 
-NOT_ATTEMPTED = ("Not attempted yet: write your code in the cell above in place of "
-                 "`return None`, run that cell, then run this one.")
-RETURNED_NONE = ("Your function returned None, although its body is written: it computes something "
-                 "but never returns it. Check that it ends with `return ...` on every path (a forgotten "
-                 "`return`, or one indented inside a loop or an `if` that did not run).")
-LIKELY_CAUSE = "Likely cause: "  # how a verdict words the cause of a known mistake its result shows
+# Messages kept in English (compared by code, e.g. `problem == NOT_ATTEMPTED`) and shown with `_`.
+NOT_ATTEMPTED = N_("Not attempted yet: write your code in the cell above in place of `return None`, run "
+                   "that cell, then run this one.")
+RETURNED_NONE = N_("Your function returned None, although its body is written: it computes something but "
+                   "never returns it. Check that it ends with `return ...` on every path (a forgotten "
+                   "`return`, or one indented inside a loop or an `if` that did not run).")
 
 # Every torch function that multiplies matrices (or vectors), under the names torch gives them.
 MATMUL_NAMES = frozenset({
@@ -94,7 +95,8 @@ class Mistake:
 
     `gives(*args)` computes what a function with the mistake returns for a case's inputs (in
     the form of the reference's result, before the case's `convert`); without `gives`, the
-    mistake is a result with inf or nan where the reference's is finite (an overflow).
+    mistake is a result with inf or nan where the reference's is finite (an overflow). `cause`
+    is English, marked with `N_`, and shown translated (`_`).
     """
 
     cause: str
@@ -103,7 +105,9 @@ class Mistake:
 
 @dataclass(frozen=True)
 class Rule:
-    """A structural demand: `broken(calls)` is True when the recorded torch calls break it."""
+    """A structural demand: `broken(calls)` is True when the recorded torch calls break it.
+
+    `message` is English, marked with `N_` where the rule is made, and shown translated (`_`)."""
 
     broken: Callable[[Counter], bool]
     message: str
@@ -231,27 +235,40 @@ def _shape(value) -> str:
 
 
 def _where(index: tuple[int, ...]) -> str:
+    """Where a wrong entry is (" at row 2, column 3"): the {where} of a message, "" for a 0-d tensor."""
     if not index:
         return ""
     if len(index) == 2:
-        return f" at row {index[0]}, column {index[1]}"
-    return f" at index {index[0]}" if len(index) == 1 else f" at index {index}"
+        # TRANSLATORS: {where} of "the result is wrong{where}", with its leading space in English.
+        return _(" at row {row}, column {column}").format(row=index[0], column=index[1])
+    # TRANSLATORS: {where} of "the result is wrong{where}", with its leading space in English.
+    return _(" at index {index}").format(index=index[0] if len(index) == 1 else index)
+
+
+def nested_name(what: str, name: str) -> str:
+    """How an item of a result is named ("the result, the outputs,"): `what` and the item's `name`."""
+    # TRANSLATORS: an item of a result: "the result, the outputs," in "the result, the outputs, is wrong".
+    return _("{what}, {name},").format(what=what, name=name)
 
 
 def _unreadable_tensor(got, expected: torch.Tensor, what: str) -> str | None:
     """What makes `got` no tensor like `expected` at all (type, layout, shape, device, dtype), or None."""
     if not isinstance(got, torch.Tensor):
-        return f"{what} should be a tensor of shape {_shape(expected)}, not a {type(got).__name__}."
+        # TRANSLATORS: {what} names the output ("the result"), {type_name} a Python type.
+        return _("{what} should be a tensor of shape {shape}, not a {type_name}.").format(
+            what=what, shape=_shape(expected), type_name=type(got).__name__)
     if type(got) not in (torch.Tensor, torch.nn.Parameter) or got.layout != torch.strided:
-        return (f"{what} should be an ordinary (dense) tensor, not a {type(got).__name__} "
-                f"of layout {got.layout}.")
+        return _("{what} should be an ordinary (dense) tensor, not a {type_name} of layout {layout}.").format(
+            what=what, type_name=type(got).__name__, layout=got.layout)
     if got.shape != expected.shape:
-        return f"{what} has shape {_shape(got)}; expected {_shape(expected)}."
+        return _("{what} has shape {shape}; expected {expected}.").format(
+            what=what, shape=_shape(got), expected=_shape(expected))
     if got.device.type != expected.device.type:
-        return (f"{what} is on {got.device}, but the inputs were on {expected.device}: create new "
-                "tensors on the device of the inputs.")
+        return _("{what} is on {device}, but the inputs were on {expected}: create new tensors on the "
+                 "device of the inputs.").format(what=what, device=got.device, expected=expected.device)
     if got.dtype != expected.dtype:
-        return f"{what} has dtype {got.dtype}; expected {expected.dtype}."
+        return _("{what} has dtype {dtype}; expected {expected}.").format(
+            what=what, dtype=got.dtype, expected=expected.dtype)
     return None
 
 
@@ -262,11 +279,15 @@ def _compare_tensor(got, expected: torch.Tensor, what: str, rtol: float, atol: f
         return problem
     got_values, expected_values = got.detach().double(), expected.detach().double()
     if not torch.isfinite(got_values).all() and torch.isfinite(expected_values).all():
-        return f"{what} contains nan or inf{where(_first(~torch.isfinite(got_values)))}."
+        # TRANSLATORS: {where} says where (" at row 2, column 3"), or is empty.
+        return _("{what} contains nan or inf{where}.").format(
+            what=what, where=where(_first(~torch.isfinite(got_values))))
     wrong = ~torch.isclose(got_values, expected_values, rtol=rtol, atol=atol, equal_nan=True)
     if wrong.any():
         index = _first(wrong)
-        return f"{what} is wrong{where(index)} ({int(wrong.sum())} of {wrong.numel()} entries differ)."
+        # TRANSLATORS: {where} says where the first wrong entry is (" at row 2, column 3"), or is empty.
+        return _("{what} is wrong{where} ({wrong} of {total} entries differ).").format(
+            what=what, where=where(index), wrong=int(wrong.sum()), total=wrong.numel())
     return None
 
 
@@ -279,20 +300,22 @@ def _as_float(got, what: str) -> float | str:
     or what is wrong with it."""
     if isinstance(got, torch.Tensor):
         if got.numel() != 1 or got.device.type == "meta" or got.layout != torch.strided:
-            return (f"{what} should be a number, not a tensor of shape {_shape(got)} "
-                    f"on {got.device.type}.")
+            return _("{what} should be a number, not a tensor of shape {shape} on {device}.").format(
+                what=what, shape=_shape(got), device=got.device.type)
         if got.dtype.is_complex or got.dtype == torch.bool:
-            return f"{what} should be a real number, not a tensor of dtype {got.dtype}."
+            return _("{what} should be a real number, not a tensor of dtype {dtype}.").format(
+                what=what, dtype=got.dtype)
         got = got.item()
     real = isinstance(got, numbers.Real | Decimal) and not isinstance(got, bool)
     numpy_number = type(got).__module__ == "numpy" and getattr(got, "dtype", None) is not None and (
         getattr(got, "shape", None) == () and got.dtype.kind in "iuf")
     if not (real or numpy_number):
-        return f"{what} should be a number, not a {type(got).__name__}."
+        return _("{what} should be a number, not a "
+                 "{type_name}.").format(what=what, type_name=type(got).__name__)
     try:
         return float(got.item() if numpy_number else got)
     except OverflowError:
-        return f"{what} is a whole number too large to be a probability or a perplexity."
+        return _("{what} is a whole number too large to be a probability or a perplexity.").format(what=what)
 
 
 def _compare_number(got, expected: float, what: str, rtol: float) -> str | None:
@@ -306,8 +329,9 @@ def _compare_number(got, expected: float, what: str, rtol: float) -> str | None:
     else:
         right = abs(value - expected) <= rtol * abs(expected) + 1e-12
     if not right:
-        return (f"{what} is {value:.6g}, which is not the right value (it differs by more than "
-                f"{rtol:.0e} relative).")
+        # TRANSLATORS: {rtol} is a relative tolerance such as 1e-05.
+        return _("{what} is {value:.6g}, which is not the right value (it differs by more than {rtol:.0e} "
+                 "relative).").format(what=what, value=value, rtol=rtol)
     return None
 
 
@@ -322,7 +346,9 @@ def first_difference(got, expected, what: str, names: Sequence[str] = (),
     try:
         return _difference(got, expected, what, names, rtol, atol, locate)
     except Exception as error:  # a result no comparison can read: say so rather than fail
-        return f"{what} could not be read as the expected kind of value ({type(error).__name__})."
+        # TRANSLATORS: {error} is the class name of a Python exception.
+        return _("{what} could not be read as the expected kind of value ({error}).").format(
+            what=what, error=type(error).__name__)
 
 
 def _difference(got, expected, what, names, rtol, atol, locate) -> str | None:
@@ -334,15 +360,23 @@ def _difference(got, expected, what, names, rtol, atol, locate) -> str | None:
     if isinstance(expected, list | tuple):
         if type(got) not in (list, tuple) or len(got) != len(expected):
             size = len(got) if type(got) in (list, tuple) else type(got).__name__
-            return f"{what} should be a sequence of {len(expected)} items; got {size}."
+            # TRANSLATORS: {size} is how many items came back, or the Python type that came instead.
+            return _("{what} should be a sequence of {count} items; got {size}.").format(
+                what=what, count=len(expected), size=size)
         for i, (g, e) in enumerate(zip(got, expected, strict=True)):
-            name = names[i] if i < len(names) else f"item {i}"
-            problem = _difference(g, e, f"{what}, {name},", (), rtol, atol, locate)
+            name = names[i] if i < len(names) else item_name(i)
+            problem = _difference(g, e, nested_name(what, name), (), rtol, atol, locate)
             if problem:
                 return problem
         return None
     return None if type(got) is type(expected) and got == expected else (
-        f"{what} is {repr(got)[:60]}, which is not the right value.")
+        _("{what} is {got}, which is not the right value.").format(what=what, got=repr(got)[:60]))
+
+
+def item_name(i: int) -> str:
+    """How an unnamed item of a result is named ("item 2")."""
+    # TRANSLATORS: an unnamed item of a result (numbered from 0).
+    return _("item {i}").format(i=i)
 
 
 def is_stub(fn: Callable) -> bool:
@@ -386,9 +420,13 @@ def output_report(got, expected, names: Sequence[str], rtol: float, atol: float,
     if not wrong:
         return None
     right = [name for name in names if not problems[name]]
-    report = (f"{len(wrong)} of {len(names)} outputs are wrong. "
-              + " ".join(f"Wrong: {problems[name]}" for name in wrong)
-              + (f" Right: {', '.join(right)}." if right else " None of them is right."))
+    # TRANSLATORS: the report on a function with several outputs: {wrong} of {total} are wrong.
+    head = _("{wrong} of {total} outputs are wrong.").format(wrong=len(wrong), total=len(names))
+    # TRANSLATORS: one wrong output; {problem} says what is wrong with it.
+    problems_said = " ".join(_("Wrong: {problem}").format(problem=problems[name]) for name in wrong)
+    # TRANSLATORS: {names} lists the outputs that are right, separated by ", ".
+    tail = _("Right: {names}.").format(names=", ".join(right)) if right else _("None of them is right.")
+    report = f"{head} {problems_said} {tail}"
     return report, frozenset(wrong)
 
 
@@ -476,32 +514,42 @@ def take_pairs(limit: int) -> Callable:
 def outcome_problem(outcome: Outcome, label: str) -> str | None:
     """What went wrong while the student's function ran on `label` (apart from its value), or None."""
     if outcome.refused:
-        return outcome.refusal or (f"Your function calls {outcome.refused}. The exercise asks you to "
-                                   "write it yourself, so that call is refused here.")
+        # TRANSLATORS: {name} is what the function called (a function's name, or e.g. "torch's built-in RNN").
+        return outcome.refusal or _("Your function calls {name}. The exercise asks you to write it "
+                                    "yourself, so that call is refused here.").format(name=outcome.refused)
     if outcome.replaced:
-        return (f"Your function replaced {', '.join(outcome.replaced)} (now put back). Compute with "
-                "torch's functions; do not assign to them.")
+        # TRANSLATORS: {names} lists Python names, such as torch.tanh.
+        return _("Your function replaced {names} (now put back). Compute with torch's functions; do not "
+                 "assign to them.").format(names=", ".join(outcome.replaced))
     if outcome.changed:
-        return (describe(outcome.changed) + " A later cell would have run differently. Use a `with` "
-                "block (e.g. `with torch.no_grad():`) for a change that should last only inside your "
-                "function.")
+        # TRANSLATORS: {changes} says which process-wide settings the function changed (sentences).
+        return _("{changes} A later cell would have run differently. Use a `with` block (e.g. `with "
+                 "torch.no_grad():`) for a change that should last only inside your function.").format(
+                     changes=describe(outcome.changed))
     if outcome.threads:
-        return (f"Your function left {outcome.threads} thread(s) running (now stopped): a thread that "
-                "outlives the check could change the notebook later. The exercises need no threads.")
+        return _("Your function left {count} thread(s) running (now stopped): a thread that "
+                 "outlives the check could change the notebook later. The exercises need no "
+                 "threads.").format(count=outcome.threads)
     if outcome.processes:
-        return (f"Your function left {', '.join(outcome.processes)} running (now ended): a process "
-                "that outlives the check could change the notebook later. The exercises need none.")
+        # TRANSLATORS: {processes} lists processes, e.g. "process 1234 (sleep 100)".
+        return _("Your function left {processes} running (now ended): a process that "
+                 "outlives the check could change the notebook later. The exercises need "
+                 "none.").format(processes=", ".join(outcome.processes))
     if outcome.out_of_memory or is_memory_error(outcome.error):
-        return (f"For {label} your function used more memory than the check allows "
-                f"({outcome.memory / 2**30:.3g} GB more than before it ran): look for a tensor far "
-                "larger than the inputs, or a list that grows without end.")
+        # TRANSLATORS: {case} describes the input the function was given ("batch=3, inputs=4, hiddens=2").
+        return _("For {case} your function used more memory than the check allows ({memory:.3g} GB more "
+                 "than before it ran): look for a tensor far larger than the inputs, or a list that grows "
+                 "without end.").format(case=label, memory=outcome.memory / 2**30)
     if outcome.timed_out:
-        return (f"For {label} your function was still running after {outcome.seconds:g} seconds: look "
-                "for a loop that never ends (a `while` whose condition stays true, an endless generator) "
-                "or a long wait.")
+        return _("For {case} your function was still running after {seconds:g} seconds: look for a loop "
+                 "that never ends (a `while` whose condition stays true, an endless generator) or a long "
+                 "wait.").format(
+                     case=label, seconds=outcome.seconds)
     if outcome.error is not None:
         error = outcome.error
-        return f"For {label} your function raised {type(error).__name__}: {_short(error)}"
+        # TRANSLATORS: {error} is the class name of a Python exception, {message} its message (from Python).
+        return _("For {case} your function raised {error}: {message}").format(
+            case=label, error=type(error).__name__, message=_short(error))
     return None
 
 
@@ -540,9 +588,9 @@ def expected_of(case: Case, pristine: tuple) -> tuple[object, str | None]:
         return case.expected, None
     expected = case.reference(*copy.deepcopy(pristine))
     if case.digest is not None and digest(expected) != case.digest:
-        return expected, ("Your function changed something the check itself relies on (a setting or "
-                          "a function outside torch's namespaces), so it cannot be judged: restart "
-                          "the kernel and run your cell again without that change.")
+        return expected, _("Your function changed something the check itself relies on (a setting or a "
+                           "function outside torch's namespaces), so it cannot be judged: restart the "
+                           "kernel and run your cell again without that change.")
     return expected, None
 
 
@@ -555,8 +603,8 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
 
     A case that names its `outputs` reports each of them right or wrong, and `diagnose(wrong
     names)` adds a hint keyed to that pattern. A wrong result that one of `mistakes` gives is
-    told that mistake's cause instead. None returned by a stub is "not attempted"; by a
-    written body, `RETURNED_NONE`.
+    told that mistake's cause instead. None returned by a stub is `NOT_ATTEMPTED` (in English,
+    for the caller to compare; `check_on_devices` translates it); by a written body, `RETURNED_NONE`.
     """
     saved = copy.deepcopy(case.args)
     recorder = CallRecorder()
@@ -572,15 +620,20 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
             _note_refused()
         return problem
     if outcome.value is None:
-        return NOT_ATTEMPTED if is_stub(fn) else f"For {case.label}: {RETURNED_NONE}"
+        # TRANSLATORS: {case} describes the input; {problem} says what is wrong.
+        if is_stub(fn):
+            return NOT_ATTEMPTED
+        return _("For {case}: {problem}").format(case=case.label, problem=_(RETURNED_NONE))
     changed = _changed_input(saved, case.args)
     if changed is not None:
-        return (f"For {case.label} your function changed its input number {changed + 1} in place; "
-                "compute new tensors instead (no `+=`, `mul_`, `[...] =` on the inputs).")
+        # TRANSLATORS: {number} counts the function's arguments from 1.
+        return _("For {case} your function changed its input number {number} in place; "
+                 "compute new tensors instead (no `+=`, `mul_`, `[...] =` on the "
+                 "inputs).").format(case=case.label, number=changed + 1)
     for rule in rules:
         if rule.broken(recorder.calls):
             _note_refused()
-            return rule.message
+            return _(rule.message)
     expected, problem = expected_of(case, saved)
     if problem:
         _note_refused()
@@ -590,8 +643,13 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
         return None
     cause = recognised_mistake(outcome.value, expected, case, saved, mistakes, rtol, atol)
     hint = diagnose(wrong) if diagnose is not None and wrong else None
-    return f"For {case.label}: {report}" + (
-        f" {LIKELY_CAUSE}{cause}" if cause else f" Hint: {hint}" if hint else "")
+    if cause:
+        # TRANSLATORS: {report} says what is wrong; {cause} is the known mistake that gives this result.
+        return _("For {case}: {report} Likely cause: "
+                 "{cause}").format(case=case.label, report=report, cause=_(cause))
+    if hint:
+        return _("For {case}: {report} Hint: {hint}").format(case=case.label, report=report, hint=hint)
+    return _("For {case}: {problem}").format(case=case.label, problem=report)
 
 
 def _value_report(got, expected, case: Case, rtol: float, atol: float) -> tuple[str | None, frozenset[str]]:
@@ -601,28 +659,32 @@ def _value_report(got, expected, case: Case, rtol: float, atol: float) -> tuple[
         judged = output_report(got, expected, case.outputs, rtol, atol, case.locate)
         if judged is not None:
             return judged
-    return first_difference(got, expected, "the result", case.names, rtol, atol, case.locate), frozenset()
+    # TRANSLATORS: what a student's function returned, as the subject of a sentence ("the result is wrong").
+    return first_difference(got, expected, _("the result"), case.names, rtol, atol, case.locate), frozenset()
 
 
 def check_on_devices(fn, problem_on: Callable[[torch.device], str | None], success: str,
                      signature: str, output: CappedText | None = None) -> Verdict:
     """Check the student's `fn` with `problem_on(device)` on each available device; return a Verdict.
 
-    `problem_on` returns what is wrong on that device, or None. `fn` None is "not attempted";
-    something that is not a function is told so, naming `signature`. What `fn` printed into
-    `output` is kept (capped) in the verdict, which shows it before its message.
+    `problem_on` returns what is wrong on that device, or None (`NOT_ATTEMPTED` in English, the
+    rest in the language d2lmini speaks). `fn` None is "not attempted"; something that is not a
+    function is told so, naming `signature`. What `fn` printed into `output` is kept (capped) in
+    the verdict, which shows it before its message.
     """
     if fn is None:
         problem = NOT_ATTEMPTED
     elif not callable(fn):
-        problem = f"Pass your function itself, {signature}, not a {type(fn).__name__}."
+        # TRANSLATORS: {signature} is code ("fused_step(X, H, W_xh, W_hh, b_h)"); {type_name} a Python type.
+        problem = _("Pass your function itself, {signature}, not a {type_name}.").format(
+            signature=signature, type_name=type(fn).__name__)
     else:
         problem = next((p for device in available_devices() if (p := problem_on(device))), None)
     printed = output.shown() if output is not None and output.kept else ""
     if problem is None:
-        return Verdict(True, "Correct! " + success, printed)
+        return Verdict(True, correct_message(success), printed)
     if problem == NOT_ATTEMPTED:
-        return Verdict(False, problem, printed)
+        return Verdict(False, _(NOT_ATTEMPTED), printed)
     return Verdict.not_yet(problem, printed)
 
 

@@ -8,6 +8,7 @@ from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verd
 from d2lmini.exercises.coding import at_most_matmuls, check_function
 from d2lmini.exercises.guard.refusals import RNN
 from d2lmini.exercises.hidden_state import rnn_step_cases
+from d2lmini.i18n import N_, _
 
 
 @self_check
@@ -16,10 +17,10 @@ def check_stacked_weight_shape(answer, num_inputs: int = 28, num_hiddens: int = 
     expected = (num_inputs + num_hiddens, num_hiddens)
     return verdict(
         as_shape(answer) == expected,
-        f"W_xh ({num_inputs} x {num_hiddens}) on top of W_hh ({num_hiddens} x {num_hiddens}) "
-        f"gives {expected}.",
-        "Stacking puts the rows of W_hh under the rows of W_xh: rows add up, columns stay. "
-        "Give a tuple (rows, columns).",
+        _("W_xh ({num_inputs} x {num_hiddens}) on top of W_hh ({num_hiddens} x {num_hiddens}) gives "
+          "{expected}.").format(num_inputs=num_inputs, num_hiddens=num_hiddens, expected=expected),
+        _("Stacking puts the rows of W_hh under the rows of W_xh: rows add up, columns stay. Give a tuple "
+          "(rows, columns)."),
     )
 
 
@@ -27,9 +28,9 @@ def check_fused_step(step_fn) -> Verdict:
     """Exercise 2: `step_fn(X, H, W_xh, W_hh, b_h)` returns tanh(X W_xh + H W_hh + b_h) with one matmul."""
     return check_function(
         step_fn, functools.partial(rnn_step_cases, seed=2, sizes=((3, 5, 4), (1, 4, 2), (6, 28, 16))),
-        "One matmul, the same hidden state.",
-        rules=[at_most_matmuls(1, "Your function multiplies matrices more than once; the exercise "
-                                  "asks for a single matrix product.")],
+        _("One matmul, the same hidden state."),
+        rules=[at_most_matmuls(1, N_("Your function multiplies matrices more than once; the exercise asks "
+                                     "for a single matrix product."))],
         signature="fused_step(X, H, W_xh, W_hh, b_h)", bans=(RNN,))
 
 
@@ -45,9 +46,9 @@ def check_multiplication_count(answer, batch: int = 32, num_inputs: int = 28,
     expected = multiply_add_count(batch, num_inputs, num_hiddens)
     return count_verdict(
         answer, expected,
-        f"{expected:,} multiplications, exactly as many as X W_xh and H W_hh together: fusing saves "
-        "kernel launches and memory traffic, not arithmetic.",
-        "Each of the batch x hiddens entries of the result is a dot product of length inputs + hiddens.",
+        _("{expected:,} multiplications, exactly as many as X W_xh and H W_hh together: fusing saves "
+          "kernel launches and memory traffic, not arithmetic.").format(expected=expected),
+        _("Each of the batch x hiddens entries of the result is a dot product of length inputs + hiddens."),
     )
 
 
@@ -57,8 +58,8 @@ def check_gru_weight_shape(answer, num_inputs: int = 28, num_hiddens: int = 64) 
     expected = tuple(torch.nn.GRU(num_inputs, num_hiddens).weight_ih_l0.shape)
     return verdict(
         as_shape(answer) == expected,
-        f"{expected}: the input weights of the reset gate, the update gate and the candidate state "
-        "are stacked into one matrix, so one matmul serves all three.",
-        "A GRU has three input-to-hidden weight matrices (two gates and a candidate); PyTorch stores "
-        "them stacked, and transposed like nn.Linear (out_features first).",
+        _("{expected}: the input weights of the reset gate, the update gate and the candidate state are "
+          "stacked into one matrix, so one matmul serves all three.").format(expected=expected),
+        _("A GRU has three input-to-hidden weight matrices (two gates and a candidate); PyTorch stores "
+          "them stacked, and transposed like nn.Linear (out_features first)."),
     )

@@ -8,6 +8,7 @@ from d2lmini.exercises import Verdict, number_verdict, self_check
 from d2lmini.exercises.coding import Case, check_function, sampler
 from d2lmini.exercises.guard.refusals import GATED
 from d2lmini.gates import gru_step, lstm_step
+from d2lmini.i18n import _
 
 SHAPES = ((2, 5, 3), (4, 28, 16), (1, 2, 1))  # (batch, vocab, hiddens): small, usual, a single unit
 
@@ -69,8 +70,8 @@ def check_gru_cell(cell) -> Verdict:
     """Exercise 1: `gru_cell(X, H, params)` with one weight matrix per gate returns H' as torch.nn.GRU."""
     return check_function(
         cell, _gru_cases,
-        "Your GRU step with one matrix per gate gives torch's numbers: the fused step of section 1 "
-        "does the same with one product.",
+        _("Your GRU step with one matrix per gate gives torch's numbers: the fused step of section 1 does "
+          "the same with one product."),
         signature="gru_cell(X, H, params)", rtol=1e-4, atol=1e-5, bans=(GATED,))
 
 
@@ -78,8 +79,8 @@ def check_lstm_cell(cell) -> Verdict:
     """Exercise 2: `lstm_cell(X, H, C, params)` with one weight matrix per gate returns (H', C')."""
     return check_function(
         cell, _lstm_cases,
-        "Your LSTM step with one matrix per gate gives torch's numbers: C' = F ⊙ C + I ⊙ G and "
-        "H' = O ⊙ tanh(C').",
+        _("Your LSTM step with one matrix per gate gives torch's numbers: C' = F ⊙ C + I ⊙ G and H' = O ⊙ "
+          "tanh(C')."),
         signature="lstm_cell(X, H, C, params)", rtol=1e-4, atol=1e-5, bans=(GATED,))
 
 
@@ -90,8 +91,9 @@ def check_saturated_gate_slope(answer, pre_activation: float = 3.0) -> Verdict:
     keep = 1 / (1 + math.exp(-pre_activation))
     return number_verdict(
         answer, expected,
-        f"σ'({pre_activation:g}) = σ(1 - σ) = {keep:.4f} x {1 - keep:.4f} = {expected:.4f}: a gate near 1 "
-        "keeps its cell almost unchanged, and learns to move only slowly (its own gradient is small).",
-        "The derivative of the sigmoid can be written with its own value: σ'(a) = σ(a)(1 - σ(a)). "
-        "Compute σ(a) first.",
+        _("σ'({a:g}) = σ(1 - σ) = {keep:.4f} x {rest:.4f} = {expected:.4f}: a gate near 1 keeps its cell "
+          "almost unchanged, and learns to move only slowly (its own gradient is small).").format(
+              a=pre_activation, keep=keep, rest=1 - keep, expected=expected),
+        _("The derivative of the sigmoid can be written with its own value: σ'(a) = σ(a)(1 - σ(a)). "
+          "Compute σ(a) first."),
     )

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, sampler
 from d2lmini.exercises.guard.refusals import RNN
+from d2lmini.i18n import _
 from d2lmini.rnn import rnn_step
 
 
@@ -39,11 +40,13 @@ def check_ngram_order(answer, vocab_size: int = 100, limit: int = 10**9) -> Verd
     below = ngram_table_size(vocab_size, expected - 1)
     return count_verdict(
         answer, expected,
-        f"{vocab_size}^{expected - 1} = {below:,} is still below {limit:,}, and {vocab_size}^{expected} "
-        f"= {ngram_table_size(vocab_size, expected):,} is above: each extra token of context multiplies "
-        f"the table by {vocab_size}.",
-        "Each extra token of context multiplies the table by |V|. Work out |V|^n for growing n "
-        "(in your head or in a cell) and stop at the first one above the limit.",
+        # TRANSLATORS: {vocab}^{n} is a power (|V| to the n).
+        _("{vocab}^{below_n} = {below:,} is still below {limit:,}, and {vocab}^{n} = {above:,} is above: "
+          "each extra token of context multiplies the table by {vocab}.").format(
+              vocab=vocab_size, below_n=expected - 1, below=below, limit=limit, n=expected,
+              above=ngram_table_size(vocab_size, expected)),
+        _("Each extra token of context multiplies the table by |V|. Work out |V|^n for growing n (in your "
+          "head or in a cell) and stop at the first one above the limit."),
     )
 
 
@@ -53,8 +56,9 @@ def check_rnn_parameter_count(answer, vocab_size: int = 28, num_hiddens: int = 6
     expected = rnn_parameter_count(vocab_size, num_hiddens)
     return count_verdict(
         answer, expected,
-        f"{expected:,} parameters, and the same number for a sequence of 10 or 10,000 characters.",
-        "Add up the sizes of W_xh (|V| x h), W_hh (h x h), b_h (h), W_hq (h x |V|) and b_q (|V|).",
+        _("{expected:,} parameters, and the same number for a sequence of 10 or 10,000 characters.").format(
+            expected=expected),
+        _("Add up the sizes of W_xh (|V| x h), W_hh (h x h), b_h (h), W_hq (h x |V|) and b_q (|V|)."),
     )
 
 
@@ -64,9 +68,11 @@ def check_hidden_state_shape(answer, batch_size: int = 8, num_hiddens: int = 64)
     expected = (batch_size, num_hiddens)
     return verdict(
         as_shape(answer) == expected,
-        f"H_t has one row per sequence of the minibatch and one column per hidden unit: {expected}.",
-        "H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h): which shape does X_t W_xh have? "
-        "Give a tuple of whole numbers such as (rows, columns).",
+        _("H_t has one row per sequence of the minibatch and one column per hidden unit: {expected}.").format(
+            expected=expected),
+        # TRANSLATORS: H_{t-1} is the formula's H with index t-1, not a field: keep it as it is.
+        _("H_t = tanh(X_t W_xh + H_{t-1} W_hh + b_h): which shape does X_t W_xh have? Give a tuple of "
+          "whole numbers such as (rows, columns)."),
     )
 
 
@@ -89,17 +95,19 @@ def check_same_bag(answer) -> Verdict:
     pair = isinstance(answer, tuple | list) and len(answer) == 2 and all(type(s) is str for s in answer)
     outside = sorted(set("".join(answer)) - TOKENS) if pair else []
     shown_pair = pair and frozenset(answer) in SHOWN_PAIRS
-    hint = ("Give a tuple of two *different* strings that use exactly the same characters, "
-            "each the same number of times.")
+    hint = _("Give a tuple of two *different* strings that use exactly the same characters, each the same "
+             "number of times.")
     if shown_pair:
-        hint = "That pair is the notebook's own example: find a pair of your own."
+        hint = _("That pair is the notebook's own example: find a pair of your own.")
     elif outside:
-        hint = (f"Use only lower-case letters and spaces: {''.join(outside)!r} is not in the vocabulary, "
-                "so the model reads it as <unk> and your two strings may look the same to it too.")
+        # TRANSLATORS: {characters} is a Python string of the characters outside the vocabulary, quoted.
+        hint = _("Use only lower-case letters and spaces: {characters} is not in the vocabulary, so the "
+                 "model reads it as <unk> and your two strings may look the same to it too.").format(
+                     characters=repr("".join(outside)))
     return verdict(
         pair and not outside and not shown_pair and same_bag_of_characters(*answer),
-        "Same bag of characters, different order: a bag-of-words context cannot tell them apart, "
-        "an RNN's hidden state can.",
+        _("Same bag of characters, different order: a bag-of-words context cannot tell them apart, an "
+          "RNN's hidden state can."),
         hint,
     )
 
@@ -122,8 +130,8 @@ def check_rnn_step(step_fn) -> Verdict:
     """
     return check_function(
         step_fn, rnn_step_cases,
-        "Your step computes the next hidden state for any batch, input and hidden size: the same "
-        "function, with the same weights, runs at every time step.",
+        _("Your step computes the next hidden state for any batch, input and hidden size: the same "
+          "function, with the same weights, runs at every time step."),
         signature="rnn_step(X_t, H, W_xh, W_hh, b_h)", bans=(RNN,))
 
 
@@ -148,12 +156,16 @@ def _all_states_cases(device: torch.device):
 
 
 def _locate_state(what: str, index: tuple) -> str:
-    return f" at time step {index[0] + 1} (H_{index[0] + 1}), sequence {index[1]}" if len(index) == 3 else ""
+    if len(index) != 3:
+        return ""
+    # TRANSLATORS: {where} of "the result is wrong{where}", with its leading space in English.
+    return _(" at time step {step} (H_{step}), sequence {sequence}").format(step=index[0] + 1,
+                                                                            sequence=index[1])
 
 
 def check_all_states(fn) -> Verdict:
     """Exercise 5: `fn(tokens, W_xh, W_hh, b_h)` returns H_1 ... H_T stacked, (steps, batch, hiddens)."""
     return check_function(
         fn, _all_states_cases,
-        "The same step, with the same weights, ran at every time step, each one starting from "
-        "the state the previous one left.", signature="all_states(tokens, W_xh, W_hh, b_h)", bans=(RNN,))
+        _("The same step, with the same weights, ran at every time step, each one starting from the state "
+          "the previous one left."), signature="all_states(tokens, W_xh, W_hh, b_h)", bans=(RNN,))

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from d2lmini.exercises import Verdict, as_number, number_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, never, sampler
 from d2lmini.exercises.guard.refusals import CROSS_ENTROPY
+from d2lmini.i18n import N_, _
 from d2lmini.markov import make_markov_source
 from d2lmini.ngram import KneserNey
 
@@ -42,10 +43,12 @@ def check_sequence_perplexity(answer, probs: tuple = SEQUENCE_PROBS) -> Verdict:
     choices = [f"{1 / p:.4g}" for p in probs]
     return number_verdict(
         answer, expected,
-        f"The mean information is {nats:.4f} nats, so the perplexity is exp({nats:.4f}) = {expected:.4f}: "
-        f"the geometric mean of {', '.join(choices[:-1])} and {choices[-1]} choices.",
-        "Average -ln p over the four characters, then take exp of the average "
-        "(or take the geometric mean of 1/p).",
+        # TRANSLATORS: {choices} lists numbers separated by ", "; {last} is the last one.
+        _("The mean information is {nats:.4f} nats, so the perplexity is exp({nats:.4f}) = {expected:.4f}: "
+          "the geometric mean of {choices} and {last} choices.").format(
+              nats=nats, expected=expected, choices=", ".join(choices[:-1]), last=choices[-1]),
+        _("Average -ln p over the four characters, then take exp of the average (or take the geometric "
+          "mean of 1/p)."),
     )
 
 
@@ -53,9 +56,9 @@ def check_sequence_perplexity(answer, probs: tuple = SEQUENCE_PROBS) -> Verdict:
 def check_bits_to_perplexity(answer, bits: float = BITS) -> Verdict:
     """Exercise 2: (perplexity, nats per character) of a model at `bits` bits per character."""
     perplexity, nats = 2**bits, bits * math.log(2)
-    success = (f"2 ** {bits:g} = {perplexity:.4f} choices per character, and {bits:g} x ln 2 = "
-               f"{nats:.4f} nats.")
-    hint = "Answer with a pair (perplexity, nats). Perplexity is 2 ** bits; one bit is ln 2 nats."
+    success = _("2 ** {bits:g} = {perplexity:.4f} choices per character, and {bits:g} x ln 2 = {nats:.4f} "
+                "nats.").format(bits=bits, perplexity=perplexity, nats=nats)
+    hint = _("Answer with a pair (perplexity, nats). Perplexity is 2 ** bits; one bit is ln 2 nats.")
     try:
         got_ppl, got_nats = answer  # a tuple, a list, a 1-d tensor or array of two numbers
     except (TypeError, ValueError):
@@ -69,11 +72,11 @@ def check_zero_probability(answer) -> Verdict:
     """Exercise 3: perplexity when one of LENGTH characters gets probability 0 (the rest 1)."""
     return verdict(
         as_number(answer) == math.inf,
-        "One impossible event costs -log 0 = ∞ information, so the average and the perplexity are "
-        "infinite: one confident mistake ruins the whole text. That is why models (and the unigram "
-        "baseline, with add-one smoothing) never give probability exactly 0.",
-        f"What is -log p for p = 0? The other {LENGTH - 1} characters cost nothing, "
-        "but the average cannot absorb that one term. (math.inf is a number in Python.)",
+        _("One impossible event costs -log 0 = ∞ information, so the average and the perplexity are "
+          "infinite: one confident mistake ruins the whole text. That is why models (and the unigram "
+          "baseline, with add-one smoothing) never give probability exactly 0."),
+        _("What is -log p for p = 0? The other {others} characters cost nothing, but the average cannot "
+          "absorb that one term. (math.inf is a number in Python.)").format(others=LENGTH - 1),
     )
 
 
@@ -83,10 +86,11 @@ def check_compressed_bytes(answer, perplexity: float = CODER_PERPLEXITY) -> Verd
     expected = TEXT_CHARS * math.log2(perplexity) / 8
     return number_verdict(
         answer, expected,
-        f"log2({perplexity:g}) = {math.log2(perplexity):.4f} bits per character, times "
-        f"{TEXT_CHARS:,} characters, divided by 8 bits per byte: about {expected:,.0f} bytes.",
-        "Turn the perplexity into bits per character (log2), multiply by the number of characters, "
-        "and divide by 8.",
+        _("log2({perplexity:g}) = {bits:.4f} bits per character, times {chars:,} characters, divided by 8 "
+          "bits per byte: about {expected:,.0f} bytes.").format(
+              perplexity=perplexity, bits=math.log2(perplexity), chars=TEXT_CHARS, expected=expected),
+        _("Turn the perplexity into bits per character (log2), multiply by the number of characters, and "
+          "divide by 8."),
         about=ABOUT_BYTES,
     )
 
@@ -98,11 +102,11 @@ def check_bits_above_floor(answer, perplexity: float = LAB_PERPLEXITY) -> Verdic
     expected = math.log2(perplexity) - floor_bits
     return number_verdict(
         answer, expected,
-        f"log2({perplexity:g}) - {floor_bits:.4f} = {expected:.4f} bits per character: on a text of "
-        f"100,000 characters that is about {100_000 * expected / 8:,.0f} bytes more than the best "
-        "possible code.",
-        "Turn both perplexities (the model's and the floor) into bits per character with log2, "
-        "then subtract.",
+        _("log2({perplexity:g}) - {floor:.4f} = {expected:.4f} bits per character: on a text of 100,000 "
+          "characters that is about {bytes:,.0f} bytes more than the best possible code.").format(
+              perplexity=perplexity, floor=floor_bits, expected=expected, bytes=100_000 * expected / 8),
+        _("Turn both perplexities (the model's and the floor) into bits per character with log2, then "
+          "subtract."),
         about=PRINTED_FLOOR_SLACK_BITS / abs(expected),
     )
 
@@ -115,25 +119,27 @@ def reference_perplexity(logits: torch.Tensor, targets: torch.Tensor) -> float:
 def _perplexity_cases(device: torch.device):
     rand = sampler(7, device)
     generator = torch.Generator().manual_seed(70)
-    for n, vocab, scale, label in [(12, 5, 1.0, "random logits"), (40, 28, 3.0, "random logits"),
-                                   (6, 4, 0.0, "all-zero logits (a uniform guess)"),
-                                   (8, 3, 1000.0, "logits as large as 1000")]:
+    # TRANSLATORS: how the cases' logits are made ("random logits, 12 characters, vocabulary 5").
+    for n, vocab, scale, label in [(12, 5, 1.0, N_("random logits")), (40, 28, 3.0, N_("random logits")),
+                                   (6, 4, 0.0, N_("all-zero logits (a uniform guess)")),
+                                   (8, 3, 1000.0, N_("logits as large as 1000"))]:
         logits = rand(n, vocab) * scale
         targets = torch.randint(vocab, (n,), generator=generator).to(device)
         if scale == 1000.0:  # confident and right: perplexity near 1, where naive exp overflows
             targets = logits.argmax(1)
-        yield Case(f"{label}, {n} characters, vocabulary {vocab}", (logits, targets),
-                   reference=reference_perplexity)
+        yield Case(_("{logits}, {n} characters, vocabulary "
+                     "{vocab}").format(logits=_(label), n=n, vocab=vocab),
+                   (logits, targets), reference=reference_perplexity)
 
 
 def check_perplexity_function(fn) -> Verdict:
     """Exercise 6: `fn(logits, targets)` returns the perplexity (a number), computed by hand and stably."""
     return check_function(
         fn, _perplexity_cases,
-        "exp of the mean of -log p(true character): right for any vocabulary, and stable for huge logits.",
+        _("exp of the mean of -log p(true character): right for any vocabulary, and stable for huge logits."),
         rules=[never({"cross_entropy", "cross_entropy_loss", "nll_loss", "nll_loss_nd", "nll_loss2d"},
-                     "Compute the loss yourself: F.cross_entropy and F.nll_loss do the whole "
-                     "exercise for you.")],
+                     N_("Compute the loss yourself: F.cross_entropy and F.nll_loss do the whole exercise "
+                        "for you."))],
         signature="perplexity(logits, targets)", rtol=1e-4,
         bans=(CROSS_ENTROPY,))
 
@@ -149,14 +155,15 @@ def _kn_cases(device: torch.device):
                            ("xyzzy", 0.9)]:
         for context in sorted(set(text)):
             for char in sorted(set(text)):
-                yield Case(f"text {text!r}, discount {discount}, p({char!r} | {context!r})",
-                           (text, context, char, discount), reference=reference_kn_bigram)
+                yield Case(_("text {text}, discount {discount}, p({char} | {context})").format(
+                    text=repr(text), discount=discount, char=repr(char), context=repr(context)),
+                    (text, context, char, discount), reference=reference_kn_bigram)
 
 
 def check_kn_bigram(fn) -> Verdict:
     """Exercise 7: `fn(text, context, char, discount)` returns the interpolated Kneser-Ney bigram p."""
     return check_function(
         fn, _kn_cases,
-        "Your bigram discounts every seen pair, and gives what it saved to the continuation unigram, "
-        "which counts in how many different contexts a character appears.",
+        _("Your bigram discounts every seen pair, and gives what it saved to the continuation unigram, "
+          "which counts in how many different contexts a character appears."),
         signature="kn_bigram(text, context, char, discount)", rtol=1e-6)

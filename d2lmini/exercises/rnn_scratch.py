@@ -19,6 +19,7 @@ from d2lmini.exercises.coding import (
 )
 from d2lmini.exercises.guard import PACKAGE, CappedText, run_guarded
 from d2lmini.exercises.guard.refusals import RNN
+from d2lmini.i18n import N_, _
 from d2lmini.rnn import RNNScratch, rnn_forward
 from d2lmini.train import History, train_epoch
 
@@ -42,11 +43,12 @@ def check_output_row(answer, step: int = 3, example: int = 2, batch_size: int = 
     expected = output_row(step, example, batch_size)
     return count_verdict(
         answer, expected,
-        f"Rows are step-major: all {batch_size} sequences of step 0 come first, then step 1, ... "
-        f"so step {step} of sequence {example} is row {step} x {batch_size} + {example} = {expected}.",
-        "The outputs of all sequences for one time step are stacked together, one step after "
-        "another. How many rows come before step "
-        f"{step}? Then count to sequence {example} (rows and sequences are numbered from 0).",
+        _("Rows are step-major: all {batch_size} sequences of step 0 come first, then step 1, ... so step "
+          "{step} of sequence {example} is row {step} x {batch_size} + {example} = {expected}.").format(
+              batch_size=batch_size, step=step, example=example, expected=expected),
+        _("The outputs of all sequences for one time step are stacked together, one step after another. "
+          "How many rows come before step {step}? Then count to sequence {example} (rows and sequences are "
+          "numbered from 0).").format(step=step, example=example),
     )
 
 
@@ -59,11 +61,12 @@ def check_hidden_term_std(answer, num_hiddens: int = 64, state_std: float = 0.5)
     expected = state_std  # sqrt(h) terms, each of std state_std / sqrt(h)
     return number_verdict(  # a measured value (as the question invites) counts within 2 %
         answer, expected,
-        f"Each entry is a sum of {num_hiddens} independent products, each with standard deviation "
-        f"{state_std:g} x 1/sqrt({num_hiddens}); the variances add up to {state_std:g}², so the "
-        f"standard deviation is {expected:g}: the 1/fan_in rule keeps the scale of the state.",
-        "An entry of H W_hh is a sum over k of H[k] W_hh[k, j]. Variances of independent terms add; "
-        "the variance of a product of independent zero-mean factors is the product of their variances.",
+        _("Each entry is a sum of {num_hiddens} independent products, each with standard deviation {std:g} "
+          "x 1/sqrt({num_hiddens}); the variances add up to {std:g}², so the standard deviation is "
+          "{expected:g}: the 1/fan_in rule keeps the scale of the state.").format(
+              num_hiddens=num_hiddens, std=state_std, expected=expected),
+        _("An entry of H W_hh is a sum over k of H[k] W_hh[k, j]. Variances of independent terms add; the "
+          "variance of a product of independent zero-mean factors is the product of their variances."),
         about=MEASURED,
     )
 
@@ -74,10 +77,11 @@ def check_temperature_probability(answer, logits=(2.0, 1.0, 0.0), temperature: f
     expected = temperature_probability(logits, temperature)
     return number_verdict(
         answer, expected,
-        f"softmax({list(logits)} / {temperature:g})[0] = {expected:.4f}: a temperature below 1 makes "
-        "the most likely character even more likely.",
-        f"Divide every logit by {temperature:g}, exponentiate, and divide the first by the sum. "
-        "Give a probability between 0 and 1.",
+        _("softmax({logits} / {temperature:g})[0] = {expected:.4f}: a "
+          "temperature below 1 makes the most likely character even more "
+          "likely.").format(logits=list(logits), temperature=temperature, expected=expected),
+        _("Divide every logit by {temperature:g}, exponentiate, and divide the first by the sum. Give a "
+          "probability between 0 and 1.").format(temperature=temperature),
     )
 
 
@@ -87,12 +91,15 @@ def check_initial_loss(answer, vocab_size: int = 60) -> Verdict:
     expected = math.log(vocab_size)
     return number_verdict(
         answer, expected,
-        f"Every character gets probability about 1/{vocab_size}, so the loss is -ln(1/{vocab_size}) = "
-        f"ln {vocab_size} = {expected:.4f} nats, a perplexity of {vocab_size}: the model is guessing "
-        "uniformly, whatever the vocabulary.",
-        f"Tiny logits give every one of the {vocab_size} characters the same probability. What is "
-        "-ln of that probability?",
+        _("Every character gets probability about 1/{vocab}, so the loss is -ln(1/{vocab}) = ln {vocab} = "
+          "{expected:.4f} nats, a perplexity of {vocab}: the model is guessing uniformly, whatever the "
+          "vocabulary.").format(vocab=vocab_size, expected=expected),
+        _("Tiny logits give every one of the {vocab} characters the same probability. What is -ln of that "
+          "probability?").format(vocab=vocab_size),
     )
+
+
+OUTPUTS = N_("the outputs")  # the forward loop's first result, as a verdict names it
 
 
 def _forward_cases(device: torch.device):
@@ -104,16 +111,21 @@ def _forward_cases(device: torch.device):
                   rand(hiddens, vocab), rand(vocab))
         state = rand(batch, hiddens)
         yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", (X, state, *params),
-                   reference=rnn_forward, names=("the outputs", "the final state"),
+                   reference=rnn_forward, names=(_(OUTPUTS), _("the final state")),
                    locate=functools.partial(_locate_output, batch))
 
 
 def _locate_output(batch: int, what: str, index: tuple) -> str:
     """Word a wrong entry of the forward loop's results by time step and sequence."""
-    if "outputs" in what and len(index) == 2:
+    if _(OUTPUTS) in what and len(index) == 2:
         step, sequence = divmod(index[0], batch)
-        return f" at row {index[0]} (time step {step}, sequence {sequence}), column {index[1]}"
-    return f" at sequence {index[0]}, hidden unit {index[1]}" if len(index) == 2 else ""
+        # TRANSLATORS: {where} of "the result is wrong{where}", with its leading space in English.
+        return _(" at row {row} (time step {step}, sequence {sequence}), column {column}").format(
+            row=index[0], step=step, sequence=sequence, column=index[1])
+    if len(index) != 2:
+        return ""
+    # TRANSLATORS: {where} of "the result is wrong{where}", with its leading space in English.
+    return _(" at sequence {sequence}, hidden unit {unit}").format(sequence=index[0], unit=index[1])
 
 
 def check_forward(forward) -> Verdict:
@@ -123,8 +135,8 @@ def check_forward(forward) -> Verdict:
     """
     return check_function(
         forward, _forward_cases,
-        "Your loop runs the same step at every time step, keeps the outputs in step-major order "
-        "and hands back the last state.",
+        _("Your loop runs the same step at every time step, keeps the outputs in step-major order and "
+          "hands back the last state."),
         signature="forward(X, state, W_xh, W_hh, b_h, W_hq, b_q)", rtol=1e-4, atol=1e-5,
         bans=(RNN,))
 
@@ -145,12 +157,8 @@ def _reference_loop(device: torch.device, carry_state: bool):
     """The package's epoch on the check's model: (parameters, mean loss). Computed afresh at each
     call (no cache a student's code could read): once before it runs, kept as a digest, once after."""
     model, optimizer, batches = _loop_setup(device)
-    loss, _, _ = train_epoch(model, batches, optimizer, None, carry_state, History(), 0)
+    loss, _batches, _seconds = train_epoch(model, batches, optimizer, None, carry_state, History(), 0)
     return [p.detach() for p in model.parameters()], loss
-
-
-DETACH_HINT = (" The state still carries the graph of the previous minibatch: detach it before it "
-               "enters the next one.")
 
 
 # The model's own code (its forward pass) is the package's: the student's loop may call it.
@@ -161,29 +169,35 @@ def _loop_problem(train_loop, device: torch.device, output: CappedText) -> str |
     sealed = digest(_reference_loop(device, carry_state=True)) if device.type == "cpu" else None
     model, optimizer, batches = _loop_setup(device)
     outcome = run_guarded(train_loop, (model, batches, optimizer), output=output, allowed=MODEL_FILES)
-    problem = outcome_problem(outcome, "the small model")
+    problem = outcome_problem(outcome, _("the small model"))
     if problem:
         # Without a detach the second backward meets the freed graph ("a second time") or, with
         # retain_graph=True, parameters the optimizer has since changed in place.
         graph_reused = "second time" in problem or "modified by an inplace operation" in problem
-        return problem + DETACH_HINT if graph_reused else problem
+        if not graph_reused:
+            return problem
+        # TRANSLATORS: {problem} says what went wrong (the message of torch's error).
+        return _("{problem} The state still carries the graph of the previous minibatch: detach it before "
+                 "it enters the next one.").format(problem=problem)
     if outcome.value is None:
         return NOT_ATTEMPTED
     reference, loss = _reference_loop(device, carry_state=True)
     if sealed is not None and digest((reference, loss)) != sealed:
-        return ("Your loop changed something the check itself relies on (a setting or a function "
-                "outside torch's namespaces), so it cannot be judged: restart the kernel and run "
-                "your cell again without that change.")
-    fresh, _ = _reference_loop(device, carry_state=False)
-    names = [name for name, _ in model.named_parameters()]
+        return _("Your loop changed something the check itself relies on (a setting or a function outside "
+                 "torch's namespaces), so it cannot be judged: restart the kernel and run your cell again "
+                 "without that change.")
+    fresh, _loss = _reference_loop(device, carry_state=False)
+    names = [name for name, _parameter in model.named_parameters()]
     got_params = [p.detach() for p in model.parameters()]
     if not first_difference(got_params, fresh, "", names, 1e-4, 1e-6):
-        return ("Your loop starts every minibatch from a fresh state. Under sequential partitioning "
-                "the state should flow on to the next minibatch (detached).")
-    problem = first_difference(got_params, reference, "After one epoch the parameters", names, 1e-4, 1e-6)
+        return _("Your loop starts every minibatch from a fresh state. Under sequential partitioning the "
+                 "state should flow on to the next minibatch (detached).")
+    # TRANSLATORS: the subject of a sentence, followed by a parameter's name ("..., W_xh, is wrong").
+    problem = first_difference(got_params, reference, _("After one epoch the parameters"), names, 1e-4, 1e-6)
     if problem:
         return problem
-    return first_difference(outcome.value, loss, "The mean loss you returned", rtol=1e-4)
+    # TRANSLATORS: a sentence's subject ("The mean loss you returned is 2.3, which is not the right value").
+    return first_difference(outcome.value, loss, _("The mean loss you returned"), rtol=1e-4)
 
 
 def check_train_loop(train_loop) -> Verdict:
@@ -195,6 +209,6 @@ def check_train_loop(train_loop) -> Verdict:
     output = CappedText()
     return check_on_devices(
         train_loop, functools.partial(_loop_problem, train_loop, output=output),
-        "Your loop carries the state from minibatch to minibatch, cuts the gradient at each "
-        "boundary, and updates like the package's.",
+        _("Your loop carries the state from minibatch to minibatch, cuts the gradient at each boundary, "
+          "and updates like the package's."),
         "train_loop(model, batches, optimizer)", output)

@@ -28,7 +28,7 @@ import time
 from dataclasses import replace
 
 from d2lmini.corpus import load_corpus
-from d2lmini.exercises import Verdict
+from d2lmini.exercises import Verdict, correct_message
 from d2lmini.exercises.capstone import loop as loop_module
 from d2lmini.exercises.capstone import pieces as pieces_module
 from d2lmini.exercises.capstone.loop import Budget, initial_params, loop_problem, reference_train
@@ -46,6 +46,7 @@ from d2lmini.exercises.capstone.run import (
 )
 from d2lmini.exercises.coding import NOT_ATTEMPTED
 from d2lmini.exercises.guard import CappedText
+from d2lmini.i18n import _
 from d2lmini.metrics import perplexity_from_bits
 from d2lmini.ngram import kneser_ney_bits
 from d2lmini.settings import TRAIN_SETTINGS, validate_value
@@ -112,24 +113,28 @@ def validate_budget(budget: Budget | None) -> None:
     """Raise TypeError/ValueError, naming the field, for a `check_capstone` budget that cannot run."""
     if budget is None:
         return
-    blame = "check_capstone's budget (set by whoever calls the check, not by the student's code)"
     if not isinstance(budget, Budget):
-        raise TypeError(f"{blame} must be a d2lmini.exercises.capstone.loop.Budget or None, "
-                        f"not {type(budget).__name__}.")
+        raise TypeError(_("check_capstone's budget (set by whoever calls the check, not by the "
+                          "student's code) must be a d2lmini.exercises.capstone.loop.Budget or None, "
+                          "not {type_name}.").format(type_name=type(budget).__name__))
     for field, setting in BUDGET_FIELDS.items():
         value = getattr(budget, field)
         try:
             if value is None:
-                raise ValueError(f"The {field} must be given, not None.")
+                # TRANSLATORS: {field} is the name of a field of the budget in the code ("num_steps").
+                raise ValueError(_("The {field} must be given, not None.").format(field=field))
             validate_value(TRAIN_SETTINGS[setting], value)
         except (TypeError, ValueError) as error:
-            raise type(error)(f"{blame}: budget.{field} = {value!r} cannot run. {error}") from None
+            # TRANSLATORS: {value} is Python's repr of the value; {error} says why it cannot run.
+            raise type(error)(_("check_capstone's budget (set by whoever calls the check, not by the "
+                                "student's code): budget.{field} = {value} cannot run. {error}").format(
+                                    field=field, value=repr(value), error=error)) from None
 
 
 def run_minibatches(budget: Budget | None = None) -> int:
     """How many minibatches the run on the course corpus trains for with `budget` (default `Budget()`)."""
     budget = budget or Budget()
-    train_indices, _ = load_corpus(CORPUS).split()
+    train_indices, _valid = load_corpus(CORPUS).split()
     return budget.epochs * minibatches_per_pass(len(train_indices), budget)
 
 
@@ -142,9 +147,9 @@ def estimated_seconds(budget: Budget | None = None, probe: int = 20) -> float:
     """
     budget = budget or Budget()
     if probe < 1:
-        raise ValueError(f"probe must be at least 1 minibatch, got {probe}")
+        raise ValueError(_("probe must be at least 1 minibatch, got {probe}").format(probe=probe))
     corpus = load_corpus(CORPUS)
-    train_indices, _ = corpus.split()
+    train_indices, _valid = corpus.split()
     sample = replace(budget, epochs=1)
     indices = train_indices[: probe * budget.batch_size * budget.num_steps + 1]
     params = initial_params(len(corpus.vocab), sample)
@@ -172,12 +177,14 @@ def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=
     if problem is None or unattempted:
         output = CappedText()
         loop = loop_problem(train, output) if callable(train) else NOT_ATTEMPTED if train is None else (
-            f"pass the function itself, not a {type(train).__name__}.")
+            _("pass the function itself, not a {type_name}.").format(type_name=type(train).__name__))
         if unattempted and loop == NOT_ATTEMPTED:
-            return CapstoneVerdict(False, NOT_ATTEMPTED)
+            return CapstoneVerdict(False, _(NOT_ATTEMPTED))
         if problem is None and loop:
-            loop = "it still returns None." if loop == NOT_ATTEMPTED else loop
-            problem = f"The first piece that is not right yet is the loop, {LOOP_SIGNATURE}: {loop}"
+            loop = _("it still returns None.") if loop == NOT_ATTEMPTED else loop
+            # TRANSLATORS: {signature} is the loop's call in the code; {problem} says what is wrong with it.
+            problem = _("The first piece that is not right yet is the loop, {signature}: {problem}").format(
+                signature=LOOP_SIGNATURE, problem=loop)
             printed = _printed(output)
     if problem:
         return CapstoneVerdict.not_yet(problem, printed)
@@ -185,8 +192,10 @@ def check_capstone(minibatches=None, forward=None, loss_and_grad=None, backward=
     try:
         run = run_capstone(forward, perplexity, train, budget or Budget(), output)
     except StudentCodeFailed as error:
-        return CapstoneVerdict.not_yet("Every piece and the loop passed their checks, but in the run on "
-                                       f"the course corpus {error}", _printed(output))
+        # TRANSLATORS: {failure} names the piece that failed and how ("train: it returned None.").
+        failure = _("Every piece and the loop passed their checks, but in the run on the course corpus "
+                    "{failure}").format(failure=error)
+        return CapstoneVerdict.not_yet(failure, _printed(output))
     return _judge(run, _printed(output))
 
 
@@ -199,18 +208,25 @@ def _judge(run: CapstoneRun, printed: str) -> CapstoneVerdict:
     trigram = run.ladder[TRIGRAM]
     tail = run.losses[-20:] or [math.nan]
     first, last = (run.losses or [math.nan])[0], sum(tail) / len(tail)
-    summary = (f"Your RNN trained for {len(run.losses)} minibatches in {run.seconds:.0f} s (training loss "
-               f"{first:.2f} nats at the first, {last:.2f} over the last 20) and reads the "
-               f"validation text, as one stream, at perplexity {run.perplexity:.3f}; the Kneser-Ney "
-               f"trigram gives {trigram:.3f}. Clipping acted at {run.clipped} of {len(run.losses)} "
-               f"minibatches (largest joint norm {max(run.norms, default=0.0):.3g}, θ = {run.theta:g}).")
-    shown = (f"\n\nA sample from your weights (temperature {TEMPERATURE:g}):\n{run.sample}\n\n"
-             "The ladder (validation perplexity, the same text read the same way):\n"
-             + "\n".join(ladder_lines(run)))
+    summary = _("Your RNN trained for {minibatches} minibatches in {seconds:.0f} s (training loss "
+                "{first:.2f} nats at the first, {last:.2f} over the last 20) and reads the validation "
+                "text, as one stream, at perplexity {perplexity:.3f}; the Kneser-Ney trigram gives "
+                "{trigram:.3f}. Clipping acted at {clipped} of {minibatches} minibatches (largest joint "
+                "norm {largest:.3g}, θ = {theta:g}).").format(
+                    minibatches=len(run.losses), seconds=run.seconds, first=first, last=last,
+                    perplexity=run.perplexity, trigram=trigram, clipped=run.clipped,
+                    largest=max(run.norms, default=0.0), theta=run.theta)
+    # TRANSLATORS: {sample} is text the model wrote; {ladder} a table, one baseline a line.
+    shown = _("\n\nA sample from your weights (temperature {temperature:g}):\n{sample}\n\nThe ladder "
+              "(validation perplexity, the same text read the same way):\n{ladder}").format(
+                  temperature=TEMPERATURE, sample=run.sample, ladder="\n".join(ladder_lines(run)))
     if not run.perplexity < trigram:
-        return CapstoneVerdict.not_yet("Every piece and the loop passed their checks, but the model is not "
-                                       "below the trigram. " + summary + shown, printed, run=run)
+        # TRANSLATORS: {summary} says how the run went; {shown} adds a sample and the ladder.
+        problem = _("Every piece and the loop passed their checks, but the model is not below the trigram. "
+                    "{summary}{shown}").format(summary=summary, shown=shown)
+        return CapstoneVerdict.not_yet(problem, printed, run=run)
     if run.clipped == 0:
-        return CapstoneVerdict.not_yet("The model beats the trigram, but clipping never acted in this run, "
-                                       "so it was not tested: " + summary, printed, run=run)
-    return CapstoneVerdict(True, "Correct! " + summary + shown, printed, run=run)
+        return CapstoneVerdict.not_yet(_("The model beats the trigram, but clipping never acted in this "
+                                         "run, so it was not tested: {summary}").format(summary=summary),
+                                       printed, run=run)
+    return CapstoneVerdict(True, correct_message(summary + shown), printed, run=run)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 
 from d2lmini.batching import sequential_batches
-from d2lmini.exercises import Verdict
+from d2lmini.exercises import Verdict, correct_message
 from d2lmini.exercises.capstone.convert import CONVERT, as_run
 from d2lmini.exercises.capstone.pieces import reference_backward, reference_forward, reference_loss_and_grad
 from d2lmini.exercises.clipping import reference_clip
@@ -37,6 +37,7 @@ from d2lmini.exercises.coding import (
 )
 from d2lmini.exercises.guard import CappedText, run_guarded
 from d2lmini.exercises.guard.refusals import CROSS_ENTROPY, RNN
+from d2lmini.i18n import N_, _
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def reference_train(indices, params, budget: Budget, carry_gradient: bool = Fals
     losses, norms = [], []
     state = d_state = torch.zeros(budget.batch_size, budget.num_hiddens, dtype=params[0].dtype)
     kept = [torch.zeros_like(p) for p in params]
-    for _ in range(budget.epochs):
+    for _epoch in range(budget.epochs):
         if reset_each_pass:
             state = torch.zeros_like(state)
         for X, Y in sequential_batches(indices, budget.batch_size, budget.num_steps, offset=0):
@@ -120,26 +121,28 @@ def _joint_norm(grads: list[torch.Tensor]) -> float:
     return float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads])))
 
 
+# Each mistake's flags and what the verdict says, completing "Your loop runs, but ..." (English,
+# marked with N_; shown translated).
 MISTAKES = (
     ({"carry_gradient": True},
-     "the state is not detached: the gradient d_state that reaches a minibatch's initial state is "
-     "fed into the next minibatch's backward as d_final. Carry the state's value only: start every "
-     "backward from d_final = 0 and drop the d_state it returns (the hand-written `state.detach()`)."),
+     N_("the state is not detached: the gradient d_state that reaches a minibatch's initial state is fed "
+        "into the next minibatch's backward as d_final. Carry the state's value only: start every backward "
+        "from d_final = 0 and drop the d_state it returns (the hand-written `state.detach()`).")),
     ({"carry_state": False},
-     "every minibatch starts from a zero state. With sequential partitioning row i of a minibatch "
-     "continues row i of the one before: carry the final hidden state on."),
+     N_("every minibatch starts from a zero state. With sequential partitioning row i of a minibatch "
+        "continues row i of the one before: carry the final hidden state on.")),
     ({"reset_each_pass": False},
-     "the state is carried from the end of one pass over the text into the start of the next, where "
-     "the text starts again: start every pass from a zero state."),
+     N_("the state is carried from the end of one pass over the text into the start of the next, where the "
+        "text starts again: start every pass from a zero state.")),
     ({"clip_update": False},
-     "the update uses the gradients before clipping (unclipped, or clipped only after the update): "
-     "clip first, then take the SGD step with the clipped gradients."),
+     N_("the update uses the gradients before clipping (unclipped, or clipped only after the update): clip "
+        "first, then take the SGD step with the clipped gradients.")),
     ({"accumulate": True},
-     "each minibatch's gradients are added to those of the minibatches before (as `.grad` does when "
-     "it is never zeroed): every update uses the gradients of its own minibatch only."),
+     N_("each minibatch's gradients are added to those of the minibatches before (as `.grad` does when it "
+        "is never zeroed): every update uses the gradients of its own minibatch only.")),
     ({"norm_after_clip": True},
-     "the norms it returns are those of the clipped gradients: record the joint norm before clipping "
-     "(what `clip` returns), so that the run shows when clipping acted."),
+     N_("the norms it returns are those of the clipped gradients: record the joint norm before clipping "
+        "(what `clip` returns), so that the run shows when clipping acted.")),
 )
 
 
@@ -163,13 +166,14 @@ def loop_problem(train: Callable, output: CappedText | None = None) -> str | Non
     """
     budget = LOOP_BUDGET
     inputs = (loop_text(), initial_params(LOOP_VOCAB, budget), budget)
-    case = seal(Case(f"a random text of {LOOP_TOKENS} tokens", inputs, reference=reference_train))
+    case = seal(Case(_("a random text of {count} tokens").format(count=LOOP_TOKENS), inputs,
+                     reference=reference_train))
     pristine = copy.deepcopy(case.args)
     outcome = run_guarded(train, case.args, as_run, output, allowed=CONVERT, seconds=LOOP_SECONDS,
                           bans=LOOP_BANS)
     problem = outcome_problem(outcome, case.label)
     if problem or outcome.value is None:
-        return problem or (NOT_ATTEMPTED if is_stub(train) else RETURNED_NONE)
+        return problem or (NOT_ATTEMPTED if is_stub(train) else _(RETURNED_NONE))
     expected, problem = expected_of(case, pristine)
     if not max(expected[2]) > budget.theta:  # the check must exercise clipping
         raise RuntimeError("the loop check's run never clips: change LOOP_BUDGET")
@@ -177,9 +181,10 @@ def loop_problem(train: Callable, output: CappedText | None = None) -> str | Non
     if problem or isinstance(got, str):
         return problem or got
     if len(got[1]) != len(expected[1]):
-        return (f"On a text with {len(expected[1]) // budget.epochs} minibatches per pass and "
-                f"budget.epochs = {budget.epochs}, your loop returned {len(got[1])} losses; expected "
-                f"{len(expected[1])}, one per minibatch of every pass.")
+        return _("On a text with {per_pass} minibatches per pass and budget.epochs = {epochs}, your loop "
+                 "returned {got} losses; expected {expected}, one per minibatch of every pass.").format(
+                     per_pass=len(expected[1]) // budget.epochs, epochs=budget.epochs, got=len(got[1]),
+                     expected=len(expected[1]))
     if _matches(got[1], expected[1]) and _matches(got[2], expected[2]) and _matches(got[0], expected[0]):
         return None
     per_pass = len(expected[1]) // budget.epochs
@@ -189,21 +194,29 @@ def loop_problem(train: Callable, output: CappedText | None = None) -> str | Non
         # Within a pass only, as a loop may reset or keep its mistake from one pass to the next.
         span = len(variant[1]) if "reset_each_pass" in flags else per_pass
         if _matches(got[1][:span], variant[1][:span]) and _matches(got[2][:span], variant[2][:span]):
-            return "Your loop runs, but " + mistake
+            # TRANSLATORS: {mistake} is one of the loop's known mistakes ("the state is not detached: ...").
+            return _("Your loop runs, but {mistake}").format(mistake=_(mistake))
     return _first_divergence(got, expected)
 
 
+# What `_first_divergence` says when the loss or the gradient norm of a minibatch is off.
+DIVERGENCES = (
+    N_("The loss of minibatch {k} ({value:.6g}) differs from that of the same loop built from the "
+       "package's pieces. Each piece passed alone, so look at the loop: the order forward, loss, backward "
+       "(d_final = 0), clip, update; the learning rate and θ of the budget; the state carried on."),
+    N_("The gradient norm of minibatch {k} ({value:.6g}) differs from that of the same loop built from the "
+       "package's pieces. Each piece passed alone, so look at the loop: the order forward, loss, backward "
+       "(d_final = 0), clip, update; the learning rate and θ of the budget; the state carried on."),
+)
+
+
 def _first_divergence(got, expected) -> str:
-    names = ("loss", "gradient norm")
-    for values, wanted, name in ((got[1], expected[1], names[0]), (got[2], expected[2], names[1])):
+    for values, wanted, said in zip(got[1:], expected[1:], DIVERGENCES, strict=True):
         for k, (a, b) in enumerate(zip(values, wanted, strict=True)):
             if not abs(a - b) <= RTOL * abs(b) + 1e-6:
-                return (f"The {name} of minibatch {k} ({a:.6g}) differs from that of the same loop built "
-                        "from the package's pieces. Each piece passed alone, so look at the loop: the order "
-                        "forward, loss, backward (d_final = 0), clip, update; the learning rate and θ of "
-                        "the budget; the state carried on.")
-    return ("Your losses and norms follow the package's loop, but the parameters you return are not the "
-            "trained ones: return the parameters after the last update.")
+                return _(said).format(k=k, value=a)
+    return _("Your losses and norms follow the package's loop, but the parameters you return are not the "
+             "trained ones: return the parameters after the last update.")
 
 
 def check_train(train) -> Verdict:
@@ -212,14 +225,16 @@ def check_train(train) -> Verdict:
     Checked on a small random text from the same initial parameters as the package's loop.
     """
     if train is None:
-        return Verdict(False, NOT_ATTEMPTED)
+        return Verdict(False, _(NOT_ATTEMPTED))
     if not callable(train):
-        return Verdict.not_yet(f"Pass your function itself, train(indices, params, budget), "
-                               f"not a {type(train).__name__}.")
+        return Verdict.not_yet(_("Pass your function itself, {signature}, not a {type_name}.").format(
+            signature="train(indices, params, budget)", type_name=type(train).__name__))
     output = CappedText()
     problem = loop_problem(train, output)
     printed = output.shown() if output.kept else ""
     if problem is None:
-        return Verdict(True, "Correct! Your loop follows the package's, minibatch by minibatch, in a run "
-                             "where clipping acts.", printed)
-    return Verdict(False, problem, printed) if problem == NOT_ATTEMPTED else Verdict.not_yet(problem, printed)
+        success = _("Your loop follows the package's, minibatch by minibatch, in a run where clipping acts.")
+        return Verdict(True, correct_message(success), printed)
+    if problem == NOT_ATTEMPTED:
+        return Verdict(False, _(NOT_ATTEMPTED), printed)
+    return Verdict.not_yet(problem, printed)

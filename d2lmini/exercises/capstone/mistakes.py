@@ -6,7 +6,8 @@ first mistake it matches by its cause, instead of only where the first wrong num
 `_..._with` function below is the piece written with the flags' mistakes; `MISTAKES` maps each
 piece to its mistakes, in the order they are tried. A result with inf or nan where the right
 one is finite is told the overflow (`OVERFLOW`). Like every package function, these are refused
-when a student's code calls them.
+when a student's code calls them. The causes are English, marked with `N_`; a verdict shows them
+translated. Each completes the sentence "Likely cause: ...".
 """
 
 import math
@@ -15,12 +16,12 @@ from functools import partial
 import torch
 
 from d2lmini.exercises.coding import Mistake
+from d2lmini.i18n import N_
 
 OVERFLOW = Mistake(
-    "your result has inf or nan where the right one is finite: in float32, exp of a number above "
-    "about 88 is inf (and log of a probability that rounded to 0 is -inf). Subtract each row's "
-    "largest logit before exp, and take the log-softmax as shifted - log(sum(exp(shifted))), never "
-    "log(softmax).")
+    N_("your result has inf or nan where the right one is finite: in float32, exp of a number above about "
+       "88 is inf (and log of a probability that rounded to 0 is -inf). Subtract each row's largest logit "
+       "before exp, and take the log-softmax as shifted - log(sum(exp(shifted))), never log(softmax)."))
 
 
 # --- the sequential iterator -------------------------------------------------------------
@@ -43,19 +44,20 @@ def _minibatches_with(indices, batch_size, num_steps, label_shift=1, stride=None
 
 
 MINIBATCH_MISTAKES = (
-    Mistake("Y is X itself, so the model is asked for the character it is reading. The label of each "
-            "character is the one after it: Y is the text shifted by one.",
+    Mistake(N_("Y is X itself, so the model is asked for the character it is reading. The label of each "
+               "character is the one after it: Y is the text shifted by one."),
             partial(_minibatches_with, label_shift=0)),
-    Mistake("Y starts two characters after X, not one: the label of each character is the very next one.",
+    Mistake(N_("Y starts two characters after X, not one: the label of each character is the very next one."),
             partial(_minibatches_with, label_shift=2)),
-    Mistake("the last minibatch is dropped when it ends exactly at the end of the streams: the loop's "
-            "bound is one short (the last start is stream length - num_steps, included).",
+    Mistake(N_("the last minibatch is dropped when it ends exactly at the end of the streams: the loop's "
+               "bound is one short (the last start is stream length - num_steps, included)."),
             partial(_minibatches_with, drop_last=True)),
-    Mistake("the minibatches overlap: minibatch k+1 starts one character after minibatch k, not "
-            "num_steps characters after it, so row i no longer continues where it stopped.",
+    Mistake(N_("the minibatches overlap: minibatch k+1 starts one character after minibatch k, not "
+               "num_steps characters after it, so row i no longer continues where it stopped."),
             partial(_minibatches_with, stride=1)),
-    Mistake("each row takes every batch_size-th character of the text, so a row is not a stretch of the "
-            "text. Cut the text into batch_size contiguous streams (reshape(batch_size, -1)), one per row.",
+    Mistake(N_("each row takes every batch_size-th character of the text, so a row is not a stretch of the "
+               "text. Cut the text into batch_size contiguous streams (reshape(batch_size, -1)), one per "
+               "row."),
             partial(_minibatches_with, interleaved=True)),
 )
 
@@ -78,26 +80,27 @@ def _forward_with(X, state, params, activation=torch.tanh, b_h_times=1, transpos
 
 
 FORWARD_MISTAKES = (
-    Mistake("the step uses sigmoid, not tanh: H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h).",
+    Mistake(N_("the step uses sigmoid, not tanh: H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h)."),
             partial(_forward_with, activation=torch.sigmoid)),
-    Mistake("the step uses relu, not tanh: H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h).",
+    Mistake(N_("the step uses relu, not tanh: H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h)."),
             partial(_forward_with, activation=torch.relu)),
-    Mistake("b_h is missing from the step: H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h).",
+    Mistake(N_("b_h is missing from the step: H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h)."),
             partial(_forward_with, b_h_times=0)),
-    Mistake("b_h is added twice in the step (once is right): H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h).",
+    Mistake(N_("b_h is added twice in the step (once is right): H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h)."),
             partial(_forward_with, b_h_times=2)),
-    Mistake("W_hh is transposed: the step multiplies H_(t-1) @ W_hh, with W_hh of shape "
-            "(hidden inputs, hidden outputs), not W_hh.T.",
+    Mistake(N_("W_hh is transposed: the step multiplies H_(t-1) @ W_hh, with W_hh of shape (hidden inputs, "
+               "hidden outputs), not W_hh.T."),
             partial(_forward_with, transpose_W_hh=True)),
-    Mistake("the hidden state is not carried from step to step: every step starts from `state`, the "
-            "initial one, instead of from H_(t-1), the state the step before computed.",
+    Mistake(N_("the hidden state is not carried from step to step: every step starts from `state`, the "
+               "initial one, instead of from H_(t-1), the state the step before computed."),
             partial(_forward_with, update_state=False)),
-    Mistake("the output of step t is computed from the state before the step, H_(t-1), not from H_t: "
-            "O_t = H_t W_hq + b_q, after the step.",
+    Mistake(N_("the output of step t is computed from the state before the step, H_(t-1), not from H_t: "
+               "O_t = H_t W_hq + b_q, after the step."),
             partial(_forward_with, output_from_previous=True)),
-    Mistake("b_q is missing from the output layer: O = H W_hq + b_q.", partial(_forward_with, b_q_times=0)),
-    Mistake("the outputs are in batch-major order: stack them step-major (row t * batch + b belongs to "
-            "step t, sequence b), as the states are stacked.",
+    Mistake(N_("b_q is missing from the output layer: O = H W_hq + "
+               "b_q."), partial(_forward_with, b_q_times=0)),
+    Mistake(N_("the outputs are in batch-major order: stack them step-major (row t * batch + b belongs to "
+               "step t, sequence b), as the states are stacked."),
             partial(_forward_with, batch_major=True)),
 )
 
@@ -119,22 +122,22 @@ def _loss_with(outputs, Y, dim=1, softmax_first=False, sign=-1.0, divisor="rows"
 
 
 LOSS_MISTAKES = (
-    Mistake("the softmax runs over the wrong dimension (dim=0, down each column): each row of outputs "
-            "is one prediction, normalised over the vocabulary, dim=1.", partial(_loss_with, dim=0)),
-    Mistake("softmax is applied twice: the cross-entropy takes the log-softmax of the logits themselves, "
-            "not of probabilities.", partial(_loss_with, softmax_first=True)),
-    Mistake("the loss has no minus sign: the cross-entropy is the mean of -log p(target), a positive "
-            "number.", partial(_loss_with, sign=1.0)),
-    Mistake("the loss is summed over the rows, not averaged: it is the mean over all batch * steps "
-            "predictions, and its gradient is divided by that count too.",
+    Mistake(N_("the softmax runs over the wrong dimension (dim=0, down each column): each row of outputs "
+               "is one prediction, normalised over the vocabulary, dim=1."), partial(_loss_with, dim=0)),
+    Mistake(N_("softmax is applied twice: the cross-entropy takes the log-softmax of the logits "
+               "themselves, not of probabilities."), partial(_loss_with, softmax_first=True)),
+    Mistake(N_("the loss has no minus sign: the cross-entropy is the mean of -log p(target), a positive "
+               "number."), partial(_loss_with, sign=1.0)),
+    Mistake(N_("the loss is summed over the rows, not averaged: it is the mean over all batch * steps "
+               "predictions, and its gradient is divided by that count too."),
             partial(_loss_with, divisor="none")),
-    Mistake("the loss is divided by the batch size, not by the number of predictions: the mean runs over "
-            "all batch * steps rows, and the gradient is divided by that count too.",
+    Mistake(N_("the loss is divided by the batch size, not by the number of predictions: the mean runs "
+               "over all batch * steps rows, and the gradient is divided by that count too."),
             partial(_loss_with, divisor="batch")),
-    Mistake("the loss is in bits (log base 2): the cross-entropy is in nats, with the natural log.",
+    Mistake(N_("the loss is in bits (log base 2): the cross-entropy is in nats, with the natural log."),
             partial(_loss_with, log_base=2)),
-    Mistake("the targets are in batch-major order: the rows of outputs are step-major, so the targets "
-            "are Y.T.reshape(-1).", partial(_loss_with, batch_major=True)),
+    Mistake(N_("the targets are in batch-major order: the rows of outputs are step-major, so the targets "
+               "are Y.T.reshape(-1)."), partial(_loss_with, batch_major=True)),
     OVERFLOW,
 )
 
@@ -161,18 +164,19 @@ def _backward_with(X, state, hiddens, d_outputs, d_final, params, transpose_W_hh
 
 
 BACKWARD_MISTAKES = (
-    Mistake("the gradient passed back to the previous state is dt W_hh; it is dt W_hh^T (transposed), "
-            "as H_(t-1) was multiplied by W_hh on the way forward.",
+    Mistake(N_("the gradient passed back to the previous state is dt W_hh; it is dt W_hh^T (transposed), "
+               "as H_(t-1) was multiplied by W_hh on the way forward."),
             partial(_backward_with, transpose_W_hh=False)),
-    Mistake("the tanh derivative is missing: dt = dh * (1 - H_t^2), where dh is the gradient reaching H_t.",
+    Mistake(N_("the tanh derivative is missing: dt = dh * (1 - H_t^2), where dh is the gradient reaching "
+               "H_t."),
             partial(_backward_with, derivative="none")),
-    Mistake("the tanh derivative uses the previous state: dt = dh * (1 - H_t^2), with H_t the state "
-            "the step computed, not H_(t-1).", partial(_backward_with, derivative="H_(t-1)")),
-    Mistake("d_final is ignored: the gradient reaching the last state starts as d_final (not zero) and "
-            "is added to what the outputs send back at the last step.",
+    Mistake(N_("the tanh derivative uses the previous state: dt = dh * (1 - H_t^2), with H_t the state the "
+               "step computed, not H_(t-1)."), partial(_backward_with, derivative="H_(t-1)")),
+    Mistake(N_("d_final is ignored: the gradient reaching the last state starts as d_final (not zero) and "
+               "is added to what the outputs send back at the last step."),
             partial(_backward_with, use_d_final=False)),
-    Mistake("the steps are walked from first to last: backpropagation through time starts at the last "
-            "step (with d_final) and walks back to the first.", partial(_backward_with, backwards=False)),
+    Mistake(N_("the steps are walked from first to last: backpropagation through time starts at the last "
+               "step (with d_final) and walks back to the first."), partial(_backward_with, backwards=False)),
 )
 
 
@@ -197,20 +201,20 @@ def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False):
 
 
 CLIP_MISTAKES = (
-    Mistake("the gradients are clamped entry by entry (clipping by value): clipping by the norm scales "
-            "every gradient by the same factor min(1, theta / norm), keeping the direction.",
+    Mistake(N_("the gradients are clamped entry by entry (clipping by value): clipping by the norm scales "
+               "every gradient by the same factor min(1, theta / norm), keeping the direction."),
             partial(_clip_with, scale="per value")),
-    Mistake("each gradient is clipped by its own norm: all of them are scaled by one factor, "
-            "min(1, theta / norm) with the joint norm of every gradient together.",
+    Mistake(N_("each gradient is clipped by its own norm: all of them are scaled by one factor, min(1, "
+               "theta / norm) with the joint norm of every gradient together."),
             partial(_clip_with, scale="each")),
-    Mistake("the norm counts only the first three gradients: it runs over every gradient passed, "
-            "however many (the cases pass five and seven).", partial(_clip_with, norm_of="first three")),
-    Mistake("the norm is the largest gradient's norm: it is the square root of the sum of the squares "
-            "of every entry of every gradient together.", partial(_clip_with, norm_of="largest")),
-    Mistake("the norm is not square-rooted: it is the square root of the sum of the squares of every "
-            "entry of every gradient.", partial(_clip_with, squared=True)),
-    Mistake("the gradients are scaled even when their norm is below theta: the factor is "
-            "min(1, theta / norm), so gradients already short enough are left as they are.",
+    Mistake(N_("the norm counts only the first three gradients: it runs over every gradient passed, "
+               "however many (the cases pass five and seven)."), partial(_clip_with, norm_of="first three")),
+    Mistake(N_("the norm is the largest gradient's norm: it is the square root of the sum of the squares "
+               "of every entry of every gradient together."), partial(_clip_with, norm_of="largest")),
+    Mistake(N_("the norm is not square-rooted: it is the square root of the sum of the squares of every "
+               "entry of every gradient."), partial(_clip_with, squared=True)),
+    Mistake(N_("the gradients are scaled even when their norm is below theta: the factor is min(1, theta / "
+               "norm), so gradients already short enough are left as they are."),
             partial(_clip_with, scale="always")),
 )
 
@@ -218,9 +222,9 @@ CLIP_MISTAKES = (
 # --- the update and the perplexity -----------------------------------------------------------
 
 SGD_MISTAKES = (
-    Mistake("the update adds the gradient: SGD steps against it, p - lr * g.",
+    Mistake(N_("the update adds the gradient: SGD steps against it, p - lr * g."),
             lambda params, grads, lr: [p + lr * g for p, g in zip(params, grads, strict=True)]),
-    Mistake("the learning rate is left out: the step is p - lr * g.",
+    Mistake(N_("the learning rate is left out: the step is p - lr * g."),
             lambda params, grads, lr: [p - g for p, g in zip(params, grads, strict=True)]),
 )
 
@@ -238,17 +242,17 @@ def _perplexity_with(logits, targets, base=math.e, bits=False, reduce="mean", si
 
 
 PERPLEXITY_MISTAKES = (
-    Mistake("it is 2 to the mean cross-entropy in nats: perplexity is e to the mean in nats (2 to it only "
-            "when the mean is in bits).", partial(_perplexity_with, base=2.0)),
-    Mistake("it is e to the mean cross-entropy in bits: perplexity is e to the mean in nats, or 2 to the "
-            "mean in bits; the base of the exp and of the log must be the same.",
+    Mistake(N_("it is 2 to the mean cross-entropy in nats: perplexity is e to the mean in nats (2 to it "
+               "only when the mean is in bits)."), partial(_perplexity_with, base=2.0)),
+    Mistake(N_("it is e to the mean cross-entropy in bits: perplexity is e to the mean in nats, or 2 to "
+               "the mean in bits; the base of the exp and of the log must be the same."),
             partial(_perplexity_with, bits=True)),
-    Mistake("it is e to the summed cross-entropy: perplexity is e to the *mean* over the predictions, so "
-            "texts of any length compare.", partial(_perplexity_with, reduce="sum")),
-    Mistake("the minus sign is missing: exp of the mean of log p is 1 / perplexity; perplexity is exp of "
-            "the mean of -log p.", partial(_perplexity_with, sign=1.0)),
-    Mistake("it is the arithmetic mean of 1/p: perplexity is the geometric mean of 1/p, exp of the mean "
-            "of -log p.", partial(_perplexity_with, inverse_mean=True)),
+    Mistake(N_("it is e to the summed cross-entropy: perplexity is e to the *mean* over the predictions, "
+               "so texts of any length compare."), partial(_perplexity_with, reduce="sum")),
+    Mistake(N_("the minus sign is missing: exp of the mean of log p is 1 / perplexity; perplexity is exp "
+               "of the mean of -log p."), partial(_perplexity_with, sign=1.0)),
+    Mistake(N_("it is the arithmetic mean of 1/p: perplexity is the geometric mean of 1/p, exp of the mean "
+               "of -log p."), partial(_perplexity_with, inverse_mean=True)),
     OVERFLOW,
 )
 

@@ -32,37 +32,48 @@ from d2lmini.exercises.coding import (
     NOT_ATTEMPTED,
     Case,
     check_function,
+    item_name,
+    nested_name,
     never,
     sampler,
     take_pairs,
 )
 from d2lmini.exercises.guard.refusals import CROSS_ENTROPY, RNN
+from d2lmini.i18n import N_, _
 from d2lmini.metrics import perplexity_from_logits
 from d2lmini.rnn import rnn_forward, rnn_step
 
 AUTOGRAD = frozenset({"backward", "grad", "requires_grad_", "enable_grad", "set_grad_enabled"})
 BUILT_IN_RNN = frozenset({"rnn_tanh", "rnn_tanh_cell", "rnn_relu", "rnn_relu_cell"})
 BUILT_IN_LOSS = frozenset({"cross_entropy", "cross_entropy_loss", "nll_loss", "nll_loss_nd", "nll_loss2d"})
-# The parts of a result that is (list of tensors, extra), and how a verdict names each tensor.
-GRADIENTS, GRADIENT_NAMES = "the gradients", ("dW_xh", "dW_hh", "db_h", "dW_hq", "db_q")
-CLIPPED = ("the clipped gradients", "the norm")
+# The parts of a result that is (list of tensors, extra), and how a verdict names each tensor
+# (English, marked with N_; a verdict names them translated).
+GRADIENTS, GRADIENT_NAMES = N_("the gradients"), ("dW_xh", "dW_hh", "db_h", "dW_hq", "db_q")
+CLIPPED = (N_("the clipped gradients"), N_("the norm"))
 RULES = {
-    "forward": [never(BUILT_IN_RNN, "Write the recurrence yourself, not with torch's built-in RNN.")],
+    "forward": [never(BUILT_IN_RNN, N_("Write the recurrence yourself, not with torch's built-in RNN."))],
     "loss_and_grad": [
-        never(BUILT_IN_LOSS, "Write the cross-entropy yourself (log-sum-exp), not with torch's."),
-        never(AUTOGRAD, "Compute the gradient by hand (softmax minus one-hot, over the rows); no autograd.")],
-    "backward": [never(AUTOGRAD, "Walk back through time by hand; no autograd."),
-                 never(BUILT_IN_RNN, "Write the recurrence yourself, not with torch's built-in RNN.")],
-    "perplexity": [never(BUILT_IN_LOSS, "Write the cross-entropy yourself (log-sum-exp), not with torch's.")],
+        never(BUILT_IN_LOSS, N_("Write the cross-entropy yourself (log-sum-exp), not with torch's.")),
+        never(AUTOGRAD, N_("Compute the gradient by hand (softmax minus one-hot, over the rows); no "
+                           "autograd."))],
+    "backward": [never(AUTOGRAD, N_("Walk back through time by hand; no autograd.")),
+                 never(BUILT_IN_RNN, N_("Write the recurrence yourself, not with torch's built-in RNN."))],
+    "perplexity": [never(BUILT_IN_LOSS, N_("Write the cross-entropy yourself (log-sum-exp), not with "
+                                           "torch's."))],
 }
 
 
 def _named_items(verdict: Verdict, part: str, names: tuple[str, ...]) -> Verdict:
-    """The verdict with "the result, <part>,, item i," (how a nested result is worded) named names[i]."""
+    """The verdict with "the result, <part>,, item i," (how a nested result is worded) named names[i].
+
+    `part` is English (marked with N_); the wording is matched in the language d2lmini speaks.
+    """
     message, problem = verdict.message, verdict.problem
+    result = _("the result")
     for i, name in enumerate(names):
-        message = message.replace(f"the result, {part},, item {i},", f"the result, {name},")
-        problem = problem.replace(f"the result, {part},, item {i},", f"the result, {name},")
+        unnamed = nested_name(nested_name(result, _(part)), item_name(i))
+        message = message.replace(unnamed, nested_name(result, name))
+        problem = problem.replace(unnamed, nested_name(result, name))
     return replace(verdict, message=message, problem=problem)
 
 
@@ -89,9 +100,12 @@ def _minibatch_cases(device: torch.device):
     for length, batch, steps in [(50, 3, 4), (101, 4, 5), (30, 4, 5), (64, 2, 7), (12, 1, 3)]:
         indices = _tokens(length, 30, length).to(device)
         count = len(reference_minibatches(indices, batch, steps)) // 2  # how many, not what they hold
-        yield Case(f"a text of {length} tokens, batch {batch}, {steps} steps", (indices, batch, steps),
-                   names=[f"{xy} of minibatch {k}" for k in range(count) for xy in "XY"],
-                   convert=take_pairs(count + 1), reference=reference_minibatches)
+        label = _("a text of {length} tokens, batch {batch}, {steps} steps").format(
+            length=length, batch=batch, steps=steps)
+        # TRANSLATORS: {name} is X or Y (the inputs or the labels) of minibatch {k}.
+        names = [_("{name} of minibatch {k}").format(name=xy, k=k) for k in range(count) for xy in "XY"]
+        yield Case(label, (indices, batch, steps), names=names, convert=take_pairs(count + 1),
+                   reference=reference_minibatches)
 
 
 def check_minibatches(minibatches) -> Verdict:
@@ -101,8 +115,8 @@ def check_minibatches(minibatches) -> Verdict:
     dropped); minibatch k holds steps k*num_steps ... of every stream, and Y is X shifted by one.
     """
     return check_function(minibatches, _minibatch_cases,
-                          "Row i of each minibatch continues row i of the one before, and Y is X "
-                          "shifted by one character.",
+                          _("Row i of each minibatch continues row i of the one before, and Y is X shifted "
+                            "by one character."),
                           signature="minibatches(indices, batch_size, num_steps)",
                           mistakes=MISTAKES["minibatches"])
 
@@ -112,7 +126,7 @@ def check_minibatches(minibatches) -> Verdict:
 def reference_forward(X, state, params) -> tuple[torch.Tensor, torch.Tensor]:
     """(outputs, hiddens) of the package's RNN: `rnn_forward`'s outputs and every `rnn_step` state."""
     W_xh, W_hh, b_h = params[:3]
-    outputs, _ = rnn_forward(X, state, *params)
+    outputs, _final = rnn_forward(X, state, *params)
     H, hiddens = state, []
     for X_t in F.one_hot(X.T, W_xh.shape[0]).to(W_xh.dtype):
         H = rnn_step(X_t, H, W_xh, W_hh, b_h)
@@ -125,27 +139,28 @@ def _forward_cases(device: torch.device):
     for batch, steps, vocab, hiddens in [(3, 4, 6, 5), (1, 1, 4, 3), (2, 7, 5, 8)]:
         X = _tokens(batch * steps, vocab, batch, steps).to(device)
         state, params = rand(batch, hiddens) * 0.5, _random_params(rand, vocab, hiddens)
-        yield Case(f"batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units",
-                   (X, state, params), names=("outputs", "hiddens"), outputs=("outputs", "hiddens"),
+        label = _("batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units").format(
+            batch=batch, steps=steps, vocab=vocab, hiddens=hiddens)
+        yield Case(label, (X, state, params), names=("outputs", "hiddens"), outputs=("outputs", "hiddens"),
                    reference=reference_forward)
 
 
 def forward_hint(wrong: frozenset[str]) -> str | None:
     """A hint for the pattern of `forward`'s wrong outputs."""
     if wrong == {"outputs"}:
-        return ("The hidden states are right, so the output layer is what is wrong: O = H W_hq + b_q "
-                "on the stacked states, step-major (row t * batch + b belongs to step t, sequence b).")
+        return _("The hidden states are right, so the output layer is what is wrong: O = H W_hq + b_q on "
+                 "the stacked states, step-major (row t * batch + b belongs to step t, sequence b).")
     if "hiddens" in wrong:
-        return ("The hidden states are wrong, and the outputs are computed from them: check one step, "
-                "H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h), starting from `state`, with x_t the "
-                "tokens X[:, t] of step t (a row of W_xh per token), and keep H_1 ... H_T in order.")
+        return _("The hidden states are wrong, and the outputs are computed from them: check one step, "
+                 "H_t = tanh(x_t W_xh + H_(t-1) W_hh + b_h), starting from `state`, with x_t the tokens "
+                 "X[:, t] of step t (a row of W_xh per token), and keep H_1 ... H_T in order.")
     return None
 
 
 def check_forward(forward) -> Verdict:
     """Piece 2: `forward(X, state, params)` returns (outputs (steps*batch, vocab), step-major; hiddens)."""
     return check_function(forward, _forward_cases,
-                          "Your forward pass gives the package's outputs and hidden states.",
+                          _("Your forward pass gives the package's outputs and hidden states."),
                           RULES["forward"], signature="forward(X, state, params)", bans=(RNN,),
                           diagnose=forward_hint, mistakes=MISTAKES["forward"])
 
@@ -166,7 +181,8 @@ def _loss_cases(device: torch.device):
     for batch, steps, vocab, scale in [(3, 4, 6, 1.0), (2, 5, 4, 3.0), (1, 3, 5, 0.1), (4, 2, 7, 40.0)]:
         outputs = rand(steps * batch, vocab) * scale
         Y = _tokens(batch + steps, vocab, batch, steps).to(device)
-        label = f"batch {batch}, {steps} steps, {vocab} tokens, logits of size about {scale:g}"
+        label = _("batch {batch}, {steps} steps, {vocab} tokens, logits of size about {scale:g}").format(
+            batch=batch, steps=steps, vocab=vocab, scale=scale)
         yield Case(label, (outputs, Y), names=("loss", "d_outputs"), outputs=("loss", "d_outputs"),
                    reference=reference_loss_and_grad)
 
@@ -174,14 +190,14 @@ def _loss_cases(device: torch.device):
 def loss_hint(wrong: frozenset[str]) -> str | None:
     """A hint for the pattern of `loss_and_grad`'s wrong outputs."""
     if wrong == {"d_outputs"}:
-        return ("The loss is right and its gradient is not: d_outputs is softmax(outputs) minus the "
-                "one-hot of the targets, divided by the number of rows, because the loss is a mean.")
+        return _("The loss is right and its gradient is not: d_outputs is softmax(outputs) minus the "
+                 "one-hot of the targets, divided by the number of rows, because the loss is a mean.")
     if wrong == {"loss"}:
-        return ("The gradient is right and the loss is not: the loss is the mean over all rows of "
-                "-log softmax(outputs) at the target, in nats (natural log), as a number.")
-    return ("Both are wrong: check first that the targets are in the order of the rows of outputs, "
-            "step-major, which is Y.T.reshape(-1), then that the log-softmax subtracts the row's "
-            "largest logit before exp.")
+        return _("The gradient is right and the loss is not: the loss is the mean over all rows of -log "
+                 "softmax(outputs) at the target, in nats (natural log), as a number.")
+    return _("Both are wrong: check first that the targets are in the order of the rows of outputs, "
+             "step-major, which is Y.T.reshape(-1), then that the log-softmax subtracts the row's largest "
+             "logit before exp.")
 
 
 def check_loss_and_grad(loss_and_grad) -> Verdict:
@@ -190,7 +206,7 @@ def check_loss_and_grad(loss_and_grad) -> Verdict:
     The rows of `outputs` are step-major; Y is (batch, steps) as a minibatch gives it.
     """
     return check_function(loss_and_grad, _loss_cases,
-                          "Your loss and its gradient match the package's, even for large logits.",
+                          _("Your loss and its gradient match the package's, even for large logits."),
                           RULES["loss_and_grad"], signature="loss_and_grad(outputs, Y)",
                           rtol=1e-4, atol=1e-6, bans=(CROSS_ENTROPY,), diagnose=loss_hint,
                           mistakes=MISTAKES["loss_and_grad"])
@@ -219,50 +235,54 @@ def _backward_cases(device: torch.device):
                                                 (1, 1, 4, 3, "random"), (4, 3, 5, 4, "zero")]:
         X = _tokens(batch * steps + 1, vocab, batch, steps).to(device)
         state, params = rand(batch, hiddens) * 0.5, _random_params(rand, vocab, hiddens)
-        _, hidden_states = reference_forward(X, state, params)
+        _outputs, hidden_states = reference_forward(X, state, params)
         d_outputs = rand(steps * batch, vocab)
         d_final = rand(batch, hiddens) if final == "random" else torch.zeros(batch, hiddens, device=device)
-        yield Case(f"batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units, {final} d_final",
-                   (X, state, hidden_states, d_outputs, d_final, params), names=(GRADIENTS, "d_state"),
+        label = (_("batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units, zero d_final")
+                 if final == "zero" else
+                 _("batch {batch}, {steps} steps, {vocab} tokens, {hiddens} hidden units, random d_final"))
+        yield Case(label.format(batch=batch, steps=steps, vocab=vocab, hiddens=hiddens),
+                   (X, state, hidden_states, d_outputs, d_final, params), names=(_(GRADIENTS), "d_state"),
                    outputs=(*GRADIENT_NAMES, "d_state"), reference=_backward_reference)
 
 
 OUTPUT_LAYER = frozenset({"dW_hq", "db_q"})
 BEHIND_THE_STATE = frozenset({"dW_xh", "dW_hh", "db_h", "d_state"})
-BACKWARD_HINTS = {
-    frozenset({"dW_hq"}): "Only dW_hq is wrong: it is the stacked hidden states, transposed, times "
-                          "d_outputs, H^T d_outputs, summed over every step (rows step-major).",
-    frozenset({"db_q"}): "Only db_q is wrong: it is d_outputs summed over all its rows.",
-    frozenset({"dW_hh"}): "Only dW_hh is wrong: at step t it adds H_(t-1)^T dt, the state *before* the "
-                          "step (the initial `state` at the first step), not H_t.",
-    frozenset({"dW_xh"}): "Only dW_xh is wrong: the inputs are one-hot, so step t adds each row of dt "
-                          "into the row of W_xh of its token X[:, t] (index_add), repeated tokens added up.",
-    frozenset({"db_h"}): "Only db_h is wrong: it is dt summed over the batch and over every step.",
-    frozenset({"d_state"}): "Every weight gradient is right and d_state is not: the gradient reaching the "
-                            "initial state is dt of the first step times W_hh^T, after that step's tanh "
-                            "derivative.",
+BACKWARD_HINTS = {  # English, marked with N_; `backward_hint` translates them
+    frozenset({"dW_hq"}): N_("Only dW_hq is wrong: it is the stacked hidden states, transposed, times "
+                             "d_outputs, H^T d_outputs, summed over every step (rows step-major)."),
+    frozenset({"db_q"}): N_("Only db_q is wrong: it is d_outputs summed over all its rows."),
+    frozenset({"dW_hh"}): N_("Only dW_hh is wrong: at step t it adds H_(t-1)^T dt, the state *before* the "
+                             "step (the initial `state` at the first step), not H_t."),
+    frozenset({"dW_xh"}): N_("Only dW_xh is wrong: the inputs are one-hot, so step t adds each row of dt "
+                             "into the row of W_xh of its token X[:, t] (index_add), repeated tokens added "
+                             "up."),
+    frozenset({"db_h"}): N_("Only db_h is wrong: it is dt summed over the batch and over every step."),
+    frozenset({"d_state"}): N_("Every weight gradient is right and d_state is not: the gradient reaching "
+                               "the initial state is dt of the first step times W_hh^T, after that step's "
+                               "tanh derivative."),
 }
 
 
 def backward_hint(wrong: frozenset[str]) -> str | None:
     """A hint for the pattern of `backward`'s wrong outputs (the output layer first, then the recurrence)."""
     if wrong in BACKWARD_HINTS:
-        return BACKWARD_HINTS[wrong]
+        return _(BACKWARD_HINTS[wrong])
     if wrong <= OUTPUT_LAYER:
-        return ("The output layer's gradients are wrong: dW_hq = H^T d_outputs and db_q = the sum of "
-                "d_outputs over rows, with H the hidden states stacked step-major.")
+        return _("The output layer's gradients are wrong: dW_hq = H^T d_outputs and db_q = the sum of "
+                 "d_outputs over rows, with H the hidden states stacked step-major.")
     if wrong >= BEHIND_THE_STATE and not wrong & OUTPUT_LAYER:
-        return ("The output layer is right and everything behind the hidden state is wrong: the "
-                "gradient entering each step is off. At step t it is dh = d_outputs_t W_hq^T plus what "
-                "comes back from step t+1 (d_final at the last step); then dt = dh * (1 - H_t^2), "
-                "walking the steps from last to first.")
+        return _("The output layer is right and everything behind the hidden state is wrong: the gradient "
+                 "entering each step is off. At step t it is dh = d_outputs_t W_hq^T plus what comes back "
+                 "from step t+1 (d_final at the last step); then dt = dh * (1 - H_t^2), walking the steps "
+                 "from last to first.")
     if wrong >= {"dW_xh", "dW_hh", "db_h"} and "d_state" not in wrong:
-        return ("All three weight gradients of the recurrence are wrong but d_state is right: they must "
-                "be *summed* over every step, not taken from one step or overwritten in the loop.")
+        return _("All three weight gradients of the recurrence are wrong but d_state is right: they must "
+                 "be *summed* over every step, not taken from one step or overwritten in the loop.")
     if wrong & OUTPUT_LAYER and wrong & BEHIND_THE_STATE:
-        return ("Both the output layer and the recurrence are wrong: fix the output layer first "
-                "(dW_hq = H^T d_outputs, db_q = the sum of d_outputs), as the rest is computed from "
-                "the same d_outputs, then check that the steps are read step-major.")
+        return _("Both the output layer and the recurrence are wrong: fix the output layer first (dW_hq = "
+                 "H^T d_outputs, db_q = the sum of d_outputs), as the rest is computed from the same "
+                 "d_outputs, then check that the steps are read step-major.")
     return None
 
 
@@ -273,8 +293,8 @@ def check_backward(backward) -> Verdict:
     d_outputs * outputs + d_final * final state, and the gradient reaching the initial state.
     """
     verdict = check_function(backward, _backward_cases,
-                             "Your backward pass gives autograd's gradients for all five parameters "
-                             "and the initial state.",
+                             _("Your backward pass gives autograd's gradients for all five parameters and "
+                               "the initial state."),
                              RULES["backward"],
                              signature="backward(X, state, hiddens, d_outputs, d_final, params)",
                              rtol=1e-4, atol=1e-5, bans=(RNN,), diagnose=backward_hint,
@@ -294,31 +314,37 @@ def _clip_cases(device: torch.device):
     rand = sampler(84, device)
     five = [(3, 4), (4,), (4, 2), (5, 3), (3,)]
     seven = [*five, (2, 2), (6,)]
-    cases = [(five, [1.0] * 5, 1.0, "five gradients whose joint norm is above θ"),
+    cases = [(five, [1.0] * 5, 1.0, N_("five gradients whose joint norm is above θ")),
              (seven, [0.01, 0.01, 0.01, 3.0, 2.0, 1.0, 4.0], 1.0,
-              "seven gradients, the largest ones last, joint norm above θ"),
-             (five, [0.01] * 5, 1.0, "five gradients whose joint norm is below θ"),
-             (seven, [2.0] * 7, 0.5, "seven gradients far above θ = 0.5")]
+              N_("seven gradients, the largest ones last, joint norm above θ")),
+             (five, [0.01] * 5, 1.0, N_("five gradients whose joint norm is below θ")),
+             (seven, [2.0] * 7, 0.5, N_("seven gradients far above θ = 0.5"))]
+    names = tuple(_(name) for name in CLIPPED)
     for shapes, scales, theta, label in cases:
         grads = [rand(*shape) * scale for shape, scale in zip(shapes, scales, strict=True)]
-        yield Case(label, (grads, theta), names=CLIPPED, outputs=_clip_outputs(len(shapes)),
+        yield Case(_(label), (grads, theta), names=names, outputs=_clip_outputs(len(shapes)),
                    reference=_clip_reference)
     zeros = [torch.zeros(shape, device=device) for shape in five]
-    yield Case("five gradients that are all zero", (zeros, 1.0), names=CLIPPED, outputs=_clip_outputs(5),
+    yield Case(_("five gradients that are all zero"), (zeros, 1.0), names=names, outputs=_clip_outputs(5),
                reference=_clip_reference)
 
 
+def _clipped_gradient(i: int) -> str:
+    # TRANSLATORS: one of the gradients clip returns, numbered from 0.
+    return _("clipped gradient {i}").format(i=i)
+
+
 def _clip_outputs(count: int) -> tuple[str, ...]:
-    return (*(f"clipped gradient {i}" for i in range(count)), "the norm")
+    return (*(_clipped_gradient(i) for i in range(count)), _(CLIPPED[1]))
 
 
 def clip_hint(wrong: frozenset[str]) -> str | None:
-    """A hint for the pattern of `clip`'s wrong outputs."""
-    if "the norm" in wrong:
-        return ("The norm is wrong: it is the square root of the sum of the squares of every entry of "
-                "every gradient together (one number for all of them), before any scaling.")
-    return ("The norm is right and the clipped gradients are not: scale every gradient by the same "
-            "factor min(1, theta / norm), and only when the norm is above theta.")
+    """A hint for the pattern of `clip`'s wrong outputs (named as `_clip_outputs` names them)."""
+    if _(CLIPPED[1]) in wrong:
+        return _("The norm is wrong: it is the square root of the sum of the squares of every entry of "
+                 "every gradient together (one number for all of them), before any scaling.")
+    return _("The norm is right and the clipped gradients are not: scale every gradient by the same factor "
+             "min(1, theta / norm), and only when the norm is above theta.")
 
 
 def check_clip(clip) -> Verdict:
@@ -327,13 +353,14 @@ def check_clip(clip) -> Verdict:
     ‖g‖ is the joint norm of all the gradients, however many: the cases pass five and seven.
     """
     verdict = check_function(clip, _clip_cases,
-                             "Your clipping scales all the gradients together by their joint norm.",
-                             [never({"data"}, "Your function reads .data; work with the tensors themselves."),
+                             _("Your clipping scales all the gradients together by their joint norm."),
+                             [never({"data"}, N_("Your function reads .data; work with the tensors "
+                                                 "themselves.")),
                               never({"clip_grad_norm_", "clip_grad_value_"},
-                                    "Write the clipping yourself, without torch.nn.utils.")],
+                                    N_("Write the clipping yourself, without torch.nn.utils."))],
                              signature="clip(grads, theta)", rtol=1e-5, atol=1e-7, diagnose=clip_hint,
                              mistakes=MISTAKES["clip"])
-    return _named_items(verdict, CLIPPED[0], tuple(f"clipped gradient {i}" for i in range(7)))
+    return _named_items(verdict, CLIPPED[0], tuple(_clipped_gradient(i) for i in range(7)))
 
 
 # --- the update ----------------------------------------------------------------------------
@@ -348,13 +375,14 @@ def _sgd_cases(device: torch.device):
     shapes = [(4, 3), (3, 3), (3,), (3, 4), (4,)]
     for lr in (1.0, 0.1):
         params, grads = [rand(*s) for s in shapes], [rand(*s) for s in shapes]
-        yield Case(f"five parameters, learning rate {lr:g}", (params, grads, lr),
-                   names=[f"parameter {i}" for i in range(5)], reference=_sgd_reference)
+        # TRANSLATORS: "parameter {i}" names one of the parameters, numbered from 0.
+        yield Case(_("five parameters, learning rate {lr:g}").format(lr=lr), (params, grads, lr),
+                   names=[_("parameter {i}").format(i=i) for i in range(5)], reference=_sgd_reference)
 
 
 def check_sgd(sgd) -> Verdict:
     """Piece 6: `sgd(params, grads, lr)` returns new tensors p - lr * g (the inputs unchanged)."""
-    return check_function(sgd, _sgd_cases, "Your update takes one SGD step and leaves its inputs alone.",
+    return check_function(sgd, _sgd_cases, _("Your update takes one SGD step and leaves its inputs alone."),
                           signature="sgd(params, grads, lr)", mistakes=MISTAKES["sgd"])
 
 
@@ -368,14 +396,16 @@ def _perplexity_cases(device: torch.device):
         logits, targets = rand(rows, vocab) * scale, _tokens(rows, vocab, rows).to(device)
         if scale > 10:
             targets = logits.argmax(1)
-        yield Case(f"{rows} predictions over {vocab} tokens, logits of size about {scale:g}",
-                   (logits, targets), reference=perplexity_from_logits)
+        label = _("{rows} predictions over {vocab} tokens, logits of size about {scale:g}").format(
+            rows=rows, vocab=vocab, scale=scale)
+        yield Case(label, (logits, targets), reference=perplexity_from_logits)
 
 
 def check_perplexity(perplexity) -> Verdict:
     """Piece 7: `perplexity(logits, targets)` returns exp of the mean cross-entropy in nats, a number."""
     return check_function(perplexity, _perplexity_cases,
-                          "Your perplexity is e to the mean cross-entropy in nats, stable for large logits.",
+                          _("Your perplexity is e to the mean cross-entropy in nats, stable for large "
+                            "logits."),
                           RULES["perplexity"], signature="perplexity(logits, targets)",
                           rtol=1e-4, bans=(CROSS_ENTROPY,), mistakes=MISTAKES["perplexity"])
 
@@ -396,10 +426,12 @@ def first_failing_piece(pieces: dict[str, Callable]) -> tuple[str | None, bool, 
     piece is still a stub returning None; what that piece printed while checked) (notebook 08)."""
     verdicts = [(name, signature, check(pieces.get(name)))
                 for name, (signature, check) in PIECE_CHECKS.items()]
-    unattempted = all(v.message == NOT_ATTEMPTED for _, _, v in verdicts)
+    not_attempted = _(NOT_ATTEMPTED)  # as the verdicts word it
+    unattempted = all(v.message == not_attempted for _name, _signature, v in verdicts)
     for name, signature, verdict in verdicts:
         if not verdict:
-            problem = "it still returns None." if verdict.message == NOT_ATTEMPTED else verdict.problem
-            return (f"The first piece that is not right yet is {name}, {signature}: {problem}", unattempted,
-                    verdict.printed)
+            problem = _("it still returns None.") if verdict.message == not_attempted else verdict.problem
+            # TRANSLATORS: {name} is the piece's name in the code ("forward"), {signature} its call.
+            return (_("The first piece that is not right yet is {name}, {signature}: {problem}").format(
+                name=name, signature=signature, problem=problem), unattempted, verdict.printed)
     return None, unattempted, ""

@@ -25,10 +25,12 @@ from d2lmini.exercises.capstone.convert import CONVERT, as_run
 from d2lmini.exercises.capstone.loop import LOOP_BANS, Budget, initial_params
 from d2lmini.exercises.coding import outcome_problem
 from d2lmini.exercises.guard import CappedText, run_guarded
+from d2lmini.i18n import N_, _
 from d2lmini.metrics import ladder_bits, perplexity_from_bits, perplexity_from_logits
 
 CORPUS = "bundled"
 TRIGRAM = "KN n=3"  # the ladder row the capstone must beat
+YOUR_RNN = N_("your RNN")  # the student's row of the ladder, as the verdict and the figure name it
 CONTEXT = 1000  # characters of training text read before the validation text: the state is warm
 CHUNK = 1000  # characters per forward call while reading the validation text
 TRAIN_SECONDS = 300.0  # the student's loop may run this long before the check stops it
@@ -57,7 +59,14 @@ class CapstoneRun:
 
 
 class StudentCodeFailed(Exception):
-    """A call into the student's code failed; the message says how, naming the piece."""
+    """A call into the student's code failed; the message says how, naming the piece (in the language
+    d2lmini speaks)."""
+
+
+def _failed(piece: str, problem: str) -> StudentCodeFailed:
+    """The failure of the student's `piece` (its name in the code, "train"), `problem` saying how."""
+    # TRANSLATORS: {piece} is a function's name in the code ("train"); {problem} says what went wrong.
+    return StudentCodeFailed(_("{piece}: {problem}").format(piece=piece, problem=problem))
 
 
 @functools.cache
@@ -78,9 +87,9 @@ def _call(fn: Callable, args: tuple, piece: str, label: str, seconds: float, out
     outcome = run_guarded(fn, args, convert, output, allowed=CONVERT, seconds=seconds, bans=LOOP_BANS)
     problem = outcome_problem(outcome, label)
     if problem is None and outcome.value is None:
-        problem = "it returned None."
+        problem = _("it returned None.")
     if problem:
-        raise StudentCodeFailed(f"{piece}: {problem}")
+        raise _failed(piece, problem)
     return outcome.value
 
 
@@ -91,10 +100,10 @@ def _forward_stream(forward: Callable, params, tokens: torch.Tensor, state: torc
     for start in range(0, len(tokens), CHUNK):
         X = tokens[start : start + CHUNK][None]
         result = _call(forward, (X, state, params), "forward",
-                       "the validation text read as one stream", FORWARD_SECONDS, output)
+                       _("the validation text read as one stream"), FORWARD_SECONDS, output)
         if type(result) not in (tuple, list) or len(result) != 2 or any(
                 type(t) not in (torch.Tensor, torch.nn.Parameter) for t in result):
-            raise StudentCodeFailed("forward: it should return (outputs, hiddens), two plain tensors.")
+            raise _failed("forward", _("it should return (outputs, hiddens), two plain tensors."))
         outputs.append(result[0])
         state = result[1][-1]
     return torch.cat(outputs), state
@@ -110,15 +119,15 @@ def one_stream_perplexity(forward: Callable, perplexity: Callable, params, conte
     """
     stream = torch.cat([context, valid])
     state = torch.zeros(1, params[1].shape[0], dtype=params[1].dtype)
-    outputs, _ = _forward_stream(forward, params, stream[:-1], state, output)
+    outputs, _state = _forward_stream(forward, params, stream[:-1], state, output)
     logits, targets = outputs[len(context) - 1 :], stream[len(context) :]
-    mine = _call(perplexity, (logits.detach(), targets), "perplexity", "the validation text", FORWARD_SECONDS,
-                 output, float)
+    mine = _call(perplexity, (logits.detach(), targets), "perplexity", _("the validation text"),
+                 FORWARD_SECONDS, output, float)
     reference = perplexity_from_logits(logits.detach(), targets)
     if not abs(mine - reference) <= 1e-3 * reference:
-        raise StudentCodeFailed(f"perplexity: on the validation text it gives {mine:.6g}, which is not exp "
-                                "of the mean cross-entropy of your outputs there. Does it work for long "
-                                "texts?")
+        raise _failed("perplexity", _("on the validation text it gives {value:.6g}, which is not exp of the "
+                                      "mean cross-entropy of your outputs there. Does it work for long "
+                                      "texts?").format(value=mine))
     return mine
 
 
@@ -134,7 +143,7 @@ def draw_sample(forward: Callable, params, vocab, prefix: str = SAMPLE_PREFIX, n
     state = torch.zeros(1, params[1].shape[0], dtype=params[1].dtype)
     outputs, state = _forward_stream(forward, params, torch.tensor(vocab.indices(prefix)), state, output)
     drawn = []
-    for _ in range(num_chars):
+    for _drawn in range(num_chars):
         logits = outputs[-1].detach().double().cpu() / temperature
         logits[vocab.unk] = -math.inf
         token = int(torch.multinomial(torch.softmax(logits, 0), 1, generator=generator))
@@ -146,8 +155,8 @@ def draw_sample(forward: Callable, params, vocab, prefix: str = SAMPLE_PREFIX, n
 def _trained_params(value, initial: list[torch.Tensor]) -> list[torch.Tensor]:
     params = list(value)
     if len(params) != len(initial) or any(p.shape != q.shape for p, q in zip(params, initial, strict=False)):
-        raise StudentCodeFailed("train: the parameters it returns should be [W_xh, W_hh, b_h, W_hq, b_q], "
-                                "with the shapes of those it was given.")
+        raise _failed("train", _("the parameters it returns should be [W_xh, W_hh, b_h, W_hq, b_q], with the "
+                                 "shapes of those it was given."))
     return [p.detach() for p in params]
 
 
@@ -166,15 +175,15 @@ def run_capstone(forward: Callable, perplexity: Callable, train: Callable, budge
     torch.set_num_threads(1)
     try:
         start = time.perf_counter()
-        run = _call(train, (train_indices, params, budget), "train", "the course corpus", TRAIN_SECONDS,
+        run = _call(train, (train_indices, params, budget), "train", _("the course corpus"), TRAIN_SECONDS,
                     output, as_run)
         seconds = time.perf_counter() - start
         if isinstance(run, str):
-            raise StudentCodeFailed(f"train: {run}")
+            raise _failed("train", run)
         expected = budget.epochs * minibatches_per_pass(len(train_indices), budget)
         if len(run[1]) != expected:
-            raise StudentCodeFailed(f"train: it returned {len(run[1])} losses; the budget gives {expected} "
-                                    "minibatches.")
+            raise _failed("train", _("it returned {count} losses; the budget gives {expected} "
+                                     "minibatches.").format(count=len(run[1]), expected=expected))
         trained = _trained_params(run[0], params)
         score = one_stream_perplexity(forward, perplexity, trained, train_indices[-CONTEXT:], valid_indices,
                                       output)
@@ -186,9 +195,14 @@ def run_capstone(forward: Callable, perplexity: Callable, train: Callable, budge
 
 
 def ladder_lines(run: CapstoneRun) -> list[str]:
-    """The ladder from worst to best perplexity, with the student's RNN in its place and marked."""
-    rows = sorted([*run.ladder.items(), ("your RNN", run.perplexity)], key=lambda row: -row[1])
-    return [f"{'→' if name == 'your RNN' else ' '} {name:<24} {value:7.3f}" for name, value in rows]
+    """The ladder from worst to best perplexity, with the student's RNN in its place and marked.
+
+    The baselines keep the ladder's names ("KN n=3"); the student's row is named in the language
+    d2lmini speaks.
+    """
+    rows = sorted([*run.ladder.items(), (YOUR_RNN, run.perplexity)], key=lambda row: -row[1])
+    return [f"{'→' if name == YOUR_RNN else ' '} {_(name) if name == YOUR_RNN else name:<24} {value:7.3f}"
+            for name, value in rows]
 
 
 # repr=False: IPython's pretty printer would take a __repr__ generated here over Verdict's _repr_pretty_.
@@ -216,20 +230,21 @@ def show_run(run: CapstoneRun) -> None:
     import matplotlib.pyplot as plt  # noqa: PLC0415 (only a notebook draws; the grader does not)
 
     fig, (curve, ladder) = plt.subplots(1, 2, figsize=(11, 3.6))
-    curve.plot(run.losses, lw=0.6, color="tab:blue", label="training loss of each minibatch")
+    curve.plot(run.losses, lw=0.6, color="tab:blue", label=_("training loss of each minibatch"))
     curve.axhline(math.log(run.perplexity), color="tab:green", ls="--",
-                  label=f"validation, one stream: ln {run.perplexity:.2f}")
+                  label=_("validation, one stream: ln {perplexity:.2f}").format(perplexity=run.perplexity))
     curve.axhline(math.log(run.ladder[TRIGRAM]), color="grey", ls=":",
-                  label=f"Kneser-Ney trigram: ln {run.ladder[TRIGRAM]:.2f}")
-    curve.set(xlabel="minibatch", ylabel="cross-entropy (nats)", title="Your RNN learning")
+                  label=_("Kneser-Ney trigram: ln {perplexity:.2f}").format(perplexity=run.ladder[TRIGRAM]))
+    curve.set(xlabel=_("minibatch"), ylabel=_("cross-entropy (nats)"), title=_("Your RNN learning"))
     curve.legend(fontsize=8)
-    rows = sorted([*run.ladder.items(), ("your RNN", run.perplexity)], key=lambda row: row[1])
-    names, values = [name for name, _ in rows], [value for _, value in rows]
-    colours = ["tab:green" if name == "your RNN" else "lightgrey" for name in names]
+    rows = sorted([*run.ladder.items(), (YOUR_RNN, run.perplexity)], key=lambda row: row[1])
+    names = [_(name) if name == YOUR_RNN else name for name, _value in rows]
+    values = [value for _name, value in rows]
+    colours = ["tab:green" if name == YOUR_RNN else "lightgrey" for name, _value in rows]
     ladder.barh(names, values, color=colours)
     ladder.invert_yaxis()
-    ladder.set(xscale="log", xlabel="validation perplexity (log scale, lower is better)",
-               title="Where it lands on the ladder")
+    ladder.set(xscale="log", xlabel=_("validation perplexity (log scale, lower is better)"),
+               title=_("Where it lands on the ladder"))
     ladder.tick_params(axis="y", labelsize=8)
     fig.tight_layout()
     plt.show()

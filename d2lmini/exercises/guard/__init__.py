@@ -49,6 +49,7 @@ from d2lmini.exercises.guard import children
 from d2lmini.exercises.guard.kernel_state import restore, snapshot, stop_threads
 from d2lmini.exercises.guard.limits import DataLimit, Watchdog, is_memory_error, stop_watchdog
 from d2lmini.exercises.guard.refusals import CLIPPING, PACKAGE, Ban, Refuser
+from d2lmini.i18n import _
 
 __all__ = ["PACKAGE", "Ban", "CappedText", "Outcome", "is_memory_error", "run_guarded"]
 
@@ -104,8 +105,11 @@ class CappedText(io.TextIOBase):
 
     def shown(self) -> str:
         """Return the kept text, with a note of how much more was printed and is not shown."""
-        note = f"\n... ({self.dropped:,} more characters printed, not shown)\n" if self.dropped else ""
-        return "".join(self.parts) + note
+        if not self.dropped:
+            return "".join(self.parts)
+        # TRANSLATORS: {kept} is what the function printed, cut; {count} how many characters more it printed.
+        note = _("{kept}\n... ({count:,} more characters printed, not shown)\n")
+        return note.format(kept="".join(self.parts), count=self.dropped)
 
 
 # --- the kernel left as it was ----------------------------------------------------------------------
@@ -198,9 +202,9 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
     outcome.refused, outcome.refusal = refuser.refused, refuser.refusal
     limited = outcome.timed_out or outcome.out_of_memory  # a limit raised inside the hook removes it too
     if outcome.refused is None and hook is not refuser and not limited:
-        outcome.refused = "the checker's guard"
-        outcome.refusal = ("Your function switched off the checker's guard (its profile hook); "
-                           "that is refused here.")
+        outcome.refused = _("the checker's guard")
+        outcome.refusal = _("Your function switched off the checker's guard (its profile hook); that is "
+                            "refused here.")
     if interrupt.interrupted:
         raise KeyboardInterrupt
     return outcome

@@ -13,6 +13,8 @@ import sys
 import threading
 from pathlib import Path
 
+from d2lmini.i18n import _
+
 PROC = Path("/proc")
 END_WAIT_SECONDS = 1.0  # how long a process has to end after SIGTERM before SIGKILL
 
@@ -115,7 +117,10 @@ def name(pid: int) -> str:
         threading.Event().wait(0.01)
         waited += 0.01
         command = _command(pid)
-    return f"process {pid}" + (f" ({command[:60]})" if command else "")
+    if command:
+        # TRANSLATORS: a process, by its number and the start of its command line.
+        return _("process {pid} ({command})").format(pid=pid, command=command[:60])
+    return _("process {pid}").format(pid=pid)
 
 
 def _alive(pid: int) -> bool:

@@ -56,7 +56,7 @@ def _torch_rebinding(old, new) -> bool:
     if not module.startswith("torch"):
         return False
     wrapped = getattr(new, "__wrapped__", None)
-    for _ in range(4):  # older torch wraps twice (torch 2.3: a wrapper of a wrapper of manual_seed)
+    for _level in range(4):  # older torch wraps twice (torch 2.3: a wrapper of a wrapper of manual_seed)
         if wrapped is None or wrapped is old:
             break
         wrapped = getattr(wrapped, "__wrapped__", None)
@@ -107,7 +107,7 @@ def stop_threads(before: set[int], spared: set[int | None]) -> int:
     started = set(sys._current_frames()) - before - spared
     for ident in started:
         raise_in(ident, SystemExit)
-    for _ in range(40):  # up to a second for them to end
+    for _wait in range(40):  # up to a second for them to end
         if not started & set(sys._current_frames()):
             break
         threading.Event().wait(0.025)

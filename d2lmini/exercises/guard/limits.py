@@ -161,7 +161,7 @@ def stop_watchdog(watchdog: Watchdog) -> None:
     while True:
         try:
             watchdog.stop()
-            for _ in range(64):  # each backward jump lets a pending exception arrive
+            for _jump in range(64):  # each backward jump lets a pending exception arrive
                 pass
             return
         except (TimeLimit, MemoryLimit):

@@ -25,6 +25,8 @@ import torch.nn.functional as F
 import torch.nn.modules.rnn
 import torch.nn.utils.clip_grad
 
+from d2lmini.i18n import N_, _
+
 PACKAGE = Path(__file__).parents[2]  # as the code objects name it: not resolved
 SOLUTIONS = PACKAGE.parent / "solutions"  # the instructors' answers, in a clone of the repository
 # The exercise machinery the guarded call itself runs (converting a result, the hook, the guard).
@@ -33,6 +35,9 @@ MACHINERY = frozenset(str(PACKAGE / "exercises" / name) for name in
                        "guard/kernel_state.py", "guard/limits.py", "guard/children.py"))
 # The grader's remote function (d2lmini.grading.remote) stands in for a student's function when grading.
 MACHINERY |= {str(PACKAGE / "grading" / "remote.py")}
+# The language module: a message worded while the guard runs (a result's `convert`, as the capstone's
+# `as_run`) is translated by it. It holds no reference code.
+MACHINERY |= {str(PACKAGE / "i18n.py")}
 CLIPPING_HELPERS = torch.nn.utils.clip_grad.__file__
 # Where Python's standard library and installed packages live (torch, sympy, ...).
 LIBRARIES = tuple(sorted({path + os.sep for name in ("stdlib", "platstdlib", "purelib", "platlib")
@@ -43,8 +48,9 @@ LIBRARIES = tuple(sorted({path + os.sep for name in ("stdlib", "platstdlib", "pu
 class Ban:
     """What an exercise that asks for one's own version refuses: torch's built-in one, by any name.
 
-    `files`: Python files of torch whose functions are refused; `codes`: single functions;
-    `builtins`: C functions (reached under any alias: torch.rnn_tanh is torch._VF.rnn_tanh).
+    `what` names it in English (marked with `N_`; a refusal names it translated); `files`: Python
+    files of torch whose functions are refused; `codes`: single functions; `builtins`: C functions
+    (reached under any alias: torch.rnn_tanh is torch._VF.rnn_tanh).
     """
 
     what: str
@@ -57,30 +63,40 @@ def _builtins(names: tuple[str, ...], *spaces) -> tuple:
     return tuple(getattr(space, name) for space in spaces for name in names if hasattr(space, name))
 
 
-CLIPPING = Ban("torch's gradient clipping (torch.nn.utils.clip_grad_norm_ and its helpers)",
+CLIPPING = Ban(N_("torch's gradient clipping (torch.nn.utils.clip_grad_norm_ and its helpers)"),
                files=frozenset({CLIPPING_HELPERS}))
-RNN = Ban("torch's built-in RNN (torch.nn.RNN, torch.rnn_tanh and their relatives)",
+RNN = Ban(N_("torch's built-in RNN (torch.nn.RNN, torch.rnn_tanh and their relatives)"),
           files=frozenset({torch.nn.modules.rnn.__file__}),
           builtins=_builtins(("rnn_tanh", "rnn_tanh_cell", "rnn_relu", "rnn_relu_cell", "lstm", "lstm_cell",
                               "gru", "gru_cell"), torch, torch._C._VariableFunctions))
-GATED = Ban("torch's built-in GRU and LSTM (torch.nn.GRU, torch.nn.LSTM, torch.gru, torch.lstm and their "
-            "cells)", files=RNN.files, builtins=RNN.builtins)
-CROSS_ENTROPY = Ban("torch's cross-entropy (F.cross_entropy, F.nll_loss and the functions behind them)",
+GATED = Ban(N_("torch's built-in GRU and LSTM (torch.nn.GRU, torch.nn.LSTM, torch.gru, torch.lstm and "
+               "their cells)"), files=RNN.files, builtins=RNN.builtins)
+CROSS_ENTROPY = Ban(N_("torch's cross-entropy (F.cross_entropy, F.nll_loss and the functions behind them)"),
                     codes=frozenset({F.cross_entropy.__code__, F.nll_loss.__code__}),
                     builtins=_builtins(("cross_entropy_loss", "nll_loss", "nll_loss_nd", "nll_loss2d"),
                                        torch._C._nn) + _builtins(("nll_loss",), torch))
-# C functions no exercise needs that would end the kernel, start a thread or switch the hook off.
-DANGEROUS = {os._exit: "os._exit, which would end the notebook's kernel with no verdict",
-             os.abort: "os.abort, which would end the notebook's kernel with no verdict",
-             os.kill: "os.kill, which could end the notebook's kernel with no verdict",
-             _thread.start_new_thread: "a new thread, which could outlive the check",
-             sys.setprofile: "sys.setprofile, which would switch the checker's guard off",
-             sys.settrace: "sys.settrace, which could switch the checker's guard off"}
-DANGEROUS.update({getattr(_thread, name): "a new thread, which could outlive the check"
+# C functions no exercise needs that would end the kernel, start a thread or switch the hook off, and
+# why, in English (marked with N_; a refusal says it translated). What comes before the first comma
+# names it (`_danger_name`).
+A_NEW_THREAD = N_("a new thread, which could outlive the check")
+DANGEROUS = {os._exit: N_("os._exit, which would end the notebook's kernel with no verdict"),
+             os.abort: N_("os.abort, which would end the notebook's kernel with no verdict"),
+             os.kill: N_("os.kill, which could end the notebook's kernel with no verdict"),
+             _thread.start_new_thread: A_NEW_THREAD,
+             sys.setprofile: N_("sys.setprofile, which would switch the checker's guard off"),
+             sys.settrace: N_("sys.settrace, which could switch the checker's guard off")}
+DANGEROUS.update({getattr(_thread, name): A_NEW_THREAD
                   for name in ("start_new", "start_joinable_thread") if hasattr(_thread, name)})
-DANGEROUS_CODES = {threading.Thread.start.__code__: "a new thread, which could outlive the check",
-                   threading.setprofile.__code__: "threading.setprofile, which would switch the checker's "
-                                                  "guard off"}
+DANGEROUS_CODES = {threading.Thread.start.__code__: A_NEW_THREAD,
+                   threading.setprofile.__code__: N_("threading.setprofile, which would switch the "
+                                                     "checker's guard off")}
+
+
+def _danger_name(danger: str) -> str:
+    """What a `DANGEROUS` entry names: a function's name in the code, or a new thread (translated)."""
+    name = danger.split(",")[0]
+    # TRANSLATORS: what a student's function tried to start (a refusal names it).
+    return _("a new thread") if danger == A_NEW_THREAD else name
 
 
 class RefusedCall(Exception):
@@ -164,9 +180,6 @@ def _readable_name(code) -> str:
     return ".".join((*parts, code.co_qualname))
 
 
-REFERENCE = "The exercise asks you to write it yourself, so that call is refused here."
-
-
 THREAD_START = threading.Thread.start.__code__
 THREAD_STARTERS = tuple(f for f, why in DANGEROUS.items() if "thread" in why)
 
@@ -208,7 +221,7 @@ class Refuser:
             if self.refused is None:
                 self.refused, self.refusal = name, why
             # raising here also removes the hook; `refused` keeps the verdict
-            raise RefusedCall(f"{name} is refused here: write it yourself.")
+            raise RefusedCall(_("{name} is refused here: write it yourself.").format(name=name))
 
     def _builtin(self, function, frame) -> tuple[str, str] | None:
         if frame.f_code.co_filename in MACHINERY:  # the guard's own calls (putting the hook back)
@@ -217,10 +230,12 @@ class Refuser:
             return None  # a thread torch or Python starts for its own work
         danger = DANGEROUS.get(function)
         if danger is not None:
-            return danger.split(",")[0], f"Your function calls {danger}; it is refused here."
+            # TRANSLATORS: {danger} names a function and what it would do ("os._exit, which would end ...").
+            return _danger_name(danger), _("Your function calls {danger}; it is refused here.").format(
+                danger=_(danger))
         ban = self.builtins.get(id(function))
         if ban is not None:
-            return ban.what, f"Your function calls {ban.what}. {REFERENCE}"
+            return _(ban.what), _refused_call(_(ban.what))
         return None
 
     def _code(self, code: types.CodeType) -> tuple[str, str] | None:
@@ -233,22 +248,37 @@ class Refuser:
     def _judge(self, code: types.CodeType) -> tuple[str, str] | None:
         filename = code.co_filename
         if code in DANGEROUS_CODES:
-            return "a thread", f"Your function starts {DANGEROUS_CODES[code]}; it is refused here."
+            # TRANSLATORS: what a student's function tried to start (a refusal names it).
+            return _("a thread"), _("Your function starts {danger}; it is refused here.").format(
+                danger=_(DANGEROUS_CODES[code]))
         for ban in self.bans:
             if filename in ban.files or code in ban.codes:
-                return ban.what, f"Your function calls {ban.what}. {REFERENCE}"
+                return _(ban.what), _refused_call(_(ban.what))
         if filename.startswith(self.package) and filename not in self.allowed:
             name = _readable_name(code)
-            return name, f"Your function calls {name}, the package's own code. {REFERENCE}"
+            # TRANSLATORS: {name} is a function of the package, e.g. d2lmini.bptt.hidden_gradients.
+            return name, _("Your function calls {name}, the package's own code. The exercise asks you to "
+                           "write it yourself, so that call is refused here.").format(name=name)
         if code in _SOLUTION_CODE or _is_solution_file(filename):
-            return ("the instructors' solutions", "Your function runs the instructors' solutions "
-                    f"(solutions/, {code.co_qualname}). {REFERENCE}")
+            # TRANSLATORS: {name} is a function's name in the instructors' solutions.
+            why = _("Your function runs the instructors' solutions (solutions/, {name}). The exercise asks "
+                    "you to write it yourself, so that call is refused here.").format(name=code.co_qualname)
+            return _("the instructors' solutions"), why
         if code.co_name.startswith("<") or filename.startswith(LIBRARIES):
             return None  # installed libraries are not copies of ours: no need to fingerprint them
         twin = _PACKAGE_CODE.get(_fingerprint(code))
         if twin is not None and twin[0] not in self.allowed:
-            return twin[1], (f"Your function runs a copy of {twin[1]}, the package's own code. {REFERENCE}")
+            return twin[1], _("Your function runs a copy of {name}, the package's own code. The "
+                              "exercise asks you to write it yourself, so that call is refused "
+                              "here.").format(name=twin[1])
         return None
+
+
+def _refused_call(name: str) -> str:
+    """Why a call of torch's own version of what the exercise asks for (`name`, translated) is refused."""
+    # TRANSLATORS: {name} is what the function called (a function's name, or e.g. "torch's built-in RNN").
+    return _("Your function calls {name}. The exercise asks you to write it yourself, so that call is "
+             "refused here.").format(name=name)
 
 
 # --- time and memory ------------------------------------------------------------------------------
