@@ -1,9 +1,13 @@
 """Sphinx configuration of the course site (built by tools/build_site.py from a staged copy).
 
 The stored notebooks are rendered as they are (never executed); each page gets the course's
-links (Colab, Kaggle, Binder, download, report a problem) from `_ext/course_links.py`.
+links (Colab, Kaggle, Binder, download, report a problem) and the switch to the same page in the
+other language from `_ext/course_links.py`. One configuration for both editions: English by
+default, Simplified Chinese with `-D language=zh_CN` (its notebooks are the stored Chinese ones;
+the site's own pages are translated by the catalogs in `locale/`, its title by `course_titles`).
 """
 
+import logging
 import os
 import sys
 import tomllib
@@ -16,10 +20,28 @@ with open(HERE / "pyproject.toml", "rb") as handle:
     REPOSITORY = tomllib.load(handle)["project"]["urls"]["Repository"]
 
 project = "d2lmini: recurrent neural networks from scratch"
+# The site's title in each edition (course_links sets `project` from it on the language built).
+course_titles = {"en": project, "zh_CN": "d2lmini：从零实现循环神经网络"}
 author = "the d2lmini authors"
 copyright = "the d2lmini authors"
 extensions = ["myst_nb", "course_links"]
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "pyproject.toml"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "pyproject.toml", "locale", "_downloads"]
+templates_path = ["_templates"]
+
+# The Chinese edition's translations of index.md and instructors.md: locale/<language>/LC_MESSAGES/
+# <page>.po, one catalog per page (tools/build_site.py --update-catalogs); Sphinx compiles them.
+locale_dirs = ["locale"]
+gettext_compact = False
+gettext_location = False  # no line numbers in the catalogs: they would change with every edit of a page
+# Chinese search: Sphinx splits the pages' text into words with jieba, which also learns the course's
+# terms from this list (tools/build_site.py writes it from docs/glossary.md); English ignores it.
+html_search_options = {"dict": str(HERE / "search_words.txt")}
+try:
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)  # not "Building prefix dict…" on every build
+except ImportError:  # course_links stops a Chinese build without it: its pages would not be searchable
+    pass
 
 nb_execution_mode = "off"  # the stored outputs are the page; nothing runs at build time
 nb_merge_streams = True
@@ -32,7 +54,9 @@ suppress_warnings = ["myst.header", "mystnb.unknown_mime_type"]
 if (HERE / "_static" / "mathjax" / "tex-mml-chtml.js").exists():
     mathjax_path = "mathjax/tex-mml-chtml.js"
 # Speech for every formula: MathJax's semantic enrichment (the speech rule engine, English) gives each
-# formula an aria-label a screen reader reads, beside the assistive MathML that only some read.
+# formula an aria-label a screen reader reads, beside the assistive MathML that only some read. The
+# Chinese edition speaks formulas in English too: MathJax 3's speech rules have no Chinese locale
+# (es5/sre/mathmaps has none), so its formulas are marked lang="en" (_static/english-speech.js).
 mathjax3_config = {
     "loader": {"load": ["a11y/semantic-enrich"]},
     "options": {"enableEnrichment": True, "sre": {"speech": "deep", "domain": "clearspeak", "locale": "en"}},
@@ -50,6 +74,8 @@ html_theme_options = {
     "use_download_button": True,
     "use_fullscreen_button": False,
     "show_toc_level": 2,
+    # The switch to this page in the other language, beside the theme's buttons (_templates/).
+    "article_header_end": ["language-switch.html", "article-header-buttons.html"],
 }
 html_last_updated_fmt = None
 html_show_sourcelink = False

@@ -38,6 +38,7 @@ TORCH_FREE = {
     "test_plot": "matplotlib figures of given numbers",
     "test_prose_numbers": "reads the notebooks' prose",
     "test_reader_cells": "reads the notebooks' section tables, glossaries and Questions cells",
+    "test_site_catalogs": "the site's gettext catalogs against site/index.md and docs/instructors.md (Babel)",
     "test_settings_controls": "ipywidgets controls made from declarations and read back; no tensor computed",
     "test_translations": "the catalogs, the Chinese notebooks' sources and a font; no tensor is computed",
     "test_runs": "the run store's bookkeeping over given results",

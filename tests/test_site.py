@@ -1,20 +1,31 @@
 """The course site (tools/build_site.py) in headless Chromium: every page loads, nothing is missing.
 
-The built site (build/site/html, or `$D2LMINI_SITE`) is served on 127.0.0.1 and every page is
-opened: it loads with no script error and no request leaving the site; every image has an alt
-and loaded; every internal link reaches a file and anchor that exist; axe-core (WCAG 2.0/2.1 A
-and AA) finds no violation in what the course writes (the page's article) and none in the
-theme's own chrome that tests/browser/site_axe.toml does not list. Notebook pages have their
-launch links, their download, a static preview of each panel they store, and every exercise
-as it is stored (unanswered). Skips (saying why) without a built site, Chromium or Playwright, unless
-D2LMINI_REQUIRE_BROWSER=1. A screenshot of each notebook's page goes to test-artifacts/site_NN.png.
+The built site (build/site/html, or `$D2LMINI_SITE`) has two editions: English at its root and
+Simplified Chinese under zh/ (its notebook pages are notebooks/zh/*.ipynb, its own pages translated
+by site/locale/zh_CN; tests/test_site_catalogs.py checks those catalogs). It is served on 127.0.0.1
+and every page of both is opened: it loads with no script error and no request leaving the site;
+every formula has speech; every image has an alt and loaded; every internal link reaches a file and
+anchor that exist; axe-core (WCAG 2.0/2.1 A and AA) finds no violation in what the course writes
+(the page's article) and none in the theme's own chrome that tests/browser/site_axe.toml does not
+list. Notebook pages of each edition have their launch links (the Chinese ones open notebooks/zh/…,
+their labels in Chinese), their download, a static preview of each panel they store, and every
+exercise as it is stored (unanswered). Every page says its language (<html lang>) and switches to
+the same page in the other language and back; searching 困惑度 on the Chinese site finds the
+perplexity notebook; each home page links both editions and opens notebook 00 of its own; the
+Chinese site pages read as their catalogs translate them; the Chinese pages' formulas have the
+English pages' speech, marked lang="en" (MathJax 3 has no Chinese speech rules). Skips (saying why)
+without a built site, Chromium or Playwright, unless D2LMINI_REQUIRE_BROWSER=1. A screenshot of each
+notebook's page goes to test-artifacts/site_NN.png (site_zh_NN.png for the Chinese edition).
 """
 
 import functools
+import html
 import json
 import re
 import tomllib
+from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import pytest
 from browser.axe import WCAG_TAGS, find_axe
@@ -27,7 +38,80 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 KNOWN_THEME_FILE = ROOT / "tests" / "browser" / "site_axe.toml"
 NOTEBOOKS = sorted(path.stem for path in (ROOT / "notebooks").glob("*.ipynb"))
-LAUNCH_LABELS = ("Open in Colab", "Open in Kaggle", "Open in Binder", "Download the notebook")
+CHINESE_NOTEBOOKS = sorted(path.stem for path in (ROOT / "notebooks" / "zh").glob("*.ipynb"))
+CATALOGS = ROOT / "site" / "locale" / "zh_CN" / "LC_MESSAGES"
+# Each edition: its folder in the site, its notebooks' folder in the repository, its <html lang>, the
+# labels of a notebook page's launch links (Colab, Kaggle, Binder, download).
+EDITIONS = {
+    "en": ("", "notebooks", "en",
+           ("Open in Colab", "Open in Kaggle", "Open in Binder", "Download the notebook")),
+    "zh_CN": ("zh/", "notebooks/zh", "zh-CN",
+              ("在 Colab 中打开", "在 Kaggle 中打开", "在 Binder 中打开", "下载笔记本")),
+}
+LAUNCH_LABELS = EDITIONS["en"][3]
+NOTEBOOK_PAGES = [("en", name) for name in NOTEBOOKS] + [("zh_CN", name) for name in CHINESE_NOTEBOOKS]
+HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+class PageFacts(HTMLParser):
+    """What a built page's HTML says: <html lang>, its links, its alternates, its headings' text and
+    the text of its article (the page's own content, without the theme's navigation)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.lang, self.anchors, self.alternates, self.headings, self.text = None, [], [], [], []
+        self._heading, self._in_article = None, False
+
+    def handle_starttag(self, tag, attrs):
+        attributes = {name: value or "" for name, value in attrs}
+        if tag == "article" and "bd-article" in attributes.get("class", "").split():
+            self._in_article = True  # what the course writes; the theme's navigation is around it
+        if tag == "html":
+            self.lang = attributes.get("lang")
+        elif tag == "a":
+            self.anchors.append(attributes)
+        elif tag == "link" and attributes.get("rel") == "alternate":
+            self.alternates.append(attributes)
+        elif tag in ("h1", "h2", "h3"):
+            self._heading = []
+
+    def handle_endtag(self, tag):
+        if tag == "article":
+            self._in_article = False
+        if tag in ("h1", "h2", "h3") and self._heading is not None:
+            self.headings.append(" ".join("".join(self._heading).split()).rstrip("#").strip())
+            self._heading = None
+
+    def handle_data(self, data):
+        if self._in_article:
+            self.text.append(data)
+        if self._heading is not None:
+            self._heading.append(data)
+
+    def links_with(self, css_class: str) -> list[dict]:
+        return [anchor for anchor in self.anchors if css_class in anchor.get("class", "").split()]
+
+
+@functools.cache
+def facts(path: Path) -> PageFacts:
+    parser = PageFacts()
+    parser.feed(path.read_text("utf-8"))
+    return parser
+
+
+def edition_pages(folder: Path, language: str) -> list[Path]:
+    """Every page of one edition of the built site (not the theme's template fragments in _static)."""
+    root = folder / EDITIONS[language][0]
+    return [path for path in sorted(root.rglob("*.html")) if "_static" not in path.parts
+            and (language != "en" or path.relative_to(folder).parts[0] != "zh")]
+
+
+def catalog(page: str) -> dict[str, str]:
+    """The Chinese site's catalog of a site page: English message -> its translation (Babel)."""
+    from babel.messages import pofile
+
+    with (CATALOGS / f"{page}.po").open("rb") as handle:
+        return {message.id: message.string for message in pofile.read_po(handle) if message.id}
 
 
 @functools.cache
@@ -67,6 +151,53 @@ def test_the_site_has_a_page_for_every_notebook_and_for_instructors():
     assert (folder / "instructors.html").exists() and (folder / "search.html").exists()
 
 
+def test_the_chinese_site_has_a_page_for_every_chinese_notebook_and_for_instructors():
+    folder = find_site() / "zh"
+    missing = [name for name in CHINESE_NOTEBOOKS if not (folder / "notebooks" / f"{name}.html").exists()]
+    assert CHINESE_NOTEBOOKS == NOTEBOOKS, "notebooks/zh/ does not have every notebook: tools/translations.py"
+    assert not missing, f"no Chinese page for {missing}: rebuild with python tools/build_site.py"
+    for page in ("index", "instructors", "search", "genindex"):
+        assert (folder / f"{page}.html").exists(), f"the Chinese site has no {page}.html"
+
+
+@pytest.mark.parametrize("language", sorted(EDITIONS))
+def test_every_page_says_its_language(language):
+    expected = EDITIONS[language][2]
+    pages = edition_pages(find_site(), language)
+    wrong = {path.name: facts(path).lang for path in pages if facts(path).lang != expected}
+    assert len(pages) >= len(NOTEBOOKS) + 4
+    assert not wrong, f'pages whose <html lang> is not "{expected}": {wrong}'
+
+
+@pytest.mark.parametrize("language", sorted(EDITIONS))
+def test_every_page_switches_to_the_same_page_in_the_other_language_and_back(language):
+    folder = find_site()
+    there = "zh_CN" if language == "en" else "en"
+    problems = []
+    for path in edition_pages(folder, language):
+        relative = path.relative_to(folder / EDITIONS[language][0]).as_posix()
+        expected = (folder / EDITIONS[there][0] / relative).resolve()
+        switches = facts(path).links_with("course-language")
+        alternates = [link for link in facts(path).alternates
+                      if link.get("hreflang") == EDITIONS[there][2]]
+        if len(switches) != 1 or len(alternates) != 1:
+            problems.append(f"{relative}: {len(switches)} language switches, {len(alternates)} alternates")
+            continue
+        switch = switches[0]
+        target = (path.parent / unquote(switch["href"])).resolve()
+        if target != expected or (path.parent / alternates[0]["href"]).resolve() != expected:
+            problems.append(f"{relative}: switches to {switch['href']}, not the same page in {there}")
+        elif switch.get("lang") != EDITIONS[there][2] or switch.get("hreflang") != EDITIONS[there][2]:
+            problems.append(f"{relative}: the switch's lang/hreflang is not {EDITIONS[there][2]}")
+        elif not target.is_file():
+            problems.append(f"{relative}: switches to {switch['href']}, which is missing")
+        else:
+            back = facts(target).links_with("course-language")
+            if [(target.parent / unquote(link["href"])).resolve() for link in back] != [path.resolve()]:
+                problems.append(f"{relative}: the {there} page does not switch back to it")
+    assert not problems, "\n".join(problems)
+
+
 def test_every_page_loads_with_alts_links_and_no_axe_violation_in_the_course(site):
     folder, base, browser, axe_js = site
     known = known_theme_violations()
@@ -84,9 +215,11 @@ def test_every_page_loads_with_alts_links_and_no_axe_violation_in_the_course(sit
             theme = [v for v in violations if not v["course"] and (v["rule"], v["element"]) not in known]
             found += sorted({f"theme, not in {KNOWN_THEME_FILE.name}: {v['rule']} at {v['element']}"
                              for v in theme})
-            if relative.startswith("notebooks/"):
+            shot = re.fullmatch(r"(zh/)?notebooks/(\w\w).*\.html", relative)
+            if shot:
                 ARTIFACTS.mkdir(exist_ok=True)
-                page.screenshot(path=str(ARTIFACTS / f"site_{relative[10:12]}.png"), full_page=False)
+                name = f"site_{'zh_' if shot.group(1) else ''}{shot.group(2)}.png"
+                page.screenshot(path=str(ARTIFACTS / name), full_page=False)
         finally:
             page.close()
         if found:
@@ -94,22 +227,206 @@ def test_every_page_loads_with_alts_links_and_no_axe_violation_in_the_course(sit
     assert not problems, "\n".join(f"{page}: {p}" for page, found in problems.items() for p in found)
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_a_notebook_page_has_its_launch_links_previews_and_no_answers(site, name):
+def opened_notebook(kind: str, url: str) -> str:
+    """The repository path of the notebook a Colab, Kaggle or Binder link opens."""
+    parts = urlsplit(url)
+    if kind == "colab":
+        return re.sub(r"^/github/[^/]+/[^/]+/blob/[^/]+/", "", parts.path)
+    if kind == "kaggle":
+        return re.sub(r"^https://github\.com/[^/]+/[^/]+/blob/[^/]+/", "", parse_qs(parts.query)["src"][0])
+    return parse_qs(parts.query)["labpath"][0]
+
+
+def launch_targets(links: list[str]) -> list[str]:
+    """The notebook each of the Colab, Kaggle and Binder links (in that order) opens."""
+    kinds = ("colab", "kaggle", "binder")
+    return [opened_notebook(kind, url) for kind, url in zip(kinds, links, strict=True)]
+
+
+@pytest.mark.parametrize(("language", "name"), NOTEBOOK_PAGES)
+def test_a_notebook_page_has_its_launch_links_previews_and_no_answers(site, language, name):
     folder, base, browser, _ = site
+    prefix, notebooks, _, labels = EDITIONS[language]
     page = browser.new_page()
     try:
-        page.goto(f"{base}notebooks/{name}.html")
+        page.goto(f"{base}{prefix}notebooks/{name}.html")
         launch = page.locator(".course-launch a")
-        assert [launch.nth(i).inner_text() for i in range(launch.count())] == list(LAUNCH_LABELS)
+        assert [launch.nth(i).inner_text() for i in range(launch.count())] == list(labels)
+        hrefs = [launch.nth(i).get_attribute("href") for i in range(3)]
+        assert launch_targets(hrefs) == [f"{notebooks}/{name}.ipynb"] * 3
         download = page.locator(".course-launch a[download]").get_attribute("href")
-        notebook = ROOT / "notebooks" / f"{name}.ipynb"
-        assert (folder / "notebooks" / download).read_bytes() == notebook.read_bytes()
+        notebook = ROOT / notebooks / f"{name}.ipynb"
+        assert (folder / prefix / "notebooks" / download).read_bytes() == notebook.read_bytes()
         assert page.locator(".course-report a").count() == 1
         stored = notebook.read_text("utf-8").count('class=\\"d2l-panel-preview\\"')
         assert page.locator(".d2l-panel-preview").count() == stored
         code = "\n".join(page.locator("div.highlight pre").all_inner_texts())
-        for stub in exercise_stubs(ROOT / "notebooks" / f"{name}.ipynb"):
+        for stub in exercise_stubs(notebook):
             assert stub.strip() in code, f"the exercise is not shown as stored (unanswered): {stub[:80]!r}"
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("name", CHINESE_NOTEBOOKS)
+def test_a_chinese_notebook_page_shows_its_panels_and_figures_in_chinese(site, name):
+    """The previews and the figures' alt texts are the stored Chinese notebook's outputs, made with
+    D2LMINI_LANG=zh_CN: each says something in Chinese (an unexecuted notebook has none to show)."""
+    _, base, browser, _ = site
+    page = browser.new_page()
+    try:
+        page.goto(f"{base}zh/notebooks/{name}.html")
+        previews = page.locator("article .d2l-panel-preview").all_inner_texts()
+        alts = page.locator("article .cell_output img").evaluate_all("images => images.map(i => i.alt)")
+        english = [text[:80] for text in previews + alts if not HAN.search(text)]
+        assert not english, (f"English on the Chinese page (re-run notebooks/zh/{name}.ipynb with "
+                             f"python tools/run_notebooks.py): {english[:3]}")
+    finally:
+        page.close()
+
+
+SPEECH = """() => [...document.querySelectorAll('article mjx-container')].map(formula => [
+  formula.getAttribute('lang'), (formula.getAttribute('aria-label') || '').trim()])"""
+
+
+def test_the_chinese_pages_formulas_render_and_speak_in_english_as_the_english_pages_do(site):
+    """MathJax 3 has no Chinese speech rules: the Chinese pages' formulas get the English speech text,
+    marked lang="en" so that a screen reader reads it with an English voice."""
+    _, base, browser, _ = site
+    page = browser.new_page()
+    try:
+        spoken = {}
+        for prefix in ("", "zh/"):
+            page.goto(f"{base}{prefix}notebooks/07_perplexity.html", wait_until="load")
+            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise"
+                                   ".then(() => true)", timeout=60_000)
+            if prefix:
+                page.wait_for_function("() => [...document.querySelectorAll('mjx-container')]"
+                                       ".every(formula => formula.lang === 'en')", timeout=30_000)
+            spoken[prefix] = page.evaluate(SPEECH)
+        english, chinese = spoken[""], spoken["zh/"]
+        assert len(chinese) >= 10 and all(label for _, label in english + chinese)
+        assert all(lang == "en" for lang, _ in chinese), "a Chinese page's formula is not marked English"
+        # The same formulas, spoken the same way (the catalogs keep every formula of the English).
+        assert {label for _, label in english} >= {label for _, label in chinese} - {""}
+    finally:
+        page.close()
+
+
+def test_the_chinese_search_index_holds_the_glossary_terms_as_words():
+    """jieba's own dictionary would cut 困惑度 into 困惑 + 度; tools/build_site.py teaches it the glossary."""
+    index = (find_site() / "zh" / "searchindex.js").read_text("utf-8")
+    index = json.loads(index[index.index("(") + 1:index.rindex(")")])
+
+    def pages(term: str) -> set[str]:
+        found = [index[kind].get(term, []) for kind in ("terms", "titleterms")]
+        return {index["docnames"][i] for hits in found for i in ([hits] if isinstance(hits, int) else hits)}
+
+    assert "notebooks/07_perplexity" in pages("困惑度")
+    assert "notebooks/06_gradient_clipping" in pages("梯度裁剪")
+    assert "notebooks/01_hidden_state" in pages("隐状态")
+
+
+def search_results(page, url: str) -> list[str]:
+    """Open a search page of the site and return the pages it found (their addresses, no query)."""
+    page.goto(url)
+    page.wait_for_function("() => document.querySelector('#search-results .search-summary')"
+                           "?.textContent.trim().length > 0", timeout=30_000)
+    found = page.locator("#search-results ul.search li > a").evaluate_all(
+        "links => links.map(a => a.getAttribute('href'))")
+    return [href.split("?")[0].split("#")[0] for href in found]
+
+
+def test_searching_a_chinese_word_on_the_chinese_site_finds_the_notebook_about_it(site):
+    _, base, browser, _ = site
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        found = search_results(page, f"{base}zh/search.html?q={quote('困惑度')}")
+        assert "notebooks/07_perplexity.html" in found, f"困惑度 found {found}"
+        # A query Sphinx's splitter would keep whole: the site's splitter cuts it into indexed words.
+        found = search_results(page, f"{base}zh/search.html?q={quote('梯度裁剪的阈值')}")
+        assert "notebooks/06_gradient_clipping.html" in found, f"梯度裁剪的阈值 found {found}"
+        found = search_results(page, f"{base}search.html?q=perplexity")
+        assert "notebooks/07_perplexity.html" in found, f"perplexity (English site) found {found}"
+    finally:
+        page.close()
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("language", sorted(EDITIONS))
+def test_the_home_page_links_both_editions_and_opens_notebook_00(site, language):
+    folder, base, browser, _ = site
+    prefix, notebooks, lang, labels = EDITIONS[language]
+    page = browser.new_page()
+    try:
+        page.goto(f"{base}{prefix}index.html")
+        editions = page.locator(".course-editions a")
+        targets = {editions.nth(i).get_attribute("hreflang"): editions.nth(i).evaluate("a => a.href")
+                   for i in range(editions.count())}
+        assert targets == {"en": f"{base}index.html", "zh-CN": f"{base}zh/index.html"}
+        current = page.locator('.course-editions a[aria-current="page"]')
+        assert current.count() == 1 and current.get_attribute("hreflang") == lang
+        start = page.locator(".course-start a")
+        assert [start.nth(i).inner_text() for i in range(start.count())] == list(labels[:3])
+        hrefs = [start.nth(i).get_attribute("href") for i in range(3)]
+        assert launch_targets(hrefs) == [f"{notebooks}/00_start_here.ipynb"] * 3
+        toc = page.locator("article a.reference.internal").evaluate_all("links => links.map(a => a.href)")
+        assert {f"{base}{prefix}notebooks/00_start_here.html", f"{base}{prefix}instructors.html"} <= set(toc)
+    finally:
+        page.close()
+
+
+QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "…": "...", "–": "--", "—": "---"})
+
+
+def as_read(markdown: str) -> str:
+    """The text a reader sees of a message's Markdown: no emphasis marks, escapes, tags or link targets
+    (code spans as they are), quotes and dashes as typed, whitespace runs as one space."""
+    parts = re.split(r"(`[^`]+`)", markdown)
+    for i, part in enumerate(parts):
+        if i % 2:
+            parts[i] = part.strip("`")
+            continue
+        part = re.sub(r"<[^>]+>", "", part)
+        part = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", part)
+        parts[i] = re.sub(r"\\(.)", r"\1", part.replace("**", "").replace("*", ""))
+    return " ".join("".join(parts).translate(QUOTES).split())
+
+
+def page_text(path: Path) -> str:
+    return " ".join(html.unescape("".join(facts(path).text)).translate(QUOTES).split())
+
+
+@pytest.mark.parametrize("page", ["index", "instructors"])
+def test_a_site_page_of_the_chinese_site_reads_as_its_catalog_translates_it(page):
+    """Every message of the page's catalog is in the Chinese page's article as translated (Sphinx keeps
+    the English, without a warning, where it cannot read a translation as the same kind of block), and
+    its English is not."""
+    folder = find_site()
+    english, chinese = page_text(folder / f"{page}.html"), page_text(folder / "zh" / f"{page}.html")
+    messages = {en: zh for en, zh in catalog(page).items() if en != zh}
+    assert messages
+    missing = [as_read(zh)[:60] for zh in messages.values() if as_read(zh) not in chinese]
+    left = [as_read(en)[:60] for en in messages
+            if re.search(rf"(?<!\w){re.escape(as_read(en))}(?!\w)", chinese)]
+    unread = [as_read(en)[:60] for en in messages if as_read(en) not in english]
+    assert not unread, f"the test reads the English page differently from its messages: {unread[:3]}"
+    assert not missing and not left, f"{page}: not translated: {missing[:3]}; English left: {left[:3]}"
+
+
+def test_the_instructors_page_links_its_other_edition_from_its_top():
+    folder = find_site()
+    messages = catalog("instructors")
+    english, chinese = facts(folder / "instructors.html"), facts(folder / "zh" / "instructors.html")
+    title = "Teaching with d2lmini: release, collect, grade"
+    assert english.headings[0] == title and chinese.headings[0] == messages[title]
+    # The top of docs/instructors.md links its Chinese edition (on GitHub, the catalog that makes it);
+    # on the site the English page links the Chinese page and the Chinese page the English one.
+    top = (ROOT / "docs" / "instructors.md").read_text("utf-8").split("\n## ")[0]
+    assert "](../site/locale/zh_CN/LC_MESSAGES/instructors.po)" in top
+    to_chinese = [a["href"] for a in english.anchors if a.get("href") == "zh/instructors.html"
+                  and "course-language" not in a.get("class", "")]
+    to_english = [a["href"] for a in chinese.anchors if a.get("href") == "../instructors.html"
+                  and "course-language" not in a.get("class", "")]
+    assert to_chinese == ["zh/instructors.html"] and to_english == ["../instructors.html"]

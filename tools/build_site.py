@@ -1,16 +1,31 @@
-"""Build the course site from the stored notebooks (never executed) into build/site/html.
+"""Build the course site in English and Simplified Chinese from the stored notebooks (never executed).
 
     python tools/build_site.py [--mathjax node_modules/mathjax] [--out build/site]
+    python tools/build_site.py --update-catalogs    # site/index.md, docs/instructors.md -> site/locale
 
-Runs in a venv with `site/requirements.txt` (Sphinx, MyST-NB, the book theme). The sources are
-staged in `<out>/src`: `site/` (conf.py, index.md, the links extension, CSS), the notebooks,
-`docs/instructors.md` and pyproject.toml (the repository's address); every notebook is also
-copied beside its page for download. `--mathjax` names an npm `mathjax@3` folder whose
-`es5/` is served with the site so that math renders without a CDN. Prints the seconds the
-build took and the site's size; exits non-zero when Sphinx fails or warns.
+Runs in a venv with `site/requirements.txt` (Sphinx, MyST-NB, the book theme, jieba, sphinx-intl).
+Two Sphinx builds from the same sources, one per edition (`EDITIONS`): the English site into
+`<out>/html` from `notebooks/*.ipynb`, the Chinese one (`-D language=zh_CN`) into `<out>/html/zh`
+from the stored `notebooks/zh/*.ipynb`. The site's own pages (site/index.md, docs/instructors.md)
+are the same sources in both; the Chinese build translates them with the gettext catalogs in
+`site/locale/zh_CN/LC_MESSAGES/` (`--update-catalogs` brings them up to date with the English:
+Sphinx's gettext builder, then `sphinx-intl update`; a changed paragraph turns fuzzy, a new one
+is empty, and tests/test_site_catalogs.py fails until a translator fills it in).
+
+Each edition's sources are staged in `<out>/src/<language>`: `site/` (conf.py, index.md, the
+links extension, templates, CSS, catalogs), its notebooks, `docs/instructors.md`, pyproject.toml
+(the repository's address) and the Chinese search's word list (`search_words`, the glossary's
+terms, which jieba's own dictionary splits: 困惑度 would be 困惑 + 度); every notebook is also
+copied beside its page for download. (The Chinese search's query splitter, and its fix of Sphinx
+9.0's Chinese search script, are in site/_ext/course_links.py.) `--mathjax` names an npm
+`mathjax@3` folder whose `es5/` is served with each edition so that math renders without a CDN.
+Prints the seconds each build took and each site's size; exits non-zero when Sphinx fails or warns.
 """
 
 import argparse
+import datetime
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,16 +34,49 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+SITE = ROOT / "site"
+GLOSSARY = ROOT / "docs" / "glossary.md"
+CATALOGS = SITE / "locale"
+# language: (the edition's folder under the site's root, its notebooks)
+EDITIONS = {"en": ("", NOTEBOOKS), "zh_CN": ("zh", NOTEBOOKS / "zh")}
+TRANSLATED = ("zh_CN",)
+# The site's own pages and their sources, translated through the catalogs (the notebooks have their own).
+SITE_PAGES = {"index": "site/index.md", "instructors": "docs/instructors.md"}
+SEARCH_WORDS = "search_words.txt"
+# Fixed dates in the catalogs' headers, so that a catalog changes only when its messages do.
+EPOCH = datetime.datetime(2026, 11, 28, tzinfo=datetime.UTC)
+CATALOG_HEADER = """\
+# The course site's Simplified Chinese catalog: {page}.
+# Made and updated by `python tools/build_site.py --update-catalogs` (Sphinx's gettext builder, then
+# sphinx-intl). Translate each msgstr; keep code, commands, file names, numbers, URLs and the
+# Markdown (links, emphasis, code spans) as they are. Sphinx reads each msgstr as Markdown on its
+# own: a heading's "1. 发布" would be a list, so write "1\\. 发布". Terms: docs/glossary.md.
+# Licence: the project's (MIT).
+#"""
+CJK = re.compile(r"[\u3400-\u9fff]+")
 
 
-def stage(src: Path, mathjax: Path | None) -> None:
-    """Copy what the site is built from into the empty folder `src`."""
-    shutil.copytree(ROOT / "site", src, ignore=shutil.ignore_patterns("__pycache__"))
+def search_words(glossary: Path = GLOSSARY) -> list[str]:
+    """Return the Chinese terms of the glossary's table (its second column), each a word for jieba."""
+    words = []
+    for line in glossary.read_text("utf-8").splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and line.startswith("|") and CJK.search(cells[1]):
+            # "信息量（自信息）", "一元语法 / 二元语法", "LeCun初始化": each run of Chinese characters.
+            words += [word for word in CJK.findall(cells[1]) if len(word) > 1]
+    return sorted(set(words))
+
+
+def stage(src: Path, language: str, mathjax: Path | None) -> None:
+    """Copy what the `language` edition is built from into the empty folder `src`."""
+    notebooks = EDITIONS[language][1]
+    shutil.copytree(SITE, src, ignore=shutil.ignore_patterns("__pycache__", "*.mo", "requirements.txt"))
     shutil.copy(ROOT / "pyproject.toml", src / "pyproject.toml")
     shutil.copy(ROOT / "docs" / "instructors.md", src / "instructors.md")
+    (src / SEARCH_WORDS).write_text("".join(f"{word} 1000 n\n" for word in search_words()), "utf-8")
     (src / "notebooks").mkdir()
     (src / "_downloads" / "notebooks").mkdir(parents=True)
-    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+    for path in sorted(notebooks.glob("*.ipynb")):
         shutil.copy(path, src / "notebooks" / path.name)
         shutil.copy(path, src / "_downloads" / "notebooks" / path.name)
     if mathjax is not None:
@@ -39,7 +87,8 @@ def stage(src: Path, mathjax: Path | None) -> None:
         target.mkdir(parents=True)
         shutil.copy(es5 / "tex-mml-chtml.js", target)
         shutil.copytree(es5 / "output" / "chtml" / "fonts", target / "output" / "chtml" / "fonts")
-        # The speech of each formula (site/conf.py): the enrichment and the English speech rules only.
+        # The speech of each formula (site/conf.py): the enrichment and the English speech rules only,
+        # on both editions: MathJax 3's speech rule engine has no Chinese rules (es5/sre/mathmaps).
         shutil.copytree(es5 / "a11y", target / "a11y")
         (target / "sre" / "mathmaps").mkdir(parents=True)
         for rules in ("base.json", "en.json"):
@@ -51,25 +100,91 @@ def folder_size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
+def sphinx(builder: str, src: Path, out: Path, doctrees: Path, language: str) -> int:
+    """Run sphinx-build quietly with warnings as errors; return its exit status."""
+    command = [sys.executable, "-m", "sphinx", "-b", builder, "-q", "-W", "--keep-going",
+               "-d", str(doctrees), "-D", f"language={language}", str(src), str(out)]
+    return subprocess.run(command, check=False).returncode
+
+
+def build(out: Path, mathjax: Path | None) -> int:
+    """Build both editions into `out`/html; print each one's time and size, then the whole site's."""
+    html = out / "html"
+    for folder in (out / "src", html, out / "doctrees"):
+        shutil.rmtree(folder, ignore_errors=True)
+    total = 0.0
+    for language, (folder, _) in EDITIONS.items():
+        src, target = out / "src" / language, html / folder
+        stage(src, language, mathjax)
+        start = time.perf_counter()
+        status = sphinx("html", src, target, out / "doctrees" / language, language)
+        seconds = time.perf_counter() - start
+        total += seconds
+        if status:
+            print(f"the {language} site's build failed (Sphinx exit {status})", file=sys.stderr)
+            return status
+        # The English edition's folder holds the others' (zh/): count each edition's own files.
+        others = [html / other for other, _ in EDITIONS.values() if other and other != folder]
+        pages = [path for path in target.rglob("*.html") if not any(path.is_relative_to(o) for o in others)]
+        size = folder_size(target) - sum(folder_size(other) for other in others if other.exists())
+        print(f"built {language}: {len(pages)} pages into {target} in {seconds:.1f} s; {size / 1e6:.1f} MB")
+    pages = len(list(html.rglob("*.html")))
+    print(f"built {pages} pages into {html} in {total:.1f} s; {folder_size(html) / 1e6:.1f} MB")
+    return 0
+
+
+def update_catalogs(out: Path) -> int:
+    """Extract the site's own pages' English messages and merge them into every translated catalog."""
+    src, pot = out / "src" / "gettext", out / "gettext"
+    for folder in (src, pot, out / "doctrees" / "gettext"):
+        shutil.rmtree(folder, ignore_errors=True)
+    stage(src, "en", None)
+    status = sphinx("gettext", src, pot, out / "doctrees" / "gettext", "en")
+    if status:
+        print(f"the gettext build failed (Sphinx exit {status})", file=sys.stderr)
+        return status
+    # Only the site's own pages: the notebooks' pages have catalogs of their own (tools/translations.py),
+    # and the theme's strings (sphinx.pot) come translated with the theme.
+    for template in pot.rglob("*.pot"):
+        if template.relative_to(pot).with_suffix("").as_posix() not in SITE_PAGES:
+            template.unlink()
+    for language in TRANSLATED:
+        command = [sys.executable, "-m", "sphinx_intl", "update", "-p", str(pot), "-d", str(CATALOGS),
+                   "-l", language, "-w", "100"]
+        quiet = {**os.environ, "PYTHONWARNINGS": "ignore"}
+        status = subprocess.run(command, check=False, env=quiet).returncode
+        if status:
+            return status
+        for page, source in SITE_PAGES.items():
+            tidy_header(CATALOGS / language / "LC_MESSAGES" / f"{page}.po", f"{page} ({source})")
+    return 0
+
+
+def tidy_header(path: Path, name: str) -> None:
+    """Give the catalog at `path` the course's header, fixed dates and no fuzzy header (Babel)."""
+    from babel.messages import pofile  # the site's venv has Babel (Sphinx needs it)
+
+    with path.open("rb") as handle:
+        catalog = pofile.read_po(handle, abort_invalid=True)
+    catalog.fuzzy = False
+    catalog.header_comment = CATALOG_HEADER.format(page=name)
+    catalog.creation_date = catalog.revision_date = EPOCH
+    catalog.last_translator = "the d2lmini authors"
+    catalog.language_team = "Simplified Chinese"
+    with path.open("wb") as handle:
+        pofile.write_po(handle, catalog, width=100)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="default: build/site")
     parser.add_argument("--mathjax", type=Path, help="an npm mathjax@3 folder (node_modules/mathjax)")
+    parser.add_argument("--update-catalogs", action="store_true",
+                        help="update site/locale's catalogs from the English pages, then stop")
     args = parser.parse_args()
-    src, html = args.out / "src", args.out / "html"
-    for folder in (src, html, args.out / "doctrees"):
-        shutil.rmtree(folder, ignore_errors=True)
-    stage(src, args.mathjax)
-    start = time.perf_counter()
-    build = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going",
-                            "-d", str(args.out / "doctrees"), str(src), str(html)], check=False)
-    seconds = time.perf_counter() - start
-    if build.returncode:
-        print(f"the site's build failed (Sphinx exit {build.returncode})", file=sys.stderr)
-        return build.returncode
-    pages = len(list(html.rglob("*.html")))
-    print(f"built {pages} pages into {html} in {seconds:.1f} s; {folder_size(html) / 1e6:.1f} MB")
-    return 0
+    if args.update_catalogs:
+        return update_catalogs(args.out)
+    return build(args.out, args.mathjax)
 
 
 if __name__ == "__main__":
