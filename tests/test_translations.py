@@ -99,6 +99,7 @@ def test_the_glossary_has_its_terms():
 
 
 ALLOWED_RENDERINGS = Path(__file__).with_name("glossary_renderings_allowed.toml")
+FIELD = re.compile(r"\{[^{}]*\}")  # a message's {field}: a value filled in, not a word to translate
 LINK_TEXT = re.compile(r"\[([^\]]*)\]\([^)]*\)")  # a linked title (a paper's, a tutorial's) stays as it is
 
 
@@ -120,7 +121,7 @@ def glossary_uses():
         term = re.sub(r"\s*\(.*\)$", "", english_term)  # "continuous bag of words (CBOW)" -> its words
         pattern = re.compile(rf"(?<![\w-]){re.escape(term)}s?(?![\w-])", re.IGNORECASE)
         for stem, message in messages:
-            prose = FORMULA.sub(" ", CODE.sub(" ", LINK_TEXT.sub(" ", message.id)))
+            prose = FIELD.sub(" ", FORMULA.sub(" ", CODE.sub(" ", LINK_TEXT.sub(" ", message.id))))
             if pattern.search(prose):
                 yield stem, term, chinese_term, message
 
