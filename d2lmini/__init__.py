@@ -13,3 +13,8 @@ held.import_whole("torch", "torch._dynamo", "matplotlib.pyplot", "d2lmini.interr
 
 # Bound by name, so that importing the package again after a delivered ■ binds them on it again.
 from d2lmini import interrupt, kernel_settings  # noqa: E402, F401
+
+# Figures draw Chinese (D2LMINI_LANG=zh_CN) with the font the package ships, in every notebook.
+from d2lmini.fonts import add_cjk_fallback  # noqa: E402
+
+add_cjk_fallback()

@@ -6,7 +6,6 @@ figure), the guard's refusals and the perplexity verdicts come out in Chinese (C
 sentence of the wing's catalog left); the same calls without the variable give the English, unchanged.
 """
 
-import html
 import importlib
 import os
 import re
@@ -17,7 +16,7 @@ from pathlib import Path
 import matplotlib
 import pytest
 import torch
-from babel.messages import pofile
+from catalog_checks import CatalogChecks
 from solution_files import SOLUTIONS, load_answers, load_solution
 
 import d2lmini.rnn
@@ -35,8 +34,6 @@ pytestmark = [pytest.mark.torch_dependent,
               pytest.mark.filterwarnings("ignore:Glyph .* missing from:UserWarning")]
 
 CATALOG = Path(__file__).resolve().parent.parent / "d2lmini/locale/zh_CN/LC_MESSAGES/exercises.po"
-CJK = re.compile(r"[\u4e00-\u9fff]")
-PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 # The notebooks' self-check modules, and which function of the instructors' solutions each coding check takes.
 MODULES = {"01": "hidden_state", "02": "concat_matmul", "03": "one_hot", "04": "rnn_scratch", "05": "bptt",
            "06": "clipping", "07": "perplexity", "09": "gates"}
@@ -52,35 +49,8 @@ QUESTIONS = [(notebook, name, answer)
              for notebook in MODULES for name, answer in load_answers(notebook).items()]
 
 
-def english_sentences() -> list[str]:
-    """The English of the wing's catalog, as the pieces between its {fields} that hold two words or more."""
-    with CATALOG.open("rb") as handle:
-        catalog = pofile.read_po(handle)
-    pieces = set()
-    for message in catalog:
-        for msgid in (message.id if isinstance(message.id, tuple) else (message.id,)):
-            for piece in PLACEHOLDER.split(msgid or ""):
-                if len([word for word in piece.split() if re.search(r"[A-Za-z]{3,}", word)]) >= 2:
-                    pieces.add(piece.strip(" .,;:()"))
-    return sorted(pieces, key=len, reverse=True)
-
-
-ENGLISH = english_sentences()
-
-
-def english_left(text: str) -> list[str]:
-    """Return the English sentences of the catalog that `text` still holds."""
-    plain = html.unescape(text)
-    return [piece for piece in ENGLISH if piece in plain]
-
-
-def assert_chinese(text: str) -> None:
-    assert CJK.search(text), f"no Chinese in {text[:300]!r}"
-    assert not english_left(text), f"English left: {english_left(text)} in {text[:300]!r}"
-
-
-def assert_english(text: str) -> None:
-    assert not CJK.search(text), f"Chinese in {text[:300]!r}"
+CHECKS = CatalogChecks(CATALOG)
+assert_chinese, assert_english = CHECKS.assert_chinese, CHECKS.assert_english
 
 
 @pytest.fixture

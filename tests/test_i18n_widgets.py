@@ -5,7 +5,6 @@ lab's messages and the settings' validation errors come out in Chinese (CJK char
 English sentence of the wing's catalog left); the same calls without the variable give the English.
 """
 
-import html
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -14,7 +13,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import pytest
 import torch
-from babel.messages import pofile
+from catalog_checks import CJK, CatalogChecks
 
 from d2lmini.corpus import corpus_from_text
 from d2lmini.lab import LabSettings, run_lab
@@ -65,40 +64,11 @@ pytestmark = [pytest.mark.torch_dependent,
               pytest.mark.filterwarnings("ignore:Glyph .* missing from:UserWarning")]
 
 CATALOG = Path(__file__).resolve().parent.parent / "d2lmini/locale/zh_CN/LC_MESSAGES/widgets.po"
-CJK = re.compile(r"[\u4e00-\u9fff]")
-PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 SMALL = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=40, checkpoints=4)
 
 
-def english_sentences() -> list[str]:
-    """The English of the wing's catalog, as the pieces between its {fields} that hold two words or more."""
-    with CATALOG.open("rb") as handle:
-        catalog = pofile.read_po(handle)
-    pieces = set()
-    for message in catalog:
-        for msgid in (message.id if isinstance(message.id, tuple) else (message.id,)):
-            for piece in PLACEHOLDER.split(re.sub(r"<[^>]+>", "{}", msgid or "")):
-                if len([word for word in piece.split() if re.search(r"[A-Za-z]{3,}", word)]) >= 2:
-                    pieces.add(piece.strip(" .,;:()"))
-    return sorted(pieces, key=len, reverse=True)
-
-
-ENGLISH = english_sentences()
-
-
-def english_left(text: str) -> list[str]:
-    """Return the English sentences of the catalog that `text` (HTML or plain) still holds."""
-    plain = html.unescape(text)
-    return [piece for piece in ENGLISH if piece in plain]
-
-
-def assert_chinese(text: str) -> None:
-    assert CJK.search(text), f"no Chinese in {text[:300]!r}"
-    assert not english_left(text), f"English left: {english_left(text)} in {text[:300]!r}"
-
-
-def assert_english(text: str) -> None:
-    assert not CJK.search(text), f"Chinese in {text[:300]!r}"
+CHECKS = CatalogChecks(CATALOG)
+assert_chinese, assert_english = CHECKS.assert_chinese, CHECKS.assert_english
 
 
 @pytest.fixture
