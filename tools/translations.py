@@ -133,7 +133,7 @@ def write_catalog(catalog: Catalog, path: Path) -> bool:
     # The package's entries name their files without line numbers, which change with every edit;
     # a notebook's name their cell.
     pofile.write_po(buffer, catalog, width=0, sort_output=False, include_previous=True,
-                    include_lineno=not str(catalog.domain) in WINGS)
+                    include_lineno=str(catalog.domain) not in WINGS)
     text = buffer.getvalue()
     if path.exists() and path.read_bytes() == text:
         return False
