@@ -113,6 +113,6 @@ def test_a_stored_panel_keeps_the_preview_its_cell_left_and_no_widget_view(tmp_p
     run_notebooks.execute(path, timeout=120)
     [output] = nbformat.read(path, as_version=4).cells[0].outputs
     assert set(output["data"]) == {"text/plain", "text/html"}
-    assert output["data"]["text/plain"] == run_notebooks.WIDGET_PLACEHOLDER
+    assert output["data"]["text/plain"] == run_notebooks.PLACEHOLDER
     assert "rows of X and H, set to <strong>6</strong>" in output["data"]["text/html"]
     assert "X (6, 1)" in output["data"]["text/html"]
