@@ -30,6 +30,8 @@ def add_cjk_fallback() -> None:
     Every figure the package draws then renders Chinese, whether or not the notebook applied
     `course_rc()` first; Latin text keeps its font, since matplotlib falls back glyph by glyph.
     """
+    if not CJK_FONT.is_file():  # a sandbox given only some of the package's files (the grader's caller)
+        return                  # draws no figure
     family = cjk_family()
     current = matplotlib.rcParams["font.family"]
     if family not in current:
