@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
-from babel.messages import pofile  # noqa: E402
+from catalog_checks import english_messages  # noqa: E402
 from torch import nn  # noqa: E402
 
 from d2lmini import i18n  # noqa: E402
@@ -75,13 +75,10 @@ KEPT_IN_ENGLISH = {"The Time Machine"}  # the book's own title, given beside 《
 
 def english_runs() -> set[str]:
     """Every run of three or more English words in the English of the core catalog."""
-    with CATALOG.open("rb") as handle:
-        catalog = pofile.read_po(handle)
     runs = set()
-    for message in catalog:
-        for english in (message.id if isinstance(message.id, tuple) else (message.id,)):
-            text = re.sub(r"\{[^{}]*\}", "|", english or "")
-            runs.update(run for run in WORDS.findall(text) if run not in KEPT_IN_ENGLISH)
+    for english in english_messages(CATALOG):
+        text = re.sub(r"\{[^{}]*\}", "|", english)
+        runs.update(run for run in WORDS.findall(text) if run not in KEPT_IN_ENGLISH)
     return runs
 
 
@@ -121,6 +118,9 @@ def quiet_missing_glyphs():
 
 
 def test_the_catalog_is_complete_and_compiled():
+    pofile = pytest.importorskip("babel.messages.pofile")  # the lowest venv: the wheel, no .po, no Babel
+    if not CATALOG.exists():
+        pytest.skip("an installed wheel ships the compiled catalog only")
     with CATALOG.open("rb") as handle:
         catalog = pofile.read_po(handle)
     with CATALOG.with_suffix(".mo").open("rb") as handle:

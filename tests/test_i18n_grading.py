@@ -19,7 +19,7 @@ from pathlib import Path
 import cloudpickle
 import pytest
 import torch
-from babel.messages import pofile
+from catalog_checks import english_messages
 
 from d2lmini import i18n
 from d2lmini.exercises import Verdict
@@ -52,9 +52,7 @@ FIELD = re.compile(r"\{[^{}]*\}")
 
 def english_sentences() -> set[str]:
     """The English of the grading catalog's messages, cut at their fields: each piece of 3 words or more."""
-    with CATALOG.open("rb") as handle:
-        catalog = pofile.read_po(handle)
-    return {piece.strip() for message in catalog if message.id for piece in FIELD.split(message.id)
+    return {piece.strip() for english in english_messages(CATALOG) for piece in FIELD.split(english)
             if len(re.findall(r"[A-Za-z]{2,}", piece)) >= 3}
 
 
