@@ -57,6 +57,23 @@ def test_binder_installs_the_cpu_torch_and_the_quick_starts_requirements():
         assert torch in tomllib.load(handle)["project"]["dependencies"], "the same range as pyproject.toml"
 
 
+def test_binder_names_a_python_that_pyproject_accepts_and_the_check_builds_with_it(tmp_path, monkeypatch):
+    """Without binder/runtime.txt the builder's default Python (3.10 in its newest source read here) meets
+    requires-python >= 3.11 and the build stops; the simulation must use the runtime's Python, not its own."""
+    from packaging.specifiers import SpecifierSet
+    version = simulate_platforms.binder_python_version()
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        required = SpecifierSet(tomllib.load(handle)["project"]["requires-python"])
+    assert f"{version}.0" in required, f"binder/runtime.txt's Python {version} is refused by {required}"
+    monkeypatch.setattr(simulate_platforms, "ROOT", tmp_path)
+    (tmp_path / "binder").mkdir()
+    with pytest.raises(simulate_platforms.SimulationFailed, match="runtime.txt is missing"):
+        simulate_platforms.binder_python_version()
+    (tmp_path / "binder" / "runtime.txt").write_text("python-3.99\n")
+    with pytest.raises(simulate_platforms.SimulationFailed, match="lacks"):
+        simulate_platforms.binder_python()
+
+
 def test_the_devcontainer_is_python_3_11_with_binders_requirements():
     config = json.loads((ROOT / ".devcontainer" / "devcontainer.json").read_text())
     assert re.fullmatch(r"mcr\.microsoft\.com/devcontainers/python:1-3\.11-\w+", config["image"])

@@ -101,9 +101,9 @@ def run(command: list[str], what: str, **kwargs) -> subprocess.CompletedProcess:
     return done
 
 
-def make_venv(folder: Path) -> Path:
-    """Create a fresh venv in `folder` and return its python."""
-    run([sys.executable, "-m", "venv", "--clear", str(folder)], f"creating the venv {folder}")
+def make_venv(folder: Path, interpreter: str = sys.executable) -> Path:
+    """Create a fresh venv of `interpreter` in `folder` and return its python."""
+    run([interpreter, "-m", "venv", "--clear", str(folder)], f"creating the venv {folder}")
     return folder / "bin" / "python"
 
 
@@ -227,11 +227,37 @@ def binder_requirements(offline_torch_index: bool) -> Path:
     return copy
 
 
+def binder_python_version() -> str:
+    """The Python that binder/runtime.txt asks repo2docker for ("python-3.11" gives "3.11").
+
+    Without that file the builder picks its own default Python (3.10 in its newest source read here),
+    which pyproject's requires-python refuses: the build would stop."""
+    path = ROOT / "binder" / "runtime.txt"
+    if not path.exists():
+        raise SimulationFailed("binder: binder/runtime.txt is missing: the builder's default Python is used")
+    text = path.read_text(encoding="utf-8").strip()
+    match = re.fullmatch(r"python-(3\.\d+)", text)
+    if not match:
+        raise SimulationFailed(f"binder: binder/runtime.txt says {text!r}, not python-3.X")
+    return match.group(1)
+
+
+def binder_python() -> str:
+    """The interpreter of binder/runtime.txt's version on this machine, not the one running this script."""
+    version = binder_python_version()
+    found = shutil.which(f"python{version}")
+    if found is None:
+        raise SimulationFailed(f"binder: binder/runtime.txt asks for Python {version}, which this machine "
+                               f"lacks (no python{version} on PATH): install it to check Binder's build")
+    return found
+
+
 def simulate_binder(work: Path, binder_torch: str, notebook: str, offline_torch_index: bool,
                     timings: list) -> None:
-    """A fresh venv, binder/requirements.txt installed from the repository root, one notebook run."""
+    """A fresh venv of binder/runtime.txt's Python, binder/requirements.txt installed from the
+    repository root, one notebook run."""
     start = time.perf_counter()
-    python = make_venv(work / "binder")
+    python = make_venv(work / "binder", interpreter=binder_python())
     pip(python, binder_torch, what="binder: torch")
     requirements = binder_requirements(offline_torch_index)
     try:
