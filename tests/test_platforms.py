@@ -102,3 +102,14 @@ def test_a_reused_venv_must_already_hold_the_platforms_packages():
     assert simulate_platforms.lacking(here, ["pytest"], "pytest is here") == []
     with pytest.raises(simulate_platforms.SimulationFailed, match="no such pytest"):
         simulate_platforms.lacking(here, ["pytest==0.0.0.1"], "no such pytest")
+
+
+def test_the_chinese_edition_a_platform_runs_has_every_notebook_with_the_same_install_cell():
+    """.ci/run runs the Chinese edition under nbval at the newest (--edition zh) and checks the install
+    cells on the English notebooks: both hold only if the editions pair up, cell for cell."""
+    english, chinese = simulate_platforms.EDITIONS["en"], simulate_platforms.EDITIONS["zh"]
+    assert [p.name for p in chinese] == [p.name for p in english]
+    for en, zh in zip(english, chinese):
+        codes = [c for c in json.loads(zh.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+        assert "D2LMINI_LANG" in "".join(codes[0]["source"]), zh.name
+        assert "".join(codes[1]["source"]) == simulate_platforms.first_cell(en), zh.name

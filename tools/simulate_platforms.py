@@ -20,7 +20,8 @@ bottom under nbval, each copied alone into an empty folder of its own (notebooks
 sanitize.cfg one level up), with that venv's python: its asserts must hold and its cells tagged
 `nbval-check-output` must give their stored output back at that platform's versions. These two
 runs are the course's notebook runs at the lowest and the newest versions (.ci/run runs no other
-there).
+there; with `--edition zh` the Chinese edition's notebooks run instead: .ci/run runs the English at
+the lowest and the Chinese at the newest).
 
 - binder: binder/requirements.txt, the file mybinder.org and .devcontainer/ install, in a fresh
   venv where torch is already installed from the package index (`--binder-torch`); with
@@ -45,6 +46,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
+# The Chinese edition: the same code cells after a first cell that sets D2LMINI_LANG (tools/translations.py).
+EDITIONS = {"en": NOTEBOOKS, "zh": sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]*_*.ipynb"))}
 PLATFORM_PACKAGES = ["torch", "numpy", "matplotlib", "ipywidgets"]  # the platform's: never replaced
 CELL_INSTALLS = ["d2lmini", "anywidget", "psygnal", "pyppmd"]        # what the first cell must bring
 KERNEL_TOOLS = ["ipykernel", "nbclient", "nbformat", "pytest", "nbval"]  # to run notebooks and compare
@@ -183,8 +186,9 @@ def reuse_venv(python: Path, requirements: list[str], platform: str) -> None:
 
 
 def simulate_notebook_platform(platform: str, work: Path, wheel: Path, colab_torch: str | None,
-                               timings: list, venv: Path | None = None) -> None:
-    """Colab- or Kaggle-like: install what the platform ships, check every install cell, run all.
+                               timings: list, venv: Path | None = None, edition: str = "en") -> None:
+    """Colab- or Kaggle-like: install what the platform ships, check every install cell, run all the
+    notebooks of `edition` ("en" or "zh": their code cells, install cell included, are the same).
 
     `venv`: an existing venv to use instead of a fresh one; it must already hold the platform's
     packages at the platform's versions (.ci/run passes its lowest and newest venvs, done with).
@@ -210,8 +214,10 @@ def simulate_notebook_platform(platform: str, work: Path, wheel: Path, colab_tor
     checked = f"first cell of {len(NOTEBOOKS)} notebooks ({len(distinct)} distinct, each checked)"
     timings.append((platform, checked, time.perf_counter() - start, ""))
     start = time.perf_counter()
-    run_notebooks_alone(python, NOTEBOOKS, work / platform)
-    timings.append((platform, f"{len(NOTEBOOKS)} notebooks under nbval", time.perf_counter() - start, ""))
+    notebooks = EDITIONS[edition]
+    run_notebooks_alone(python, notebooks, work / platform)
+    ran = f"{len(notebooks)} notebooks ({edition}) under nbval"
+    timings.append((platform, ran, time.perf_counter() - start, ""))
 
 
 def binder_requirements(offline_torch_index: bool) -> Path:
@@ -297,6 +303,9 @@ def main() -> int:
                             help=f"use this venv, holding {name.title()}'s packages, not a new one")
     parser.add_argument("--binder-torch", default="torch==2.13.0", help="torch installed before binder/")
     parser.add_argument("--binder-notebook", default="00_start_here", help="the notebook binder runs")
+    parser.add_argument("--edition", choices=sorted(EDITIONS), default="en",
+                        help="the notebooks colab and kaggle run under nbval: en (notebooks/) or zh "
+                             "(notebooks/zh/, the same code cells)")
     parser.add_argument("--offline-torch-index", action="store_true",
                         help="leave binder/requirements.txt's PyTorch index line out (no route to it)")
     args = parser.parse_args()
@@ -313,7 +322,8 @@ def main() -> int:
                                 args.offline_torch_index, timings)
             else:
                 venv = args.colab_venv if platform == "colab" else args.kaggle_venv
-                simulate_notebook_platform(platform, args.work, wheel, args.colab_torch, timings, venv)
+                simulate_notebook_platform(platform, args.work, wheel, args.colab_torch, timings, venv,
+                                           args.edition)
     except SimulationFailed as failure:
         print(f"FAILED: {failure}", file=sys.stderr)
         return 1
