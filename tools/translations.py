@@ -31,6 +31,7 @@ from pathlib import Path
 import nbformat
 from babel.messages import mofile, pofile
 from babel.messages.catalog import Catalog
+from babel.messages.extract import extract as extract_messages
 from babel.messages.extract import extract_from_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +47,8 @@ WINGS = {
     "exercises": ("exercises/", "verdicts.py"),
     "grading": ("grading/",),
     "core": (),
+    # Not the package's files: what the notebooks' own code cells print and draw through `_`.
+    "notebooks": (),
 }
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 # Fixed dates, so that a catalog changes only when its messages do.
@@ -99,7 +102,31 @@ def package_templates() -> dict[str, Catalog]:
                 strip_comment_tags=True):
             templates[wing_of(path)].add(message, None, [(relative, lineno)], auto_comments=comments,
                                          context=context)
+    for path in english_notebooks():
+        for lineno, message, comments, context in notebook_code_messages(path):
+            templates["notebooks"].add(message, None, [(f"notebooks/{path.name}", lineno)],
+                                       auto_comments=comments, context=context)
     return templates
+
+
+def notebook_code_messages(path: Path) -> list:
+    """Return Babel's (cell number, message, comments, context) for each `_("...")` in `path`'s code cells.
+
+    A notebook's code prints what a reader reads (a result's sentence, a figure's title and alt text)
+    through the package's `_`, so it is translated like the package's own strings (the "notebooks"
+    wing); lines of IPython syntax (`%magic`, `!command`) are left out, they are no Python.
+    """
+    found = []
+    for number, cell in enumerate(nbformat.read(path, as_version=4).cells, start=1):
+        if cell.cell_type != "code" or "_(" not in cell.source:
+            continue
+        python = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                           for line in cell.source.splitlines())
+        for _lineno, message, comments, context in extract_messages(
+                "python", io.BytesIO(python.encode()), keywords=KEYWORDS, comment_tags=("TRANSLATORS:",),
+                strip_comment_tags=True):
+            found.append((number, message, comments, context))
+    return found
 
 
 def english_notebooks() -> list[Path]:
