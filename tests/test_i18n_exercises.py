@@ -29,9 +29,8 @@ from d2lmini.exercises.coding import NOT_ATTEMPTED, item_name, nested_name, outc
 from d2lmini.exercises.guard import CappedText, Outcome, children
 from d2lmini.verdicts import judge_perplexity
 
-pytestmark = [pytest.mark.torch_dependent,
-              # the CJK font is someone else's: a figure drawn without it only warns
-              pytest.mark.filterwarnings("ignore:Glyph .* missing from:UserWarning")]
+# the CJK font is someone else's: a figure drawn without it only warns
+pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from:UserWarning")
 
 CATALOG = Path(__file__).resolve().parent.parent / "d2lmini/locale/zh_CN/LC_MESSAGES/exercises.po"
 # The notebooks' self-check modules, and which function of the instructors' solutions each coding check takes.

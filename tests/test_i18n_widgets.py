@@ -59,9 +59,8 @@ from d2lmini.widgets.perplexity import bigram_log_probs, make_confidence_panel
 from d2lmini.widgets.preview import preview_html
 from d2lmini.widgets.start import bars_alt, bars_figure, make_temperature_panel
 
-pytestmark = [pytest.mark.torch_dependent,
-              # the CJK font is someone else's: a figure drawn without it only warns
-              pytest.mark.filterwarnings("ignore:Glyph .* missing from:UserWarning")]
+# the CJK font is someone else's: a figure drawn without it only warns
+pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from:UserWarning")
 
 CATALOG = Path(__file__).resolve().parent.parent / "d2lmini/locale/zh_CN/LC_MESSAGES/widgets.po"
 SMALL = LabSettings(num_hiddens=16, batch_size=8, num_steps=8, max_minibatches=40, checkpoints=4)
