@@ -8,11 +8,11 @@ column of it. Moodle (Grades → Import → CSV file) maps an identifier column 
 """
 
 import csv
-import io
 import math
 from pathlib import Path
 
 from d2lmini.grading.config import Config
+from d2lmini.grading.files import csv_text
 from d2lmini.grading.report import final_total
 from d2lmini.i18n import N_, _
 
@@ -40,27 +40,20 @@ def canvas_text(results, config: Config, canvas_export: Path, assignment: str) -
               "Export)").format(path=canvas_export, columns=", ".join(CANVAS_FIXED))
         )
     totals = {r.student: final_total(r, config) for r in results}
-    handle = io.StringIO()
-    writer = csv.writer(handle)
-    writer.writerow([*CANVAS_FIXED, assignment])
+    table = [[*CANVAS_FIXED, assignment]]
     found = set()
     for row in rows:
         if "Points Possible" in row["Student"]:  # Canvas's second row: not a student
             continue
         name = next((row[k] for k in CANVAS_KEYS if row.get(k) in totals), None)
         found.add(name)
-        writer.writerow([*(row[k] for k in CANVAS_FIXED), f"{totals[name]:g}" if name is not None else ""])
-    return handle.getvalue(), sorted(set(totals) - found)
+        table.append([*(row[k] for k in CANVAS_FIXED), totals[name] if name is not None else ""])
+    return csv_text(table), sorted(set(totals) - found)
 
 
 def moodle_text(results, config: Config, item: str, identifier: str = "username") -> str:
     """Moodle's import CSV: an identifier column (the student's folder name) and one grade column."""
-    handle = io.StringIO()
-    writer = csv.writer(handle)
-    writer.writerow([identifier, item])
-    for result in results:
-        writer.writerow([result.student, f"{final_total(result, config):g}"])
-    return handle.getvalue()
+    return csv_text([[identifier, item], *([r.student, final_total(r, config)] for r in results)])
 
 
 def read_rubric(path: Path, config: Config, students: set[str]) -> dict[str, dict[str, float]]:
@@ -108,11 +101,7 @@ def read_rubric(path: Path, config: Config, students: set[str]) -> dict[str, dic
 
 def rubric_template(results, config: Config) -> str:
     """A rubric CSV to fill: a row per graded student, a column per `[rubric]` item (given points kept)."""
-    handle = io.StringIO()
-    writer = csv.writer(handle)
-    writer.writerow(["student", *config.rubric])
-    for result in results:
-        writer.writerow(
-            [result.student, *(f"{result.rubric[i]:g}" if i in result.rubric else "" for i in config.rubric)]
-        )
-    return handle.getvalue()
+    return csv_text([
+        ["student", *config.rubric],
+        *([r.student, *(r.rubric.get(i, "") for i in config.rubric)] for r in results),
+    ])

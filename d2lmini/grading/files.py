@@ -8,9 +8,17 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 KEY_LENGTH = 60  # characters of a student's name kept in their file names (plus a hash)
+# OWASP's CSV injection rule: a spreadsheet reads a cell that starts with one of these as a formula
+# (the full-width forms too, which some spreadsheets take for their ASCII twins).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+PLAIN_CELL = re.compile(r"[\w .:()/'-]*")  # text no spreadsheet splits or quotes differently
+# A spreadsheet set to split at ';', a tab or '|' (Excel in many locales) splits inside a cell too; a line
+# break ends its row: what follows one of them must not start a formula either.
+INNER_FORMULA = re.compile(r"([;\t|\r\n])(?=\s*[=+\-@\uff1d\uff0b\uff0d\uff20])")
 
 
 def student_key(name: str) -> str:
@@ -24,6 +32,32 @@ def student_key(name: str) -> str:
     if plain == name:
         return plain
     return f"{plain}-{hashlib.sha256(os.fsencode(name)).hexdigest()[:8]}"
+
+
+def _cell(value) -> str:
+    """One CSV field: a number as is; text quoted, with a "'" first where it could start a formula."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:g}"
+    text = str(value)
+    if PLAIN_CELL.fullmatch(text) and not text.lstrip(" ").startswith(FORMULA_STARTS):
+        return text
+    text = INNER_FORMULA.sub(r"\1'", text)
+    if text.lstrip().startswith(FORMULA_STARTS) or text.startswith(FORMULA_STARTS):
+        text = "'" + text
+    # quoted whole, so that no spreadsheet splits it at a ';', a tab or a line break of its own
+    return '"' + text.replace('"', '""') + '"'
+
+
+def csv_text(rows: Iterable[Sequence]) -> str:
+    """CSV for spreadsheets and LMS imports: no cell starts a formula, and numbers stay numbers.
+
+    Numbers (int, float) are written as numbers, a negative one too; every other cell is text,
+    and text that starts with `=`, `+`, `-`, `@`, a tab or a carriage return (after spaces) gets a
+    leading "'" and quotes (OWASP's rule), so "-2+3" stays text and -2 a number.
+    """
+    return "".join(",".join(_cell(value) for value in row) + "\r\n" for row in rows)
 
 
 def write_atomic(path: Path, text: str) -> None:

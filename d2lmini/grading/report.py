@@ -4,15 +4,13 @@ A student's total is the points of their graded exercises plus those of the hand
 items, less the late penalty (`late_per_day` times the days in `[late]`, at most all of it).
 """
 
-import csv
-import io
 import json
 import sys
 from dataclasses import asdict
 
 from d2lmini.grading import similarity
 from d2lmini.grading.config import Config
-from d2lmini.grading.files import student_key, write_atomic
+from d2lmini.grading.files import csv_text, student_key, write_atomic
 from d2lmini.grading.manifest import Exercise, kind_label
 from d2lmini.i18n import _
 
@@ -42,22 +40,17 @@ def columns(results, exercises: list[Exercise], config: Config) -> list[str]:
 def gradebook_text(results, exercises: list[Exercise], config: Config) -> str:
     """The gradebook as CSV: a row per student, a column per exercise and rubric item, late, total, max."""
     names = columns(results, exercises, config)
-    handle = io.StringIO()
-    writer = csv.writer(handle)
-    writer.writerow(["student", *names, "late_days", "total", "max"])
+    rows = [["student", *names, "late_days", "total", "max"]]
     for result in results:
-        points = {m.exercise: f"{m.points:g}" for m in result.marks}
-        points |= {item: f"{value:g}" for item, value in result.rubric.items()}
-        writer.writerow(
-            [
-                result.student,
-                *(points.get(c, "") for c in names),
-                f"{config.late.get(result.student, 0):g}",
-                f"{final_total(result, config):g}",
-                f"{possible(result, config):g}",
-            ]
-        )
-    return handle.getvalue()
+        points = {m.exercise: m.points for m in result.marks} | result.rubric
+        rows.append([
+            result.student,
+            *(points.get(c, "") for c in names),
+            config.late.get(result.student, 0),
+            final_total(result, config),
+            possible(result, config),
+        ])
+    return csv_text(rows)
 
 
 def feedback_text(result, exercises: list[Exercise], config: Config) -> str:
@@ -151,7 +144,5 @@ def assemble(out, exercises: list[Exercise], config: Config, results, skipped=No
     pairs = similarity.alike_pairs({r.student: r.sources for r in results})
     write_atomic(out / "similarity.csv", similarity.csv_text(pairs))
     if skipped is not None:
-        handle = io.StringIO()
-        csv.writer(handle).writerows([("entry", "reason"), *skipped])
-        write_atomic(out / "not_graded.csv", handle.getvalue())
+        write_atomic(out / "not_graded.csv", csv_text([("entry", "reason"), *skipped]))
     return results

@@ -29,6 +29,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 from d2lmini.grading.evidence import SIMILAR, submitted_function
+from d2lmini.grading.files import csv_text as spreadsheet_csv
 from d2lmini.grading.sandbox import PACKAGE
 from d2lmini.i18n import _
 
@@ -178,11 +179,7 @@ def alike_pairs(sources: dict[str, dict[str, dict[str, str]]], threshold: float 
 
 def csv_text(pairs: list[Pair]) -> str:
     """`similarity.csv`: a header, then a row per pair (a header alone when none is alike)."""
-    handle = io.StringIO()
-    writer = csv.writer(handle)
-    writer.writerow(HEADER)
-    writer.writerows((p.exercise, p.function, p.a, p.b, f"{p.ratio:.3f}") for p in pairs)
-    return handle.getvalue()
+    return spreadsheet_csv([HEADER, *((p.exercise, p.function, p.a, p.b, f"{p.ratio:.3f}") for p in pairs)])
 
 
 def summary(path: Path) -> str:
