@@ -109,7 +109,19 @@ def test_the_chinese_edition_a_platform_runs_has_every_notebook_with_the_same_in
     cells on the English notebooks: both hold only if the editions pair up, cell for cell."""
     english, chinese = simulate_platforms.EDITIONS["en"], simulate_platforms.EDITIONS["zh"]
     assert [p.name for p in chinese] == [p.name for p in english]
-    for en, zh in zip(english, chinese):
+    for en, zh in zip(english, chinese, strict=True):
         codes = [c for c in json.loads(zh.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
         assert "D2LMINI_LANG" in "".join(codes[0]["source"]), zh.name
         assert "".join(codes[1]["source"]) == simulate_platforms.first_cell(en), zh.name
+
+
+def test_the_readme_links_the_course_site_in_both_languages():
+    """The site (pyproject's Documentation address, published from main by site.yml) is linked at the top."""
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        site = tomllib.load(handle)["project"]["urls"]["Documentation"]
+    owner, name = repository().split("/")
+    assert site == f"https://{owner}.github.io/{name}/", "GitHub Pages' address of this repository"
+    top = readme().split("## The course")[0]
+    assert f"<{site}>" in top and f"<{site}zh/>" in top
+    workflow = (ROOT / ".github" / "workflows" / "site.yml").read_text(encoding="utf-8")
+    assert "actions/deploy-pages" in workflow and "main" in workflow

@@ -380,6 +380,10 @@ def test_the_home_page_links_both_editions_and_opens_notebook_00(site, language)
         assert [start.nth(i).inner_text() for i in range(start.count())] == list(labels[:3])
         hrefs = [start.nth(i).get_attribute("href") for i in range(3)]
         assert launch_targets(hrefs) == [f"{notebooks}/00_start_here.ipynb"] * 3
+        whole = page.locator(".course-whole a")
+        assert whole.count() == 1 and "Binder" in whole.inner_text()
+        assert whole.get_attribute("href").endswith(f"?urlpath=lab/tree/{quote(notebooks)}"), \
+            "the whole course: JupyterLab on the edition's folder of notebooks"
         toc = page.locator("article a.reference.internal").evaluate_all("links => links.map(a => a.href)")
         assert {f"{base}{prefix}notebooks/00_start_here.html", f"{base}{prefix}instructors.html"} <= set(toc)
     finally:

@@ -6,10 +6,11 @@ a new issue in the repository that names the page. The addresses come from `cour
 and `course_branch` in conf.py. The site has two editions (tools/build_site.py): English at the
 root, Simplified Chinese (`language = "zh_CN"`) under `zh/`. Every page has a switch to the same
 page in the other language (`_templates/language-switch.html`, and `<link rel="alternate">`); the
-home page's `{course-editions}` directive links both editions and the first notebook's launch
-links. A link in a page's source to a file that is a page of the other edition (notebooks/zh/*.ipynb
-from an English notebook, ../NN.ipynb from a Chinese one, a site page's translation catalog from
-that page) becomes a link to that page there.
+home page's `{course-editions}` directive links both editions, the first notebook's launch
+links and the whole course (the edition's folder of notebooks) on Binder. A link in a page's source
+to a file that is a page of the other edition (notebooks/zh/*.ipynb from an English notebook,
+../NN.ipynb from a Chinese one, a site page's translation catalog from that page) becomes a link to
+that page there.
 """
 
 import html
@@ -33,7 +34,7 @@ LABELS = {
         "report_title": "Site: a problem with {page}",
         "report_body": "Page: {page}\n\nWhat is wrong, and where on the page:\n",
         "switch": "This page in English", "editions": "This course in",
-        "start": "Start with notebook 00", "colon": ": ",
+        "start": "Start with notebook 00", "colon": ": ", "whole": "The whole course on Binder",
     },
     "zh_CN": {
         "lang": "zh-CN", "name": "简体中文", "folder": "zh",
@@ -42,7 +43,7 @@ LABELS = {
         "report_title": "Site (中文版): a problem with {page}",
         "report_body": "页面：{page}\n\n哪里有问题，在页面的什么位置：\n",
         "switch": "本页的中文版", "editions": "本课程的版本",
-        "start": "从笔记本 00 开始", "colon": "：",
+        "start": "从笔记本 00 开始", "colon": "：", "whole": "在 Binder 中打开整套课程",
     },
 }
 # Where each page's source lies in the repository (its links are relative to it), per edition.
@@ -77,6 +78,13 @@ def notebook_links(repository: str, branch: str, notebook: str,
         (labels["kaggle"], f"https://kaggle.com/kernels/welcome?src={quote(on_github, safe='')}"),
         (labels["binder"], f"https://mybinder.org/v2/gh/{owner_repo}/{branch}?labpath={quote(notebook)}"),
     ]
+
+
+def whole_course_link(repository: str, branch: str, language: str = "en") -> str:
+    """The Binder address that opens JupyterLab on the folder of every notebook of the `language` edition."""
+    owner_repo = repository.removeprefix("https://github.com/")
+    folder = posixpath.dirname(notebook_path(language, "x.ipynb"))
+    return f"https://mybinder.org/v2/gh/{owner_repo}/{branch}?urlpath={quote('lab/tree/' + folder)}"
 
 
 def report_link(repository: str, page: str, language: str = "en") -> str:
@@ -171,7 +179,9 @@ class CourseEditions(Directive):
         start = launch_markup(config, "00_start_here.ipynb", False, "course-launch course-start",
                               f'<span>{labels["start"]}{labels["colon"]}</span>')
         lead = f'<p class="course-editions">{labels["editions"]}{labels["colon"]}'
-        return [_raw(lead + " · ".join(editions) + "</p>" + start)]
+        whole = html.escape(whole_course_link(config.course_repository, config.course_branch, language))
+        whole = f'<p class="course-launch course-whole"><a href="{whole}">{labels["whole"]}</a></p>'
+        return [_raw(lead + " · ".join(editions) + "</p>" + start + whole)]
 
 
 def add_course_links(app, doctree) -> None:
