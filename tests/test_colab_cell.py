@@ -131,10 +131,38 @@ def test_a_failed_install_says_why_and_what_to_do(monkeypatch, capsys):
     run_cell_without_d2lmini(UNREACHABLE, monkeypatch, PipRecorder(1))
     out, err = capsys.readouterr()
     assert out == ""
-    first, second = err.splitlines()
-    assert first == f"Could not install d2lmini @ git+{UNREACHABLE}: ERROR: No matching distribution found"
-    assert "Kaggle" in second and "Internet" in second and "phone" in second
-    assert second.endswith("run this cell again.")
+    first, said, last = err.splitlines()
+    assert first == f"Could not install d2lmini @ git+{UNREACHABLE}. pip said:"
+    assert said == "    ERROR: No matching distribution found"
+    assert "Kaggle" in last and "Internet" in last and "phone" in last
+    assert last.endswith("run this cell again.")
+
+
+def test_in_the_chinese_edition_a_failed_install_says_why_in_chinese(monkeypatch, capsys):
+    run_cell_without_d2lmini(UNREACHABLE, monkeypatch, PipRecorder(1), environ={"D2LMINI_LANG": "zh_CN"})
+    first, said, last = capsys.readouterr().err.splitlines()
+    assert first == f"无法安装 d2lmini @ git+{UNREACHABLE}。pip 的报错："
+    assert said == "    ERROR: No matching distribution found", "pip's own words are shown as pip said them"
+    assert "Kaggle" in last and "再运行一次本单元格" in last
+
+
+PIP_SUBPROCESS_FAILURE = (
+    "\x1b[1;31merror\x1b[0m: \x1b[1msubprocess-exited-with-error\x1b[0m\n\n"
+    "\x1b[31m×\x1b[0m \x1b[32mgit clone\x1b[0m did not run successfully.\n"
+    "\x1b[31m│\x1b[0m exit code: \x1b[1;36m128\x1b[0m\n"
+    "\x1b[31m╰─>\x1b[0m [1 lines of output]\n"
+    "    fatal: unable to access 'https://github.com/x/y/': Could not resolve host: github.com\n"
+    "    [end of output]\n\n"
+    "\x1b[1;35mnote\x1b[0m: This error originates from a subprocess, and is likely not a problem with pip.\n")
+
+
+def test_pip_s_real_error_lines_are_shown_in_plain_text_not_its_last_note():
+    """pip's last line is its note about subprocesses (or a colour code): the cause is above it."""
+    shown = cell_namespace()["pip_error"](PIP_SUBPROCESS_FAILURE)
+    assert "\x1b" not in shown and "note:" not in shown and "originates from a subprocess" not in shown
+    assert "Could not resolve host: github.com" in shown and "git clone" in shown
+    assert shown.splitlines()[0] == "    error: subprocess-exited-with-error"
+    assert cell_namespace()["pip_error"]("") == "    pip failed"
 
 
 def test_a_failed_dependency_install_removes_d2lmini_so_that_running_again_retries(monkeypatch, capsys):
@@ -172,6 +200,7 @@ def test_a_real_pip_that_cannot_reach_the_address_says_why(tmp_path):
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
-    first, second = done.stderr.splitlines()
-    assert first.startswith(f"Could not install d2lmini @ git+{UNREACHABLE}: ") and "git" in first.lower()
-    assert "run this cell again" in second
+    lines = done.stderr.splitlines()
+    assert lines[0] == f"Could not install d2lmini @ git+{UNREACHABLE}. pip said:"
+    assert all(line.startswith("    ") for line in lines[1:-1]) and "git" in "".join(lines[1:-1]).lower()
+    assert "run this cell again" in lines[-1]

@@ -42,6 +42,7 @@ CELL = """\
 import importlib.metadata
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -70,14 +71,29 @@ def missing_requirements(requirements, installed):
             and (r.marker is None or r.marker.evaluate({{"extra": ""}}))]
 
 
+def pip_error(stderr):
+    \"\"\"pip's error lines as plain text: from its first error line on, without colour codes or its notes
+    (its last line is often "note: This error originates from a subprocess", which says nothing).\"\"\"
+    lines = [re.sub(r"\\x1b\\[[0-9;]*[A-Za-z]", "", line).rstrip() for line in stderr.splitlines()]
+    lines = [line for line in lines if line.strip()
+             and not line.lstrip().lower().startswith(("note:", "hint:", "[notice]"))]
+    first = next((i for i, line in enumerate(lines) if line.lstrip().lower().startswith("error")), 0)
+    shown = lines[first:][-15:]
+    return "\\n".join("    " + line for line in shown) or "    pip failed"
+
+
 def pip_install(*arguments):
     \"\"\"Run pip install with every installed package held at its version; return pip's error or "".\"\"\"
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as held:
         held.write("".join(f"{{name}}=={{version}}\\n" for name, version in installed_versions().items()))
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "-c", held.name, *arguments]
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-color", "-c", held.name, *arguments]
     done = subprocess.run(pip, capture_output=True, text=True)
     importlib.invalidate_caches()
-    return "" if done.returncode == 0 else (done.stderr.strip().splitlines() or ["pip failed"])[-1]
+    return "" if done.returncode == 0 else pip_error(done.stderr)
+
+
+# The Chinese edition's first cell sets D2LMINI_LANG before this one runs; d2lmini's catalogs are not here yet.
+CHINESE = os.environ.get("D2LMINI_LANG", "").lower().startswith("zh")
 
 
 if importlib.util.find_spec("d2lmini") is None:
@@ -90,12 +106,16 @@ if importlib.util.find_spec("d2lmini") is None:
         error = pip_install(*missing) if missing else ""
         if error:  # so that running the cell again retries everything
             subprocess.run([sys.executable, "-m", "pip", "uninstall", "--yes", "--quiet", "d2lmini"])
-    if error:
-        print(f"Could not install {{source}}: {{error}}\\nNo internet? On Kaggle: Settings > Internet > on "
-              "(it needs a phone-verified account). Then run this cell again.", file=sys.stderr)
+    if error and CHINESE:
+        print(f"无法安装 {{source}}。pip 的报错：\\n{{error}}\\n没有联网？在 Kaggle 上：Settings > Internet > on"
+              "（需要已验证手机号的账号）。然后再运行一次本单元格。", file=sys.stderr)
+    elif error:
+        print(f"Could not install {{source}}. pip said:\\n{{error}}\\nNo internet? On Kaggle: Settings > "
+              "Internet > on (it needs a phone-verified account). Then run this cell again.", file=sys.stderr)
     elif "KAGGLE_KERNEL_RUN_TYPE" in os.environ and any(r.startswith("anywidget") for r in missing):
-        print("Installed. Kaggle shows the panels only after a restart: Run > Restart & clear cell "
-              "outputs, then run the notebook from the top.")
+        print("已安装。Kaggle 要重启后才显示面板：Run > Restart & clear cell outputs，然后从头运行本笔记本。"
+              if CHINESE else "Installed. Kaggle shows the panels only after a restart: Run > Restart & "
+              "clear cell outputs, then run the notebook from the top.")
 """
 
 
@@ -103,7 +123,8 @@ def install_cell_source(url: str) -> str:
     """Return the source of the install cell for the repository at `url`.
 
     Plain Python (no `%pip` magic), so that a failed install is noticed: pip's exit status is
-    checked and a failure is reported with pip's last error line and what to do. d2lmini itself
+    checked and a failure is reported with pip's own error lines (plain text) and what to do, in
+    Chinese where the Chinese edition's first cell set D2LMINI_LANG. d2lmini itself
     is installed with `--no-deps`; then only the requirements whose package is missing, under a
     constraints file that holds every installed distribution at its version, so pip may add
     packages but never replace one.
