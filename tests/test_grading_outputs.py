@@ -1,5 +1,5 @@
-"""What the grader writes for the instructor: CSV a spreadsheet cannot run, folders no run erases, a rubric read
-with a clear message for every fault (issue #43, items 5, 7 and 9).
+"""What the grader writes for the instructor: CSV a spreadsheet cannot run, folders no run erases, a
+rubric read with a clear message for every fault (issue #43, items 5, 7 and 9).
 
 The class is graded with the stand-in grader of test_grading_cli (no kernel), so each test takes milliseconds.
 """
@@ -9,17 +9,20 @@ import io
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_grading_cli import EXERCISES, IDS, config, grade, gradebook, write
 
-from d2lmini.grading.export import canvas_text, moodle_text, rubric_template
+from d2lmini.grading.__main__ import main
+from d2lmini.grading.config import load_config, validate_config
+from d2lmini.grading.export import canvas_text, moodle_text, read_rubric, rubric_template
 from d2lmini.grading.files import csv_text, student_key
 from d2lmini.grading.gradebook import StudentResult
 from d2lmini.grading.judge import Mark
 from d2lmini.grading.report import gradebook_text
 from d2lmini.grading.similarity import Pair
 from d2lmini.grading.similarity import csv_text as similarity_csv
-from test_grading_cli import EXERCISES, IDS, config, grade, gradebook, write
 
 FORMULA = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 ATTACKS = ["=cmd|' -C calc'!A0", "+SUM(1,2)", "@cmd", "-2+3", "\t=1+1", " =1", "a;=1+1", 'a"b,=c', "x\n-1+1"]
@@ -27,7 +30,7 @@ NUMBER = r"-?\d+(\.\d+)?(e[-+]\d+)?"
 
 
 def formula_cells(text: str) -> list[str]:
-    """Every cell of the CSV `text` that a spreadsheet could read as a formula, whatever separator it splits at.
+    """Every cell of the CSV `text` a spreadsheet could read as a formula, whatever separator it splits at.
 
     A cell is a formula when, after any white space (a tab, a line break), it starts with one of `FORMULA`;
     a cell that is a plain number ("-2", "4.5") is a number, not a formula.
@@ -81,7 +84,7 @@ def test_no_cell_the_grader_writes_can_start_a_formula(names, points, item):
         assert formula_cells(text) == [], text
     written = {row["student"] for row in csv.DictReader(io.StringIO(texts[0], newline=""))}
     assert all(not cell.lstrip().startswith(FORMULA) for cell in written)
-    assert len(written) == len(names) and {n for n in names if not re.search(r"[=+@\s;|-]", n)} <= written
+    assert len(written) == len(names) and {n for n in names if not re.search(r"[=+@\s;|\uff1d\uff0b\uff0d\uff20-]", n)} <= written
 
 
 @settings(max_examples=100, deadline=None)
@@ -96,3 +99,68 @@ def test_a_canvas_export_whose_cells_start_formulas_is_written_back_as_text(tmp_
     text, _ = canvas_text(results, config(), export, "=HW (1)")
     assert formula_cells(text) == []
 
+
+
+# -- 9. the rubric CSV: a result or a clear message ------------------------------------------------------
+
+
+def graded_class_with_rubric(tmp_path) -> tuple[Path, Path]:
+    subs = write(tmp_path / "subs", {"ada.ipynb": IDS[0], "bob.ipynb": IDS[1]})
+    path = tmp_path / "points.toml"
+    points = "".join(f'"{i}" = 1\n' for i in IDS)
+    path.write_text(f'[grading]\nseed = 7\n[points]\n{points}[rubric]\n"08:explore" = 3\n', "utf-8")
+    grade(subs, tmp_path / "out", cfg=load_config(path, EXERCISES))
+    return tmp_path / "out", path
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"student,08:explore\nada,1,2\n", "rubric.csv, line 2: 3 cells, but the header has 2 columns"),
+    (b"student,08:explore\nada,1\nbob,2\nada,3\n", "rubric.csv, line 4: a second row for 'ada' (the"),
+    (b"student,08:explore,08:explore\nada,1,2\n", "rubric.csv, line 1: the column(s) '08:explore' appear"),
+    (b"", "rubric.csv: empty"),
+    (b"\n\n", "rubric.csv: empty"),
+    (b"student,08:explore\nada,1\nbob,three\n", "rubric.csv, line 3: 08:explore of bob must be a number"),
+    (b"student,08:explore\nada,nan\n", "rubric.csv, line 2: 08:explore of ada must be a number"),
+    (b"student,08:explore\nada,1\nbob,\xe9\n", "rubric.csv, line 3: not UTF-8 text"),
+    (b"student,08:explore\nada,1\x00\n", "rubric.csv, line 2: 08:explore of ada must be a number"),
+    (b'student,08:explore\nada,1\nbob,"' + b"9" * 200_000 + b'"\n', "rubric.csv, line 3: not CSV"),
+])
+def test_a_bad_rubric_is_one_line_naming_the_file_the_line_and_the_problem(tmp_path, capsys, content, words):
+    out, config_path = graded_class_with_rubric(tmp_path)
+    before = (out / "gradebook.csv").read_bytes()
+    rubric = tmp_path / "rubric.csv"
+    rubric.write_bytes(content)
+    assert main(["--out", str(out), "--config", str(config_path), "--rubric", str(rubric)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert (out / "gradebook.csv").read_bytes() == before
+
+
+def test_a_short_row_is_not_yet_graded_and_a_good_rubric_is_merged(tmp_path):
+    out, config_path = graded_class_with_rubric(tmp_path)
+    rubric = tmp_path / "rubric.csv"
+    rubric.write_bytes("\ufeffstudent,08:explore\r\nada,2.5\r\nbob\r\n".encode())
+    assert main(["--out", str(out), "--config", str(config_path), "--rubric", str(rubric)]) == 0
+    assert gradebook(out)["ada"]["08:explore"] == "2.5" and gradebook(out)["bob"]["08:explore"] == ""
+
+
+RUBRIC_CONFIG = validate_config({"points": {IDS[0]: 1}, "rubric": {"08:explore": 3, "x": 1}}, EXERCISES, "t")
+
+
+@settings(max_examples=400, deadline=None)
+@given(content=st.one_of(
+    st.binary(max_size=200),
+    st.lists(st.lists(st.sampled_from(["student", "08:explore", "x", "ada", "bob", "1", "2.5", "-1", "", '"',
+                                       "\n", ",", "é", "\x00", "nan", "4"]), max_size=5), max_size=5).map(
+        lambda rows: "\n".join(",".join(row) for row in rows).encode()),
+))
+def test_any_rubric_file_gives_points_or_a_message_naming_it(tmp_path_factory, content):
+    path = tmp_path_factory.mktemp("rubric") / "rubric.csv"
+    path.write_bytes(content)
+    try:
+        given_points = read_rubric(path, RUBRIC_CONFIG, {"ada", "bob"})
+    except ValueError as error:
+        assert str(error).startswith(str(path)) and "\n" not in str(error).replace(repr("\n"), "")
+    else:
+        assert set(given_points) <= {"ada", "bob"}
+        assert all(0 <= v <= RUBRIC_CONFIG.rubric[i] for p in given_points.values() for i, v in p.items())
