@@ -15,14 +15,17 @@ import sys
 import time
 from pathlib import Path
 
-from d2lmini.grading import manifest, similarity
+from d2lmini.grading import manifest, sandbox, similarity
 from d2lmini.grading.config import PUBLIC_SEED, config_text, load_config
 from d2lmini.grading.export import canvas_text, moodle_text, read_rubric, rubric_template
 from d2lmini.grading.files import write_atomic
 from d2lmini.grading.gradebook import GradingError, check_writable, grade_class, records, write_record
+from d2lmini.grading.judge import GraderUnavailable
 from d2lmini.grading.report import assemble
 from d2lmini.grading.settings import JOBS, help_text
 from d2lmini.i18n import _
+
+UNSANDBOXED = "--no-sandbox-i-accept-student-code-runs-as-me"  # names the risk it takes
 
 
 class CommandError(Exception):
@@ -97,6 +100,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help=_("let --write-config, --discover, --rubric-template replace an existing file"),
     )
     parser.add_argument("--gradescope", type=Path, metavar="ZIP", help=_("build a Gradescope autograder zip"))
+    parser.add_argument(
+        UNSANDBOXED,
+        action="store_true",
+        help=_("grade even where no sandbox can be made: every student's code then runs as you, and can "
+               "read, change or delete what you can (the gradebook, the other submissions, your files)"),
+    )
     args = parser.parse_args(argv)
     try:
         JOBS.check(args.jobs, "--jobs")
@@ -174,6 +183,18 @@ def after_grading(args, exercises, config) -> None:
             print(_("wrote {path}: in Canvas, Grades → Import").format(path=path))
 
 
+def refuse_unsandboxed(args) -> None:
+    """Raise CommandError where no sandbox can be made, unless the instructor took the risk by name."""
+    isolation = sandbox.probe()
+    if isolation.isolated or args.no_sandbox_i_accept_student_code_runs_as_me:
+        return
+    raise CommandError(
+        # TRANSLATORS: {how} says why submissions cannot be isolated; {flag} is the option (keep it).
+        _("nobody was graded: submissions would run {how}. Install bubblewrap, or run as root where it "
+          "cannot run; or, knowing that every student's code then runs as you, give {flag}").format(
+              how=isolation.describe(), flag=UNSANDBOXED))
+
+
 def run(args) -> int:
     if args.discover:
         return discover(args)
@@ -204,6 +225,7 @@ def run(args) -> int:
         if unknown:
             raise CommandError(
                 _("--only {ids}: not an exercise the config grades").format(ids=", ".join(unknown)))
+        refuse_unsandboxed(args)
         started = time.monotonic()
         results = grade_class(args.submissions, args.out, exercises, config, args.jobs, only=only)
         print(
@@ -227,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     try:
         return run(args)
-    except (CommandError, GradingError, ValueError) as error:
+    except (CommandError, GradingError, GraderUnavailable, ValueError) as error:
         print(_("error: {error}").format(error=error), file=sys.stderr)
         return 2
     except OSError as error:  # a file the grader could not write: say which, never a traceback

@@ -6,9 +6,9 @@ The grader starts this for each coding exercise it judges (`d2lmini.grading.judg
 in a bubblewrap sandbox whose copy of d2lmini holds only the exercise machinery (this module,
 the wire format, the guard): the package's own implementations, the checks and `solutions/`
 are not there, so a function that calls them fails by their absence. It loads the functions
-the student's kernel saved (by value), answers "ready", then for each request line on stdin
-(the arguments as wire data, the check's bans by name) calls the function under the
-self-check's guard with those bans and writes one reply line: the result, what it printed,
+the student's kernel saved (by value), says "started" before and "ready" after, then for
+each request line on stdin (the arguments as wire data, the check's bans by name) calls the
+function under the self-check's guard with those bans and writes one reply line: the result, what it printed,
 the torch functions it called and the arguments as it left them, all as plain data. Nothing
 this process says is trusted beyond being data: the grader judges the values itself.
 """
@@ -143,6 +143,10 @@ def main(known: str, saved: list[str]) -> None:
     """
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the student's printing never mixes with replies
+    # Said before any of the student's code loads: without it, the sandbox or this process failed to
+    # start, which is the grader's failure, never the student's (`judge.Caller.ready`).
+    replies.write(json.dumps({"started": True}) + "\n")
+    replies.flush()
     fingerprints = json.loads(Path(known).read_text("utf-8"))  # read before any of the student's code runs
     if importlib.util.find_spec("d2lmini.rnn") is not None:  # bound for the checks that hand a model:
         importlib.import_module("d2lmini.rnn")  # imported now, not within the check's time limit

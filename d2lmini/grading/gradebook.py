@@ -9,7 +9,6 @@ one student (or one exercise, `only`) into the class's folder keeps every other 
 
 import hashlib
 import json
-import multiprocessing
 import os
 import shutil
 import sys
@@ -17,14 +16,20 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from d2lmini.grading import sandbox
+from d2lmini.grading import outfolder, sandbox, workers
 from d2lmini.grading.config import Config
 from d2lmini.grading.files import inside, read_only, student_key, write_atomic
-from d2lmini.grading.judge import Mark, Submission, grade_notebook, matching_notebook, read_submission
+from d2lmini.grading.judge import (
+    Mark,
+    Submission,
+    grade_notebook,
+    matching_notebook,
+    preflight,
+    read_submission,
+)
 from d2lmini.grading.manifest import Exercise
 from d2lmini.grading.report import assemble
 from d2lmini.grading.roster import Roster, read_roster
@@ -112,7 +117,7 @@ def grade_student(
                 file=sys.stderr)
             reason = _("Not graded: the grader could not run {notebook} ({error_type}); tell your "
                        "instructor.").format(notebook=notebook, error_type=type(error).__name__)
-            marks += [Mark(e.id, 0, config.points[e.id], reason) for e in mine]
+            marks += [Mark(e.id, 0, config.points[e.id], reason, graded=False) for e in mine]
     return StudentResult(name, marks, notes, stats, sources=stats.pop("sources", {}))
 
 
@@ -238,7 +243,7 @@ def _failed(name: str, config: Config, error: BaseException) -> StudentResult:
         student=name, error_type=type(error).__name__, error=error), file=sys.stderr)
     reason = _("Not graded: the grader failed on your files ({error_type}); tell your instructor.").format(
         error_type=type(error).__name__)
-    return StudentResult(name, [Mark(i, 0, p, reason) for i, p in config.points.items()])
+    return StudentResult(name, [Mark(i, 0, p, reason, graded=False) for i, p in config.points.items()])
 
 
 def grade_class(
@@ -258,6 +263,7 @@ def grade_class(
     """
     out, submissions = Path(out).absolute(), Path(submissions).absolute()  # the sandboxes start elsewhere
     roster = check_folders(submissions, out)
+    outfolder.check(out, roster.students, set(config.points), records, read_record)
     isolation = sandbox.probe()  # said before any submission runs
     if isolation.isolated:
         # TRANSLATORS: {how} says how submissions are isolated ("isolated: each submission in its own ...").
@@ -269,8 +275,11 @@ def grade_class(
         config = replace(config, points={i: p for i, p in config.points.items() if i in only})
     for folder in (out, out / RECORDS, out / FEEDBACK):
         folder.mkdir(exist_ok=True, parents=folder == out)
+    outfolder.mark(out)
     work = Path(tempfile.mkdtemp(prefix=".work-", dir=out))  # the one folder the grader removes
     try:
+        if grade is grade_student:  # a machine that cannot start a student's kernel grades nobody
+            preflight(work, config.limits)
         todo = []
         for name, student in roster.students.items():
             old = read_record(out / RECORDS / f"{student_key(name)}.json")
@@ -307,7 +316,8 @@ def _grade_all(todo, out, exercises, config, jobs, progress, only, grade, work) 
         result = replace(
             result,
             notes=student.notes + result.notes,
-            fingerprint=stamp,
+            # a mark the grader failed to give is graded again on the next run, never kept
+            fingerprint=stamp if all(m.graded for m in result.marks) else "",
             rubric=(old.rubric if old is not None else {}),
         )
         if only:
@@ -325,17 +335,9 @@ def _grade_all(todo, out, exercises, config, jobs, progress, only, grade, work) 
                 result, stamp = _failed(name, config, error), ""
             record(name, student, stamp, old, result)
         return
-    # processes, not threads: a guarded call redirects its process's sys.stdout while it runs
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=end_with_grader, initargs=(os.getpid(),)) as pool:
-        futures = {
-            pool.submit(grade, name, student.files, exercises, config, work): (name, student, stamp, old)
-            for name, student, stamp, old in todo
-        }
-        for future in as_completed(futures):
-            name, student, stamp, old = futures[future]
-            try:
-                result = future.result()
-            except Exception as error:
-                result, stamp = _failed(name, config, error), ""
-            record(name, student, stamp, old, result)
+    # a dead worker's students are graded again, each alone (`workers`): a classmate's crash is nobody's 0
+    workers.grade_in_processes(
+        todo, jobs, grade, lambda task: (task[0], task[1].files, exercises, config, work),
+        done=lambda task, result: record(*task, result),
+        failed=lambda task, error: record(task[0], task[1], "", task[3], _failed(task[0], config, error)),
+        initializer=end_with_grader, initargs=(os.getpid(),))

@@ -29,9 +29,11 @@ from d2lmini.grading import copies, evidence, sandbox, similarity
 from d2lmini.grading.kernel import (
     CALL_MARGIN,
     OUTPUT_LIMIT,
+    GraderFailure,
     Kernel,
     Limits,
     NotebookRun,
+    kernel_env,
     peak_of_tree,
     rewrite,
 )
@@ -54,6 +56,9 @@ class Mark:
     points: float
     max_points: float
     message: str
+    # False: the grader itself failed (a dead worker, kernel or sandbox), so this is no grade; its 0
+    # counts as "not graded", and the record is graded again on the next run, never kept.
+    graded: bool = True
 
 
 @dataclass
@@ -109,8 +114,8 @@ def _run_cells(kernel: Kernel, cells: list[str], exercises: dict[str, Exercise],
                limits: Limits, started: float) -> int | None:
     """Run the cells not skipped; return the index of a cell that ended the kernel, or None."""
     problem, ended = kernel.run(BOOTSTRAP, 120)
-    if problem or ended:
-        raise RuntimeError(_("the grading kernel did not start: {problem}").format(problem=problem))
+    if problem or ended:  # before any cell of the student's: the grader's failure
+        raise GraderFailure(_("the grading kernel did not start: {problem}").format(problem=problem))
 
     def on_message(data):
         if "record" in data:
@@ -154,6 +159,75 @@ def execute(submission: Submission, exercises: list[Exercise], scratch: Path,
     # TRANSLATORS: why a notebook's grading stopped; it follows "Not graded: ".
     run.stopped = _("cells ended the kernel more often than the grader restarts it")
     return run, None
+
+
+PREFLIGHT_IMPORTS = "import ipykernel, d2lmini.grading.agent"  # what every graded kernel needs first
+
+
+class GraderUnavailable(RuntimeError):
+    """This machine cannot start a sandboxed kernel at all: no student can be graded here."""
+
+
+def preflight(work: Path, limits: Limits) -> None:
+    """Start one trivial kernel in `work` as a student's would be started; raise `GraderUnavailable`,
+    saying why, if it cannot start (before anyone is graded: a class of zeros is never written)."""
+    scratch = work / "preflight"
+    scratch.mkdir(parents=True, exist_ok=True)
+    try:
+        problem = _import_problem(scratch, limits)
+        if problem is None:
+            kernel = Kernel(scratch, limits)
+            try:
+                failed, ended = kernel.run(BOOTSTRAP, 120)
+                problem = failed or (_("the kernel ended") if ended else None)
+            finally:
+                kernel.shutdown()
+    except (GraderFailure, OSError, subprocess.SubprocessError) as error:
+        problem = str(error)
+    finally:
+        for made in (scratch, *work.glob(".preflight-*")):
+            shutil.rmtree(made, ignore_errors=True)
+    if problem is not None:
+        # TRANSLATORS: {how} says how submissions are isolated; {problem} is what failed (Python's error).
+        raise GraderUnavailable(
+            _("the grader cannot start a kernel for a submission here ({how}): {problem}. Nobody was graded; "
+              "see docs/instructors.md, 'When the grader cannot start'").format(
+                  how=sandbox.probe().describe(), problem=problem))
+
+
+def _import_problem(scratch: Path, limits: Limits) -> str | None:
+    """The end of Python's error output if the sandboxed Python cannot import what a kernel needs."""
+    program = limited_command(limits.memory_mb, limits.file_mb, [sys.executable, "-c", PREFLIGHT_IMPORTS])
+    env = sandbox.clean_env(scratch)
+    if sandbox.probe().isolated:
+        argv = sandbox.command(program, scratch, env)
+        env = None if sandbox.probe().namespaces else env
+    else:
+        argv, env = program, kernel_env(scratch)
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=scratch, env=env, timeout=300)
+    if done.returncode == 0:
+        return None
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return " / ".join(lines[-3:])[-400:] or _("exit status {code}").format(code=done.returncode)
+
+
+def execute_retried(submission: Submission, exercises: list[Exercise], scratch: Path,
+                    limits: Limits) -> tuple[NotebookRun, Kernel | None]:
+    """`execute`, once more if a kernel did not start (`GraderFailure`: the grader's fault, not the
+    student's); a second failure is raised."""
+    try:
+        return execute(submission, exercises, scratch, limits)
+    except GraderFailure as failure:
+        print(_("warning: {file}: {error}; trying once more").format(file=submission.path, error=failure),
+              file=sys.stderr)
+    return execute(submission, exercises, scratch, limits)
+
+
+def not_graded(reason: str) -> str:
+    """The message of a mark the grader could not give (`Mark.graded` False): never a grade of 0."""
+    # TRANSLATORS: {reason} says what failed in the grader ("the grading kernel did not start (...)").
+    return _("Not graded — the grader failed: {reason}. This is not a mark of 0: tell your instructor, who "
+             "grades it again.").format(reason=reason)
 
 
 def _reason_missing(exercise: Exercise, run: NotebookRun, limits: Limits) -> str:
@@ -241,14 +315,17 @@ class Caller:
                                         start_new_session=True)
 
     def ready(self) -> str | None:
-        """Wait for the process to load the function; None if it did, else what went wrong."""
-        line = read_line(self.process.stdout, READY_SECONDS)
-        try:
-            answer = json.loads(line) if line is not None else None
-        except ValueError:
-            answer = None
-        if not isinstance(answer, dict):
-            return _("the process that calls your function did not start")
+        """Wait for the process to load the function; None if it did, else what went wrong.
+
+        Raises `GraderFailure` if the process never said it started (before any of the student's code
+        loads): the sandbox or the process failed, not the student's function.
+        """
+        started = _parse_line(read_line(self.process.stdout, READY_SECONDS))
+        if started.get("started") is not True:
+            raise GraderFailure(_("the process that calls your function did not start"))
+        answer = _parse_line(read_line(self.process.stdout, READY_SECONDS))
+        if not answer:
+            return _("the process that calls your function ended while it loaded your function")
         if answer.get("ready") is True:
             return None
         error = answer.get("error") if isinstance(answer.get("error"), dict) else {}
@@ -270,6 +347,36 @@ class Caller:
                 stream.close()
         if not sandbox.wait_gone(self.status):
             raise RuntimeError(_("the sandbox of {folder} did not end").format(folder=self.scratch))
+
+
+def _parse_line(line: bytes | None) -> dict:
+    """A reply line as a dict ({} for none, or for one that is not a JSON object)."""
+    try:
+        answer = json.loads(line) if line is not None else None
+    except ValueError:
+        return {}
+    return answer if isinstance(answer, dict) else {}
+
+
+def start_caller(saved: dict[str, Path], folder: Path, limits: Limits, with_models: bool) -> tuple:
+    """A `Caller` for `saved` and what `ready` said; a caller that did not start is tried once more."""
+    for attempt in (1, 2):
+        caller = None
+        try:
+            try:
+                caller = Caller(saved, folder, limits, with_models)
+            except OSError as error:  # the sandbox's program, or its folder
+                raise GraderFailure(_("the process that calls your function did not start ({error})").format(
+                    error=error)) from error
+            return caller, caller.ready()
+        except GraderFailure as failure:
+            if caller is not None:
+                caller.close()
+            if attempt == 2:
+                raise
+            print(_("warning: {file}: {error}; trying once more").format(file=folder, error=failure),
+                  file=sys.stderr)
+    raise AssertionError("unreachable")
 
 
 def _saved_function(data: dict, scratch: Path) -> Path | None:
@@ -309,8 +416,8 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
     try:
         if saved:  # one process for all the exercise's functions (the capstone passes eight)
             with_models = hasattr(importlib.import_module(exercise.module), "RNNScratch")
-            caller = Caller(saved, scratch.parent / f".{scratch.name}-call", limits, with_models)
-            problem = caller.ready()
+            caller, problem = start_caller(saved, scratch.parent / f".{scratch.name}-call", limits,
+                                           with_models)
             if problem is not None:
                 return Verdict(False, _("Your function was refused: it could not be loaded in the grader's "
                                         "clean process ({problem}). The exercise asks you to write it "
@@ -380,7 +487,10 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
     """
     scratch.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    run, kernel = execute(submission, exercises, scratch, limits)
+    try:
+        run, kernel = execute_retried(submission, exercises, scratch, limits)
+    except GraderFailure as failure:
+        return [Mark(e.id, 0, points[e.id], not_graded(str(failure)), graded=False) for e in exercises]
     if kernel is not None:  # every process of the student's sandbox is gone before anything is judged
         kernel.shutdown()
     marks, found = [], []
@@ -396,9 +506,11 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
                     verdict = judge(exercise, run.records.get(exercise.id, {}), scratch, limits, seed,
                                     submission.cells, found, stats)
             except Exception as error:  # a grader fault must cost nobody the batch; it is reported
-                verdict = Verdict(False, _("Not graded: the grader failed on this exercise ({error_type}: "
-                                           "{error}); tell your instructor.").format(
-                                               error_type=type(error).__name__, error=error))
+                # TRANSLATORS: {error_type} names a Python exception raised by the grader itself.
+                reason = _("the grader failed on this exercise ({error_type}: {error})").format(
+                    error_type=type(error).__name__, error=error)
+                marks.append(Mark(exercise.id, 0, worth, not_graded(reason), graded=False))
+                continue
             got, message = earned(verdict, worth, tally)
             marks.append(Mark(exercise.id, got, worth, message))
     finally:

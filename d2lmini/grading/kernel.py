@@ -104,7 +104,7 @@ def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path
     return folder.parent
 
 
-def _kernel_env(scratch: Path) -> dict:
+def kernel_env(scratch: Path) -> dict:
     """The unsandboxed kernel's environment: the grader's, with paths into the scratch folder, no network."""
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
     env.update(sandbox.clean_env(scratch) | {"PATH": env.get("PATH", ""),
@@ -114,8 +114,16 @@ def _kernel_env(scratch: Path) -> dict:
     return env
 
 
+class GraderFailure(RuntimeError):
+    """The grader's own failure on a student's files (a kernel or a sandbox that did not start, a dead
+    worker): never the student's, so it is retried once and then recorded as "not graded", never as 0."""
+
+
 class Kernel:
-    """A fresh kernel for one submission, started in `scratch` under `limits`."""
+    """A fresh kernel for one submission, started in `scratch` under `limits`.
+
+    A kernel that does not start raises `GraderFailure`: no code of the student's has run yet.
+    """
 
     def __init__(self, scratch: Path, limits: Limits):
         self.scratch, self.limits = scratch, limits
@@ -137,17 +145,26 @@ class Kernel:
         self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, context=self.context,
                                      **ports)
         self.manager.connection_file = str(scratch / ".kernel" / f"connection-{name}.json")
-        env = sandbox.clean_env(scratch) if isolation.isolated else _kernel_env(scratch)
+        env = sandbox.clean_env(scratch) if isolation.isolated else kernel_env(scratch)
         env = {} if isolation.namespaces else env  # bwrap sets the kernel's environment itself
         # The kernel's own stderr (ipykernel's warnings, a student's os.write(2, ...)) is not the grader's.
-        self.manager.start_kernel(env=env, cwd=str(scratch), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+        try:
+            self.manager.start_kernel(env=env, cwd=str(scratch), stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+        except Exception as error:  # the sandbox's program, or the folder it starts in, is not there
+            self.context.destroy(linger=0)
+            shutil.rmtree(self.sockets, ignore_errors=True)
+            raise GraderFailure(
+                _("the grading kernel did not start ({error})").format(error=error)) from error
         self.client = self.manager.client(context=self.context)
         self.client.start_channels()
         try:
             self.client.wait_for_ready(timeout=120)
-        except BaseException:  # a kernel that never answered: end it, and remove its sockets' folder
+        except BaseException as error:  # a kernel that never answered: end it, and its sockets' folder
             self.shutdown()
+            if isinstance(error, Exception):
+                raise GraderFailure(
+                    _("the grading kernel did not start ({error})").format(error=error)) from error
             raise
 
     def alive(self) -> bool:

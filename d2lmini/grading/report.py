@@ -42,7 +42,8 @@ def gradebook_text(results, exercises: list[Exercise], config: Config) -> str:
     names = columns(results, exercises, config)
     rows = [["student", *names, "late_days", "total", "max"]]
     for result in results:
-        points = {m.exercise: m.points for m in result.marks} | result.rubric
+        # a mark the grader failed to give is no 0 (`Mark.graded`)
+        points = {m.exercise: m.points if m.graded else "not graded" for m in result.marks} | result.rubric
         rows.append([
             result.student,
             *(points.get(c, "") for c in names),
