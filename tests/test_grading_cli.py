@@ -253,6 +253,7 @@ def test_the_command_says_what_is_wrong_with_the_folders_in_one_line(tmp_path, c
 
 def test_only_the_graders_own_scratch_folder_is_removed(tmp_path):
     out = tmp_path / "out"
+    grade(write(tmp_path / "first", {"ada/a.ipynb": ""}), out)  # the grader's own folder, then yours in it
     notes = write(out / "work", {"notes.txt": "my notes"})
     subs = write(out / "work" / "subs", {"ada/a.ipynb": IDS[0]})  # the old clean-up deleted these
     grade(subs, out)

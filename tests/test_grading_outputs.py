@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_grading_cli import EXERCISES, IDS, config, grade, gradebook, write
+from test_grading_cli import EXERCISES, IDS, ROOT, config, grade, gradebook, write
 
 from d2lmini.grading.__main__ import main
-from d2lmini.grading.config import load_config, validate_config
+from d2lmini.grading.config import DEFAULT_CONFIG, load_config, validate_config
 from d2lmini.grading.export import canvas_text, moodle_text, read_rubric, rubric_template
 from d2lmini.grading.files import csv_text, student_key
 from d2lmini.grading.gradebook import StudentResult
 from d2lmini.grading.judge import Mark
+from d2lmini.grading.outfolder import MARKER
 from d2lmini.grading.report import gradebook_text
 from d2lmini.grading.similarity import Pair
 from d2lmini.grading.similarity import csv_text as similarity_csv
@@ -84,7 +85,8 @@ def test_no_cell_the_grader_writes_can_start_a_formula(names, points, item):
         assert formula_cells(text) == [], text
     written = {row["student"] for row in csv.DictReader(io.StringIO(texts[0], newline=""))}
     assert all(not cell.lstrip().startswith(FORMULA) for cell in written)
-    assert len(written) == len(names) and {n for n in names if not re.search(r"[=+@\s;|\uff1d\uff0b\uff0d\uff20-]", n)} <= written
+    plain = {n for n in names if not re.search(r"[=+@\s;|\uff1d\uff0b\uff0d\uff20-]", n)}
+    assert len(written) == len(names) and plain <= written
 
 
 @settings(max_examples=100, deadline=None)
@@ -164,3 +166,67 @@ def test_any_rubric_file_gives_points_or_a_message_naming_it(tmp_path_factory, c
     else:
         assert set(given_points) <= {"ada", "bob"}
         assert all(0 <= v <= RUBRIC_CONFIG.rubric[i] for p in given_points.values() for i, v in p.items())
+
+
+# -- 7. no run erases another, no two students share a record -------------------------------------------
+
+
+def test_grading_another_assignment_into_a_class_folder_is_refused_and_keeps_its_gradebook(tmp_path, capsys):
+    subs = write(tmp_path / "subs", {"ada.ipynb": " ".join(IDS), "bob.ipynb": IDS[0]})
+    hw1, hw2 = (tmp_path / f"hw{i}.toml" for i in (1, 2))
+    hw1.write_text(f'[grading]\nseed = 3\n[points]\n"{IDS[0]}" = 1\n"{IDS[1]}" = 1\n', "utf-8")
+    hw2.write_text('[grading]\nseed = 3\n[points]\n"01:ngram_order" = 1\n', "utf-8")
+    out = tmp_path / "out"
+    grade(subs, out, cfg=load_config(hw1, EXERCISES))
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match="holds the gradebook of another assignment"):
+        grade(subs, out, cfg=load_config(hw2, EXERCISES))
+    assert main([str(subs), "--out", str(out), "--config", str(hw2)]) == 2
+    assert "another assignment (exercises 02:fused_step, 02:stacked_weight_shape)" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    grade(subs, out, cfg=load_config(hw1, EXERCISES), only=[IDS[1]])  # the same assignment: graded again
+    assert gradebook(out)["ada"]["total"] == "2"
+
+
+def test_an_existing_folder_the_grader_did_not_make_is_never_written_into(tmp_path, capsys):
+    subs = write(tmp_path / "subs", {"ada.ipynb": IDS[0]})
+    mine = write(tmp_path / "mine", {"gradebook.csv": "my own sheet", "results.json": "{}", "notes.md": "x"})
+    assert main([str(subs), "--out", str(mine)]) == 2
+    assert "is a folder the grader did not make" in capsys.readouterr().err
+    assert sorted(p.name for p in mine.iterdir()) == ["gradebook.csv", "notes.md", "results.json"]
+    assert (mine / "gradebook.csv").read_text("utf-8") == "my own sheet"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    grade(subs, empty)  # an empty folder is the grader's from now on
+    assert gradebook(empty)["ada"]["total"] == "1" and (empty / MARKER).is_file()
+    (empty / MARKER).unlink()  # a folder graded before the marker existed: only the grader's files
+    grade(subs, empty)
+    assert (empty / MARKER).is_file()
+
+
+def test_a_student_and_a_folder_named_by_their_file_key_are_two_records(tmp_path):
+    key = student_key("José")
+    subs = write(tmp_path / "subs", {"José/a.ipynb": IDS[0], f"{key}/a.ipynb": " ".join(IDS)})
+    out = tmp_path / "out"
+    results = {r.student: r.total for r in grade(subs, out)}
+    assert results == {"José": 1, key: 2}
+    assert len(list((out / "records").glob("*.json"))) == 2
+    assert {k: v["total"] for k, v in gradebook(out).items()} == {"José": "1", key: "2"}
+
+
+def test_two_students_whose_records_would_be_one_file_are_refused_by_name(tmp_path):
+    subs = write(tmp_path / "subs", {"Ada.ipynb": IDS[0], "ada.ipynb": IDS[0], "bob.ipynb": IDS[0]})
+    with pytest.raises(ValueError, match="'Ada' and 'ada' would share one record"):
+        grade(subs, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("option", ["--write-config", "--manifest-out"])
+def test_force_never_writes_into_the_installed_package(tmp_path, capsys, option):
+    target = DEFAULT_CONFIG if option == "--write-config" else DEFAULT_CONFIG.with_name("exercises.json")
+    before = target.read_bytes()
+    extra = ["--discover", str(ROOT / "notebooks")] if option == "--manifest-out" else []
+    assert main([*extra, option, str(target), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "lies inside the installed d2lmini package" in err and f"{option} {target.name}" in err
+    assert target.read_bytes() == before

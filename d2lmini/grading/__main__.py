@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from d2lmini.grading import manifest, sandbox, similarity
+from d2lmini.grading import manifest, outfolder, sandbox, similarity
 from d2lmini.grading.config import PUBLIC_SEED, config_text, load_config
 from d2lmini.grading.export import canvas_text, moodle_text, read_rubric, rubric_template
 from d2lmini.grading.files import write_atomic
@@ -195,7 +195,13 @@ def refuse_unsandboxed(args) -> None:
               how=isolation.describe(), flag=UNSANDBOXED))
 
 
+WRITTEN = ("out", "write_config", "manifest_out", "gradescope", "rubric_template")  # what the command writes
+
+
 def run(args) -> int:
+    for name in WRITTEN:
+        if getattr(args, name) is not None:
+            outfolder.check_outside_package(getattr(args, name), "--" + name.replace("_", "-"))
     if args.discover:
         return discover(args)
     exercises = manifest.load(args.manifest) if args.manifest else manifest.load()

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 KEY_LENGTH = 60  # characters of a student's name kept in their file names (plus a hash)
+HASHED = re.compile(r"-[0-9a-f]{8}$")  # how a hashed key ends
 # OWASP's CSV injection rule: a spreadsheet reads a cell that starts with one of these as a formula
 # (the full-width forms too, which some spreadsheets take for their ASCII twins).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
@@ -25,11 +26,12 @@ def student_key(name: str) -> str:
     """A file name for a student, distinct for distinct names.
 
     A name made only of letters, digits, '.', '-' and '_' is used as it is; any other (spaces,
-    accents, 255 characters) is shortened, its other characters mapped to '_', and given a short
-    hash of the real name, so that "a b" and "a_b", or "José" and "Jos_", get different files.
+    accents, 255 characters), and one that ends as a hashed key does, is shortened, its other
+    characters mapped to '_', and given a short hash of the real name, so that "a b" and "a_b",
+    "José" and "Jos_", or "José" and a folder named by his key, get different files.
     """
     plain = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".")[:KEY_LENGTH] or "student"
-    if plain == name:
+    if plain == name and not HASHED.search(name):  # a name that looks hashed ("Jos_-1a2b3c4d") is hashed
         return plain
     return f"{plain}-{hashlib.sha256(os.fsencode(name)).hexdigest()[:8]}"
 
