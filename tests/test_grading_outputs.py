@@ -7,6 +7,7 @@ The class is graded with the stand-in grader of test_grading_cli (no kernel), so
 import csv
 import io
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,25 @@ def test_force_never_writes_into_the_installed_package(tmp_path, capsys, option)
     err = capsys.readouterr().err
     assert "lies inside the installed d2lmini package" in err and f"{option} {target.name}" in err
     assert target.read_bytes() == before
+
+
+# -- 7. tools/build_site.py --out deletes only what it made ---------------------------------------------
+
+
+def test_build_site_never_deletes_a_folder_it_did_not_make(tmp_path, capsys):
+    sys.path.insert(0, str(ROOT / "tools"))
+    import build_site  # a tool script, imported from tools/
+
+    out = write(tmp_path / "mine", {"src/thesis.tex": "mine", "html/index.html": "mine", "notes.md": "x"})
+    assert build_site.main(["--out", str(out)]) == 2
+    assert "holds src/, html/, which this tool did not make" in capsys.readouterr().err
+    assert build_site.main(["--out", str(out), "--update-catalogs"]) == 2
+    assert {p.relative_to(out).as_posix() for p in out.rglob("*")} == {
+        "src", "src/thesis.tex", "html", "html/index.html", "notes.md"}
+    (tmp_path / "file").write_text("x", "utf-8")
+    assert build_site.main(["--out", str(tmp_path / "file")]) == 2
+    fresh = write(tmp_path / "fresh", {"notes.md": "x"})
+    build_site.claim(fresh)  # no folder of its own there yet: the tool's from now on
+    write(fresh, {"src/en/conf.py": "", "html/index.html": ""})  # what a build leaves
+    build_site.claim(fresh)  # its marker: its folders are its own to replace
+    assert (fresh / build_site.MARKER).is_file() and (fresh / "notes.md").exists()

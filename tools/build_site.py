@@ -54,6 +54,32 @@ CATALOG_HEADER = """\
 # Licence: the project's (MIT).
 #"""
 CJK = re.compile(r"[\u3400-\u9fff]+")
+# Written into --out on its first build: only then are the folders below (OWN) this tool's to replace.
+MARKER = ".made-by-build_site"
+OWN = ("src", "html", "doctrees", "gettext")
+
+
+class OutFolderError(Exception):
+    """--out is not a folder this tool may replace folders in; nothing was deleted."""
+
+
+def claim(out: Path) -> None:
+    """Make `out` this tool's (its marker), or raise OutFolderError if a folder it replaces is not its own.
+
+    A folder of yours named `src`, `html`, `doctrees` or `gettext` in --out is never deleted: the
+    tool refuses before it deletes or writes anything.
+    """
+    if (out / MARKER).is_file():
+        return
+    if out.exists() and not out.is_dir():
+        raise OutFolderError(f"--out {out} is a file, not a folder")
+    theirs = [name for name in OWN if (out / name).exists() or (out / name).is_symlink()]
+    if theirs:
+        raise OutFolderError(
+            f"--out {out} holds {', '.join(t + '/' for t in theirs)}, which this tool did not make (no "
+            f"{MARKER} there): nothing was deleted. Give a new or empty folder, or remove those yourself")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("tools/build_site.py replaces src/, html/, doctrees/, gettext/ here\n", "utf-8")
 
 
 def search_words(glossary: Path = GLOSSARY) -> list[str]:
@@ -110,6 +136,7 @@ def sphinx(builder: str, src: Path, out: Path, doctrees: Path, language: str) ->
 def build(out: Path, mathjax: Path | None) -> int:
     """Build both editions into `out`/html; print each one's time and size, then the whole site's."""
     html = out / "html"
+    claim(out)
     for folder in (out / "src", html, out / "doctrees"):
         shutil.rmtree(folder, ignore_errors=True)
     total = 0.0
@@ -136,6 +163,7 @@ def build(out: Path, mathjax: Path | None) -> int:
 def update_catalogs(out: Path) -> int:
     """Extract the site's own pages' English messages and merge them into every translated catalog."""
     src, pot = out / "src" / "gettext", out / "gettext"
+    claim(out)
     for folder in (src, pot, out / "doctrees" / "gettext"):
         shutil.rmtree(folder, ignore_errors=True)
     stage(src, "en", None)
@@ -175,16 +203,21 @@ def tidy_header(path: Path, name: str) -> None:
         pofile.write_po(handle, catalog, width=100)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Build the site, or update the catalogs; 2 with one line when --out is not this tool's to replace."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="default: build/site")
     parser.add_argument("--mathjax", type=Path, help="an npm mathjax@3 folder (node_modules/mathjax)")
     parser.add_argument("--update-catalogs", action="store_true",
                         help="update site/locale's catalogs from the English pages, then stop")
-    args = parser.parse_args()
-    if args.update_catalogs:
-        return update_catalogs(args.out)
-    return build(args.out, args.mathjax)
+    args = parser.parse_args(argv)
+    try:
+        if args.update_catalogs:
+            return update_catalogs(args.out)
+        return build(args.out, args.mathjax)
+    except OutFolderError as error:
+        print(f"build_site: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
