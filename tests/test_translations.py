@@ -220,6 +220,14 @@ def test_every_run_of_chinese_in_the_english_notebooks_is_marked_as_chinese():
     assert not unmarked, "run: python tools/chinese_spans.py\n" + "\n".join(unmarked[:20])
 
 
+def test_every_run_of_chinese_in_the_readme_is_marked_as_chinese():
+    """README.md is an English page too: its Chinese is in lang spans, its Chinese table in a lang block."""
+    readme = (translations.ROOT / "README.md").read_text(encoding="utf-8")
+    unmarked = chinese_spans.unmarked(readme)
+    assert not unmarked, ("README.md: mark these with <span lang=\"zh\">…</span> (chinese_spans.mark does): "
+                          + ", ".join(unmarked[:20]))
+
+
 @pytest.mark.parametrize("text, marked", [
     ("| hidden state | 隐状态 | the vector |",
      '| hidden state | <span lang="zh">隐状态</span> | the vector |'),
@@ -228,6 +236,8 @@ def test_every_run_of_chinese_in_the_english_notebooks_is_marked_as_chinese():
     ("`隐状态` and $x_{隐}$ and <!-- 注释 --> and [link](zh/页.ipynb)",
      "`隐状态` and $x_{隐}$ and <!-- 注释 --> and [link](zh/页.ipynb)"),
     ('<span lang="zh-CN">整门课程</span>', '<span lang="zh-CN">整门课程</span>'),
+    ('<div lang="zh-CN">\n\n| 笔记本 | [![在 Colab 中打开](badge.svg)](url) |\n\n</div>',
+     '<div lang="zh-CN">\n\n| 笔记本 | [![在 Colab 中打开](badge.svg)](url) |\n\n</div>'),
 ])
 def test_marking_wraps_chinese_prose_and_nothing_else(text, marked):
     assert chinese_spans.mark(text) == marked

@@ -26,9 +26,10 @@ NOTEBOOKS = ROOT / "notebooks"
 HAN = r"[\u2e80-\u2fff\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef《》]"
 # A run starts and ends with a Chinese character; a few Latin letters, digits or spaces may sit between.
 RUN = re.compile(rf"{HAN}+(?:[ A-Za-z0-9.·]{{1,6}}{HAN}+)*")
-# What is never marked inside: code, formulas, HTML comments, existing lang spans, tags, link targets.
+# What is never marked inside: code, formulas, HTML comments, existing lang spans and blocks (a
+# <div lang="zh-CN"> around a Chinese table, whose image alts no span can mark), tags, link targets.
 PROTECTED = re.compile(r"```.*?```|`[^`]*`|\$\$.*?\$\$|\$[^$]*\$|<!--.*?-->|<span lang=[^>]*>.*?</span>"
-                       r"|<[^>]*>|\]\([^)]*\)", re.S)
+                       r"|<div lang=[^>]*>.*?</div>|<[^>]*>|\]\([^)]*\)", re.S)
 OPEN, CLOSE = '<span lang="zh">', "</span>"
 
 

@@ -106,11 +106,11 @@ def put_reader_cells(notebook, name: str, sections: dict, url: str) -> bool:
 
 
 def readme_table(sections: dict, names: list[str]) -> str:
-    """Return README's 对照表 (between its markers) for the notebooks `names`."""
+    """Return README's 对照表 (between its markers) for `names`, its Chinese marked lang="zh"."""
     header = "| notebook | " + " | ".join(BOOKS.values()) + " |"
     rows = [f"| `{name}` | " + " | ".join("<br>".join(section_names(sections, name, book)) for book in BOOKS)
             + " |" for name in names]
-    return "\n".join([README_START, header, "|---|---|---|---|", *rows, README_END])
+    return mark("\n".join([README_START, header, "|---|---|---|---|", *rows, README_END]))
 
 
 def with_readme_table(text: str, table: str) -> str:
