@@ -31,7 +31,7 @@ LANGUAGES = {"en": "English", "zh_CN": "简体中文"}
 SPELLINGS = {"en": "en", "en_us": "en", "en_gb": "en", "english": "en",
              "zh": "zh_CN", "zh_cn": "zh_CN", "zh_hans": "zh_CN", "zh_hans_cn": "zh_CN", "chinese": "zh_CN"}
 # The package's catalogs, one per wing (tools/translations.py says which files belong to which); "notebooks"
-# holds what the course notebooks' own code cells print and draw through `_`.
+# holds what the course notebooks' own code cells print and draw through `_` (imported there as `tr`).
 DOMAINS = ("core", "widgets", "exercises", "grading", "notebooks")
 LOCALE_DIR = Path(__file__).with_name("locale")
 

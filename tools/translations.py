@@ -47,10 +47,13 @@ WINGS = {
     "exercises": ("exercises/", "verdicts.py"),
     "grading": ("grading/",),
     "core": (),
-    # Not the package's files: what the notebooks' own code cells print and draw through `_`.
+    # Not the package's files: what the notebooks' own code cells print and draw through `tr`.
     "notebooks": (),
 }
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
+# A notebook imports the package's `_` as `tr` (`from d2lmini.i18n import _ as tr`): in a notebook `_` is
+# the usual throwaway name (`out, _ = rnn(X, state)`), which would rebind it for every later cell.
+NOTEBOOK_KEYWORDS = {"tr": None}
 # Fixed dates, so that a catalog changes only when its messages do.
 EPOCH = datetime.datetime(2026, 11, 28, tzinfo=datetime.UTC)
 PROJECT = "d2lmini"
@@ -110,21 +113,22 @@ def package_templates() -> dict[str, Catalog]:
 
 
 def notebook_code_messages(path: Path) -> list:
-    """Return Babel's (cell number, message, comments, context) for each `_("...")` in `path`'s code cells.
+    """Return Babel's (cell number, message, comments, context) for each `tr("...")` in `path`'s code cells.
 
     A notebook's code prints what a reader reads (a result's sentence, a figure's title and alt text)
-    through the package's `_`, so it is translated like the package's own strings (the "notebooks"
-    wing); lines of IPython syntax (`%magic`, `!command`) are left out, they are no Python.
+    through the package's `_` imported as `tr`, so it is translated like the package's own strings
+    (the "notebooks" wing); lines of IPython syntax (`%magic`, `!command`) are left out, they are no
+    Python.
     """
     found = []
     for number, cell in enumerate(nbformat.read(path, as_version=4).cells, start=1):
-        if cell.cell_type != "code" or "_(" not in cell.source:
+        if cell.cell_type != "code" or "tr(" not in cell.source:
             continue
         python = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
                            for line in cell.source.splitlines())
         for _lineno, message, comments, context in extract_messages(
-                "python", io.BytesIO(python.encode()), keywords=KEYWORDS, comment_tags=("TRANSLATORS:",),
-                strip_comment_tags=True):
+                "python", io.BytesIO(python.encode()), keywords=NOTEBOOK_KEYWORDS,
+                comment_tags=("TRANSLATORS:",), strip_comment_tags=True):
             found.append((number, message, comments, context))
     return found
 
