@@ -17,11 +17,13 @@ its messages while the check's guard watches the call.
 """
 
 import base64
+import builtins
 import dataclasses
 import io
 import json
 import math
 import os
+import re
 import select
 import sys
 import time
@@ -214,6 +216,55 @@ def _call_recorders() -> list:
 
 
 REPLY_LIMIT = 64 * 2**20  # bytes of one reply the grader reads from a caller process
+# The kinds a graded function's exception is named by in feedback: Python's own and torch's. Any other
+# name is the student's to choose (a class named after the graded inputs), so it is told as "Exception".
+ERROR_KINDS = frozenset(
+    name for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+) | {"OutOfMemoryError", "LinAlgError", "AcceleratorError", "KernelStopped"}
+NAMES_SHOWN = 10  # torch names a reply may list as replaced
+
+
+def error_kind(type_name: str) -> str:
+    """The exception's kind as feedback names it: its name if Python or torch defines it, else "Exception"."""
+    return type_name if type_name in ERROR_KINDS else "Exception"
+
+
+def _plain_name(text) -> str | None:
+    """`text` if it is a short name without digits (beyond the package's own name), else None.
+
+    A caller's reply is written by a process the student's code runs in: any text it holds could
+    carry the graded inputs, so only names that cannot encode numbers reach the feedback.
+    """
+    text = str(text)
+    return text if len(text) <= 100 and not re.search(r"\d", text.replace("d2lmini", "")) else None
+
+
+def _named_plainly(data, depth: int = 0):
+    """Wire `data` with each unreadable value's type name kept only if `_plain_name` lets it through
+    (a class the student named after the graded inputs would be shown as "a NAME object")."""
+    kind = data.get("t") if isinstance(data, dict) else None
+    if kind == "unreadable" or (kind in ("list", "tuple", "dict") and depth >= 8):
+        return {"t": "unreadable", "type": _plain_name(data.get("type", "")) or "object"}
+    if kind in ("list", "tuple") and isinstance(data.get("v"), list):
+        return data | {"v": [_named_plainly(v, depth + 1) for v in data["v"]]}
+    if kind == "dict" and isinstance(data.get("v"), dict):
+        return data | {"v": {k: _named_plainly(v, depth + 1) for k, v in data["v"].items()}}
+    return data
+
+
+def _torch_names(names) -> list[str]:
+    """The entries of `names` that name something in torch (what a caller says its function replaced)."""
+    found = []
+    for name in list(names)[:NAMES_SHOWN] if isinstance(names, list) else ():
+        parts, space = str(name).split("."), torch
+        if parts[0] != "torch" or not all(p.isidentifier() for p in parts[1:]):
+            continue
+        for part in parts[1:]:
+            space = getattr(space, part, None)
+        if space is not None:
+            found.append(str(name))
+    return found
 
 
 def _ban_names() -> dict:
@@ -300,8 +351,7 @@ class RemoteFunction:
             raise named_error("KernelStopped")(
                 _("the process running your function stopped or stopped answering during this call "
                   "(os._exit, a crash, or more memory than allowed)"))
-        if reply.get("printed"):
-            sys.stdout.write(str(reply["printed"])[:100_000])
+        # What the function printed is not passed on: printing the graded inputs would show them.
         calls = Counter({str(k): v for k, v in dict(reply.get("calls", {})).items() if isinstance(v, int)})
         self.calls.update(calls)
         for recorder in _call_recorders():
@@ -309,7 +359,7 @@ class RemoteFunction:
         for original, after in zip(args, reply.get("args_after", []) or [], strict=False):
             write_back(original, decode(after, local_device))
         _raise_problem(reply)
-        return decode(reply.get("value"), local_device)
+        return decode(_named_plainly(reply.get("value")), local_device)
 
 
 def _parse(line: bytes | None) -> dict | None:
@@ -321,22 +371,26 @@ def _parse(line: bytes | None) -> dict | None:
 
 
 def _raise_problem(reply: dict) -> None:
+    """Raise what the reply says went wrong, in the course's own words: no text of the student's process
+    but a kind, a torch name or a name without digits reaches the feedback (`error_kind`)."""
     if reply.get("replaced"):
         # TRANSLATORS: {names} lists torch functions (keep them); "put back": the grader restored them.
         raise ReplacedTorchFunction(
             _("it replaced {names} (put back). Compute with torch's functions; do not assign to "
-              "them.").format(names=", ".join(reply["replaced"])))
+              "them.").format(names=", ".join(_torch_names(reply["replaced"])) or "torch"))
     if reply.get("refused"):
         # TRANSLATORS: {what} names what the student's function called (torch's gradient clipping, ...).
         raise RefusedInKernel(
             _("it calls {what}. The exercise asks you to write it yourself, so that call is refused.").format(
-                what=reply["refused"]))
+                what=_plain_name(reply["refused"]) or _("a function it may not use")))
     if reply.get("timed_out"):
         raise TimeoutError(_("it was still running after its time limit: look for a loop that never ends "
                              "(a `while` whose condition stays true, an endless generator)."))
     if reply.get("error"):
-        error = reply["error"]
-        raise named_error(str(error.get("type", "Exception")))(str(error.get("message", "")))
+        error = reply["error"] if isinstance(reply["error"], dict) else {}
+        raise named_error(error_kind(str(error.get("type", "Exception"))))(
+            _("its message is not shown when graded, since it could carry the graded inputs; run the check "
+              "in your notebook to read it"))
 
 
 def named_error(type_name: str) -> type:
