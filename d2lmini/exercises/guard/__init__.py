@@ -116,10 +116,16 @@ class CappedText(io.TextIOBase):
 
 
 class _InterruptWatch:
-    """On the main thread, tell a real Ctrl-C (SIGINT) from a `KeyboardInterrupt` the code raised."""
+    """On the main thread, tell a real Ctrl-C (SIGINT) from a `KeyboardInterrupt` the code raised.
+
+    A ■ is raised at once only between `arm()` and `holding`: before (while the guard sets up) and
+    after (while it puts the kernel back) it is held and raised once the kernel is as it was, so
+    no moment of a ■ leaves a limit, a handler or a hook behind.
+    """
 
     def __init__(self):
         self.interrupted, self.installed, self.previous = False, False, None
+        self.armed = False  # set as the guarded call starts: a ■ before it waits for `arm()`
         self.holding = False  # set once the function has returned: the cleanup must not be cut
         self.replaced = False  # whether the function replaced the SIGINT handler (put back on exit)
 
@@ -132,7 +138,13 @@ class _InterruptWatch:
 
     def _handle(self, signum, frame):
         self.interrupted = True
-        if not self.holding:
+        if self.armed and not self.holding:
+            raise KeyboardInterrupt
+
+    def arm(self) -> None:
+        """From now on a ■ is raised at once; one that came while the guard set up is raised now."""
+        self.armed = True
+        if self.interrupted and not self.holding:
             raise KeyboardInterrupt
 
     def __exit__(self, *exc):
@@ -173,6 +185,7 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
         watchdog = Watchdog(threading.get_ident(), seconds, memory)
         try:
             try:
+                interrupt.arm()
                 sys.stdout = sys.stderr = stream
                 watchdog.start()
                 threading.setprofile(refuser)  # threads a library starts for the function are watched too
@@ -190,6 +203,9 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
         finally:
             interrupt.holding = True
             stop_watchdog(watchdog)
+            if sys.getprofile() is refuser:  # a ■ cut the inner cleanup short
+                sys.setprofile(saved[2])
+            threading.setprofile(saved[3])
             sys.stdout, sys.stderr = saved[0], saved[1]
             outcome.timed_out, outcome.out_of_memory = watchdog.fired, watchdog.out_of_memory
             spared = {watchdog.thread.ident, *(t.ident for t in refuser.library_threads if t is not None)}

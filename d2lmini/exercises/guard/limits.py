@@ -107,7 +107,8 @@ class Watchdog:
         """Stop watching (nothing is raised after this returns) and put the SIGALRM handler back."""
         with self.lock:
             self.done.set()
-        self.thread.join()
+        if self.thread.is_alive():  # not yet started (a ■ as it started): it ends once it sees `done`
+            self.thread.join()
         if self.signalled:
             signal.signal(signal.SIGALRM, self.previous if self.previous is not None else signal.SIG_DFL)
             self.signalled = False
