@@ -189,7 +189,7 @@ def test_a_wrong_config_or_rubric_is_told_in_the_graders_language(zh, tmp_path):
     zh()
     with pytest.raises(ValueError, match=r"^points.toml: memory_mb must be a whole number from 128 to "):
         validate_config(wrong[0] | {"points": {"01:ngram_order": 1}}, EXERCISES, "points.toml")
-    with pytest.raises(ValueError, match=r"column\(s\) colour are not items of the config's \[rubric\] "):
+    with pytest.raises(ValueError, match=r"column\(s\) 'colour' are not items of the config's \[rubric\] "):
         read_rubric(rubric, config(rubric={"style": 2}), {"bob"})
 
 
