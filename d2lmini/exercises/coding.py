@@ -487,15 +487,25 @@ def digest(value) -> bytes:
 
 def _feed(hashed, value) -> None:
     if isinstance(value, torch.Tensor):
-        flat = value.detach().cpu().contiguous().reshape(-1)
         hashed.update(f"T{value.dtype}{tuple(value.shape)}".encode())
-        hashed.update(flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b"")
+        hashed.update(_tensor_bytes(value.detach()))
     elif isinstance(value, list | tuple):
         hashed.update(f"L{len(value)}".encode())
         for item in value:
             _feed(hashed, item)
     else:
         hashed.update(f"V{value!r}".encode())
+
+
+def _tensor_bytes(tensor: torch.Tensor) -> bytes:
+    """The bytes of `tensor`'s values in row-major order, whatever its strides, layout or conj/neg view."""
+    if tensor.device.type == "meta" or not tensor.numel():  # no values to hash
+        return b""
+    if tensor.layout != torch.strided:
+        tensor = tensor.to_dense()
+    flat = torch.empty(tensor.numel(), dtype=tensor.dtype)  # fresh, stride 1: `view` needs it (#44)
+    flat.copy_(tensor.cpu().reshape(-1))  # copy_ resolves a conjugate or negative view
+    return flat.view(torch.uint8).numpy().tobytes()
 
 
 def take_pairs(limit: int) -> Callable:
