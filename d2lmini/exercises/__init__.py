@@ -156,7 +156,7 @@ AGREE = Fraction(1, 10_000)  # this close (relative) is right at any number of d
 class Number:
     """A number as the student wrote it: its `decimal` digits, or an `exact` fraction with no digits.
 
-    `decimal` is None for a `Fraction` that is not a whole number (it has every digit);
+    `decimal` is None for a `Fraction` with no finite decimal form (1/3: it has every digit);
     `infinite` is +1 or -1 for ±inf (then `exact` is 0).
     """
 
@@ -220,6 +220,20 @@ def _scalar(answer):
     return answer.reshape(())
 
 
+def _finite_decimal(exact: Fraction) -> Decimal | None:
+    """`exact` as the shortest decimal equal to it (Fraction("3.364") is 3.364), or None when it has
+    no finite decimal form (1/3: then it has every digit)."""
+    rest, twos, fives = exact.denominator, 0, 0
+    while rest % 2 == 0:
+        rest, twos = rest // 2, twos + 1
+    while rest % 5 == 0:
+        rest, fives = rest // 5, fives + 1
+    places = max(twos, fives)
+    if rest != 1 or places > 60:  # no finite decimal, or none a student typed
+        return None
+    return Decimal(exact.numerator * 10**places // exact.denominator).scaleb(-places)
+
+
 def read_number(answer) -> Number | None:
     """Return `answer` as the `Number` the student wrote, or None if it is not a number.
 
@@ -235,7 +249,7 @@ def read_number(answer) -> Number | None:
             return None
         if isinstance(answer, Fraction | int) or "int" in str(getattr(answer, "dtype", "")):
             exact = Fraction(answer if isinstance(answer, Fraction | int) else int(answer.item()))
-            return Number(exact, Decimal(exact.numerator) if exact.denominator == 1 else None)
+            return Number(exact, _finite_decimal(exact))
         if isinstance(answer, Decimal):
             decimal = answer
         else:
