@@ -9,8 +9,10 @@ at all stops before anyone is graded, saying why.
 
 import csv
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from d2lmini.grading import manifest, sandbox
 from d2lmini.grading.__main__ import UNSANDBOXED, main
 from d2lmini.grading.config import validate_config
 from d2lmini.grading.gradebook import StudentResult, grade_class, read_record
-from d2lmini.grading.judge import Mark, grade_notebook, read_submission
+from d2lmini.grading.judge import GraderUnavailable, Mark, grade_notebook, preflight, read_submission
 from d2lmini.grading.settings import Limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
@@ -149,3 +151,40 @@ def test_without_a_sandbox_the_command_grades_nobody_unless_told_the_risk_by_nam
     finally:
         monkeypatch.delenv("D2LMINI_SANDBOX")
         sandbox.probe.cache_clear()
+
+
+@pytest.fixture
+def user_isolation(monkeypatch):
+    if os.geteuid() != 0 or sandbox.shutil.which("setpriv") is None:
+        pytest.skip("'user' isolation needs root and setpriv")
+    monkeypatch.setenv("D2LMINI_SANDBOX", "user")
+    sandbox.probe.cache_clear()
+    yield sandbox.probe()
+    monkeypatch.delenv("D2LMINI_SANDBOX")
+    sandbox.probe.cache_clear()
+
+
+def test_in_user_isolation_a_folder_uid_65534_cannot_enter_stops_the_grader_before_anyone(tmp_path,
+                                                                                         monkeypatch):
+    # stops before any kernel starts: the isolation is only said, so this runs where setpriv cannot
+    monkeypatch.setattr(sandbox, "probe", lambda: sandbox.Isolation("/usr/bin/setpriv", "user", "test"))
+    closed = tmp_path / "closed"
+    subs, out = write_class(tmp_path / "subs", ["ada"]), closed / "out"
+    closed.mkdir(mode=0o700)
+    with pytest.raises(GraderUnavailable, match=f"cannot enter {closed}"):  # before: every kernel died, 0 / 2
+        grade_class(subs, out, EXERCISES, config(), progress=lambda _: None)
+    assert not (out / "gradebook.csv").exists() and not list(out.glob(".work-*"))
+
+
+@pytest.mark.slow
+def test_in_user_isolation_the_graders_own_folder_is_made_enterable(tmp_path, user_isolation):
+    if not user_isolation.isolated:
+        pytest.skip(user_isolation.describe())
+    open_folder = Path(tempfile.mkdtemp(dir="/tmp" if os.access("/tmp", os.W_OK) else None))
+    try:
+        open_folder.chmod(0o755)
+        work = Path(tempfile.mkdtemp(prefix=".work-", dir=open_folder))  # 0700, as grade_class makes it
+        preflight(work, Limits())  # before: "Kernel died before replying to kernel_info" for everyone
+        assert work.stat().st_mode & 0o001
+    finally:
+        shutil.rmtree(open_folder, ignore_errors=True)

@@ -15,6 +15,7 @@ import importlib
 import io
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -174,7 +175,7 @@ def preflight(work: Path, limits: Limits) -> None:
     scratch = work / "preflight"
     scratch.mkdir(parents=True, exist_ok=True)
     try:
-        problem = _import_problem(scratch, limits)
+        problem = _closed_folder(work) or _import_problem(scratch, limits)
         if problem is None:
             kernel = Kernel(scratch, limits)
             try:
@@ -182,6 +183,14 @@ def preflight(work: Path, limits: Limits) -> None:
                 problem = failed or (_("the kernel ended") if ended else None)
             finally:
                 kernel.shutdown()
+        if problem is None:  # and the process that calls a student's function, with a builtin
+            saved = scratch / "trivial.pkl"
+            saved.write_bytes(pickle.dumps(len))
+            caller = Caller({"function": saved}, work / ".preflight-call", limits, with_models=False)
+            try:
+                problem = caller.ready()
+            finally:
+                caller.close()
     except (GraderFailure, OSError, subprocess.SubprocessError) as error:
         problem = str(error)
     finally:
@@ -193,6 +202,21 @@ def preflight(work: Path, limits: Limits) -> None:
             _("the grader cannot start a kernel for a submission here ({how}): {problem}. Nobody was graded; "
               "see docs/instructors.md, 'When the grader cannot start'").format(
                   how=sandbox.probe().describe(), problem=problem))
+
+
+def _closed_folder(work: Path) -> str | None:
+    """In "user" isolation: make `work` (the grader's own folder) enterable by the sandbox user, and say
+    which folder above it that user cannot enter, if one (then no kernel could start in it)."""
+    if sandbox.probe().mode != "user":
+        return None
+    work.chmod(work.stat().st_mode | 0o111)  # enter, not list: the students' folders are named inside
+    for folder in work.absolute().parents:
+        if not folder.stat().st_mode & 0o001 and folder.stat().st_uid != sandbox.SANDBOX_UID:
+            # TRANSLATORS: {uid} is a number (65534); {folder} a path; chmod o+x is a command (keep it).
+            return _("uid {uid}, which runs the submissions, cannot enter {folder}: allow it (chmod o+x "
+                     "{folder}) or give an --out that it can reach").format(uid=sandbox.SANDBOX_UID,
+                                                                            folder=folder)
+    return None
 
 
 def _import_problem(scratch: Path, limits: Limits) -> str | None:
