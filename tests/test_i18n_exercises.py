@@ -18,11 +18,11 @@ import pytest
 import torch
 from catalog_checks import CatalogChecks
 from solution_files import SOLUTIONS, load_answers, load_solution
+from test_exercises_mistakes import as_student_cell
 
 import d2lmini.rnn
 from d2lmini import i18n
 from d2lmini.exercises import Verdict, capstone, clipping, hidden_state, one_hot, perplexity, rnn_scratch
-from d2lmini.exercises.capstone import mistakes as capstone_mistakes
 from d2lmini.exercises.capstone import pieces as capstone_pieces
 from d2lmini.exercises.capstone.run import TRIGRAM, CapstoneRun, ladder_lines, show_run
 from d2lmini.exercises.coding import NOT_ATTEMPTED, item_name, nested_name, outcome_problem
@@ -76,7 +76,7 @@ def as_cell(path: Path, name: str) -> types.ModuleType:
 
 
 CAPSTONE = as_cell(SOLUTIONS / "capstone.py", "capstone_solution")
-MISTAKES = as_cell(Path(capstone_mistakes.__file__), "capstone_mistakes")  # each mistake, as a student's
+MISTAKES = as_student_cell("capstone")  # each mistake, as a student would write it
 RUN = CapstoneRun([3.0, 2.5, 2.0], [2.0, 0.5, 0.4], 6.0, "the river ...", {"uniform": 27.0, TRIGRAM: 6.6},
                   1.0, 1.0)
 

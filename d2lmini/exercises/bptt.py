@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from d2lmini.bptt import hidden_gradients, hidden_states, weight_gradients
 from d2lmini.exercises import Verdict, count_verdict, number_verdict, self_check
 from d2lmini.exercises.coding import Case, check_function, never, sampler
+from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.i18n import N_, _
 
 # Exercise 1: one step back through tanh.
@@ -141,7 +142,8 @@ def check_masked_loss_and_grad(fn) -> Verdict:
         rules=[never(AUTOGRAD_NAMES, N_("Compute the gradient by hand; the exercise does not allow "
                                         "autograd (backward, torch.autograd.grad, torch.func, "
                                         "requires_grad_, grad_fn)."))],
-        signature="masked_loss_and_grad(outputs, Y, lengths)", rtol=1e-9, atol=1e-12)
+        signature="masked_loss_and_grad(outputs, Y, lengths)", rtol=1e-9, atol=1e-12,
+        mistakes=mistakes_of("05:masked_loss_and_grad"))
 
 
 def reference_bptt(X, state, hiddens, d_outputs, W_hh, W_hq):
@@ -256,4 +258,4 @@ def check_leaky_bptt(fn) -> Verdict:
                                         "autograd (backward, torch.autograd.grad, torch.func, "
                                         "requires_grad_, grad_fn)."))],
         signature="leaky_bptt(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)",
-        rtol=1e-7, atol=1e-10)
+        rtol=1e-7, atol=1e-10, mistakes=mistakes_of("05:leaky_bptt"))

@@ -11,6 +11,7 @@ import torch
 from d2lmini.clipping import clip_gradients
 from d2lmini.exercises import Verdict, number_verdict, self_check
 from d2lmini.exercises.coding import Case, check_function, never, sampler
+from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.i18n import N_, _
 
 # Exercise 3: a larger model than the notebook's (which prints its own bound): 28 characters,
@@ -118,4 +119,5 @@ def check_clip_function(clip) -> Verdict:
         rules=[never({"data"}, N_("Your function reads .data; work with the tensors themselves.")),
                never({"clip_grad_norm_", "clip_grad_value_"}, N_("Write the clipping yourself, without "
                                                                  "torch.nn.utils."))],
-        signature="my_clip(grads, theta)", rtol=1e-5, atol=1e-7)
+        signature="my_clip(grads, theta)", rtol=1e-5, atol=1e-7,
+        mistakes=mistakes_of("06:clip_function"))

@@ -41,6 +41,7 @@ from torch.overrides import TorchFunctionMode
 
 from d2lmini.exercises import Verdict, correct_message
 from d2lmini.exercises.guard import Ban, CappedText, Outcome, is_memory_error, run_guarded
+from d2lmini.exercises.guard.overrides import unjudgeable
 from d2lmini.exercises.guard.refusals import banned_call
 from d2lmini.i18n import N_, _
 from d2lmini.kernel_settings import describe
@@ -102,6 +103,19 @@ class Mistake:
 
     cause: str
     gives: Callable | None = None
+    section: str = ""  # the notebook's section to re-read, English, marked with N_ ("" for none)
+    fields: tuple[tuple[str, str], ...] = ()  # (field, value): the {field}s of `cause` (a weight's name)
+
+    def said(self) -> str:
+        """The words every feedback gives this mistake (self-check, grader, Gradescope): "Likely cause: ..."
+        and the section to re-read, in the language d2lmini speaks."""
+        words = _(self.cause).format(**dict(self.fields)) if self.fields else _(self.cause)
+        # TRANSLATORS: {cause} is the known mistake that gives this result (a sentence without a capital).
+        cause = _("Likely cause: {cause}").format(cause=words)
+        if not self.section:
+            return cause
+        # TRANSLATORS: {section} names a notebook's section ("notebook 09, section 1 (The GRU)").
+        return cause + " " + _("Re-read {section}.").format(section=_(self.section))
 
 
 @dataclass(frozen=True)
@@ -444,16 +458,20 @@ def _not_finite(value) -> bool:
 
 
 def recognised_mistake(got, expected, case: Case, pristine: tuple, mistakes: Sequence[Mistake],
-                       rtol: float, atol: float) -> str | None:
-    """The cause of the first of `mistakes` that `got` (a wrong result for `case`) shows, or None.
+                       rtol: float, atol: float) -> Mistake | None:
+    """The first of `mistakes` that `got` (a wrong result for `case`) shows, or None.
 
     Each mistake's result is computed from a copy of the `pristine` inputs, after the student's
-    function ran, and compared with the check's tolerances.
+    function ran, and compared with the check's tolerances. A mistake whose whole result is
+    `got` is named first; else, for a result of several outputs, the first whose result accounts
+    for every wrong output while the others are right (the mistake made in one output only: a
+    loss without its mask beside a right gradient).
     """
+    results = []
     for mistake in mistakes:
         if mistake.gives is None:
             if _not_finite(got) and not _not_finite(expected):
-                return mistake.cause
+                return mistake
             continue
         try:
             wrong = mistake.gives(*copy.deepcopy(pristine))
@@ -461,8 +479,28 @@ def recognised_mistake(got, expected, case: Case, pristine: tuple, mistakes: Seq
         except Exception:  # a mistake that cannot occur on these inputs is not the one: a check never raises
             continue
         if first_difference(got, wrong, "", case.names, rtol, atol) is None:
-            return mistake.cause
-    return None
+            return mistake
+        results.append((mistake, wrong))
+    return next((mistake for mistake, wrong in results
+                 if _accounts_for(got, wrong, expected, rtol, atol)), None)
+
+
+def _accounts_for(got, wrong, expected, rtol: float, atol: float) -> bool:
+    """True if each output of `got` is right or is what the mistake gives (`wrong`), and one is the latter."""
+    if not (_same_structure(got, expected) and _same_structure(wrong, expected)):
+        return False
+    leaves = _leaves(got), _leaves(wrong), _leaves(expected)
+    if len({len(part) for part in leaves}) != 1 or len(leaves[2]) < 2:
+        return False
+    pairs = list(zip(*leaves, strict=True))
+    explained = False
+    for g, w, e in pairs:
+        if first_difference(g, e, "", (), rtol, atol) is None:
+            continue
+        if first_difference(g, w, "", (), rtol, atol) is not None:
+            return False
+        explained = True
+    return explained
 
 
 def _changed_input(before: tuple, after: tuple) -> int | None:
@@ -627,7 +665,7 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     outcome = run_guarded(recorded, case.args, case.convert, output, allowed, bans=bans)
     if outcome.refused is None and (banned := banned_call(recorder.calls, bans)) is not None:
         outcome.refused, outcome.refusal = banned  # an operator looked up afresh, past the guard's hook
-    problem = outcome_problem(outcome, case.label)
+    problem = outcome_problem(outcome, case.label) or unjudgeable()  # a mode the function left on
     if problem:
         if _is_refusal(outcome):
             _note_refused()
@@ -654,12 +692,11 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     report, wrong = _value_report(outcome.value, expected, case, rtol, atol)
     if report is None:
         return None
-    cause = recognised_mistake(outcome.value, expected, case, saved, mistakes, rtol, atol)
+    mistake = recognised_mistake(outcome.value, expected, case, saved, mistakes, rtol, atol)
     hint = diagnose(wrong) if diagnose is not None and wrong else None
-    if cause:
-        # TRANSLATORS: {report} says what is wrong; {cause} is the known mistake that gives this result.
-        return _("For {case}: {report} Likely cause: "
-                 "{cause}").format(case=case.label, report=report, cause=_(cause))
+    if mistake:
+        # TRANSLATORS: {report} says what is wrong; {cause} names the known mistake ("Likely cause: ...").
+        return _("For {case}: {report} {cause}").format(case=case.label, report=report, cause=mistake.said())
     if hint:
         return _("For {case}: {report} Hint: {hint}").format(case=case.label, report=report, hint=hint)
     return _("For {case}: {problem}").format(case=case.label, problem=report)
@@ -717,6 +754,9 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
     cause instead of that hint.
     """
     ready = callable(fn)
+    cannot = unjudgeable() if ready else None  # a mode or a torch.library kernel left on in the kernel
+    if cannot is not None:
+        return Verdict(False, cannot)
     cases = {device: [seal(case) for case in make_cases(device)] if ready else []
              for device in available_devices()}
     output, tally = CappedText(), _TALLY.get()

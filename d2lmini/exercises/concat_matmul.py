@@ -8,6 +8,7 @@ from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verd
 from d2lmini.exercises.coding import at_most_matmuls, check_function
 from d2lmini.exercises.guard.refusals import RNN
 from d2lmini.exercises.hidden_state import rnn_step_cases
+from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.i18n import N_, _
 
 
@@ -31,7 +32,8 @@ def check_fused_step(step_fn) -> Verdict:
         _("One matmul, the same hidden state."),
         rules=[at_most_matmuls(1, N_("Your function multiplies matrices more than once; the exercise asks "
                                      "for a single matrix product."))],
-        signature="fused_step(X, H, W_xh, W_hh, b_h)", bans=(RNN,))
+        signature="fused_step(X, H, W_xh, W_hh, b_h)", bans=(RNN,),
+        mistakes=mistakes_of("02:fused_step"))
 
 
 def multiply_add_count(batch: int, num_inputs: int, num_hiddens: int) -> int:

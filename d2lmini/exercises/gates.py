@@ -7,6 +7,7 @@ import torch
 from d2lmini.exercises import Verdict, number_verdict, self_check
 from d2lmini.exercises.coding import Case, check_function, sampler
 from d2lmini.exercises.guard.refusals import GATED
+from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.gates import gru_step, lstm_step
 from d2lmini.i18n import _
 
@@ -72,7 +73,8 @@ def check_gru_cell(cell) -> Verdict:
         cell, _gru_cases,
         _("Your GRU step with one matrix per gate gives torch's numbers: the fused step of section 1 does "
           "the same with one product."),
-        signature="gru_cell(X, H, params)", rtol=1e-4, atol=1e-5, bans=(GATED,))
+        signature="gru_cell(X, H, params)", rtol=1e-4, atol=1e-5, bans=(GATED,),
+        mistakes=mistakes_of("09:gru_cell"))
 
 
 def check_lstm_cell(cell) -> Verdict:
@@ -81,7 +83,8 @@ def check_lstm_cell(cell) -> Verdict:
         cell, _lstm_cases,
         _("Your LSTM step with one matrix per gate gives torch's numbers: C' = F ⊙ C + I ⊙ G and H' = O ⊙ "
           "tanh(C')."),
-        signature="lstm_cell(X, H, C, params)", rtol=1e-4, atol=1e-5, bans=(GATED,))
+        signature="lstm_cell(X, H, C, params)", rtol=1e-4, atol=1e-5, bans=(GATED,),
+        mistakes=mistakes_of("09:lstm_cell"))
 
 
 @self_check

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from d2lmini.exercises import Verdict, as_shape, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, sampler
 from d2lmini.exercises.guard.refusals import RNN
+from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.i18n import _
 from d2lmini.rnn import rnn_step
 
@@ -132,7 +133,8 @@ def check_rnn_step(step_fn) -> Verdict:
         step_fn, rnn_step_cases,
         _("Your step computes the next hidden state for any batch, input and hidden size: the same "
           "function, with the same weights, runs at every time step."),
-        signature="rnn_step(X_t, H, W_xh, W_hh, b_h)", bans=(RNN,))
+        signature="rnn_step(X_t, H, W_xh, W_hh, b_h)", bans=(RNN,),
+        mistakes=mistakes_of("01:rnn_step"))
 
 
 def all_states_reference(tokens, W_xh, W_hh, b_h) -> torch.Tensor:
@@ -168,4 +170,5 @@ def check_all_states(fn) -> Verdict:
     return check_function(
         fn, _all_states_cases,
         _("The same step, with the same weights, ran at every time step, each one starting from the state "
-          "the previous one left."), signature="all_states(tokens, W_xh, W_hh, b_h)", bans=(RNN,))
+          "the previous one left."), signature="all_states(tokens, W_xh, W_hh, b_h)", bans=(RNN,),
+        mistakes=mistakes_of("01:all_states"))

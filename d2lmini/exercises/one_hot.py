@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from d2lmini.batching import sequential_batches
 from d2lmini.exercises import Verdict, count_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, at_most_matmuls, check_function, never, sampler, take_pairs
+from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.i18n import N_, _
 
 # Exercise 1 and 2: a one-hot minibatch of BATCH x STEPS characters, VOCAB entries, float32.
@@ -112,7 +113,7 @@ def check_lookup(lookup) -> Verdict:
                                             "eye); the exercise asks you to do without.")),
                at_most_matmuls(0, N_("Your function multiplies matrices (a broadcast multiply followed by "
                                      "a sum is a matrix product too); a lookup needs no products."))],
-        signature="lookup(W, X)")
+        signature="lookup(W, X)", mistakes=mistakes_of("03:lookup"))
 
 
 def _one_hot_cases(device: torch.device):
@@ -137,7 +138,7 @@ def check_one_hot(one_hot) -> Verdict:
         _("Every index became a row with a single 1, for inputs of any shape."),
         rules=[never({"one_hot"}, N_("Your function calls one_hot; the exercise asks you to write it "
                                      "yourself."))],
-        signature="one_hot(X, vocab_size)")
+        signature="one_hot(X, vocab_size)", mistakes=mistakes_of("03:one_hot"))
 
 
 def _tail(text: torch.Tensor, batch_size: int, num_steps: int, offset: int) -> list[torch.Tensor]:
@@ -180,4 +181,5 @@ def check_sequential_batches(batches_fn) -> Verdict:
         batches_fn, _sequential_cases,
         _("Row i of every minibatch continues row i of the one before, every label is the next token, and "
           "no token is dropped at the end."),
-        signature="batches_with_tail(indices, batch_size, num_steps, offset)")
+        signature="batches_with_tail(indices, batch_size, num_steps, offset)",
+        mistakes=mistakes_of("03:sequential_batches"))

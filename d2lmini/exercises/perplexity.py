@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from d2lmini.exercises import Verdict, as_number, number_verdict, self_check, verdict
 from d2lmini.exercises.coding import Case, check_function, never, sampler
 from d2lmini.exercises.guard.refusals import CROSS_ENTROPY
+from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.i18n import N_, _
 from d2lmini.markov import make_markov_source
 from d2lmini.ngram import KneserNey
@@ -141,7 +142,7 @@ def check_perplexity_function(fn) -> Verdict:
                      N_("Compute the loss yourself: F.cross_entropy and F.nll_loss do the whole exercise "
                         "for you."))],
         signature="perplexity(logits, targets)", rtol=1e-4,
-        bans=(CROSS_ENTROPY,))
+        bans=(CROSS_ENTROPY,), mistakes=mistakes_of("07:perplexity_function"))
 
 
 def reference_kn_bigram(text: str, context: str, char: str, discount: float = 0.75) -> float:
@@ -151,8 +152,9 @@ def reference_kn_bigram(text: str, context: str, char: str, discount: float = 0.
 
 def _kn_cases(device: torch.device):
     del device  # plain Python: the same on every device
+    # "cabbage" ends with a character seen nowhere else: a context with no counts at all.
     for text, discount in [("abracadabra", 0.75), ("the cat sat on the mat", 0.5), ("aab", 0.75),
-                           ("xyzzy", 0.9)]:
+                           ("xyzzy", 0.9), ("cabbage", 0.75)]:
         for context in sorted(set(text)):
             for char in sorted(set(text)):
                 yield Case(_("text {text}, discount {discount}, p({char} | {context})").format(
@@ -166,4 +168,5 @@ def check_kn_bigram(fn) -> Verdict:
         fn, _kn_cases,
         _("Your bigram discounts every seen pair, and gives what it saved to the continuation unigram, "
           "which counts in how many different contexts a character appears."),
-        signature="kn_bigram(text, context, char, discount)", rtol=1e-6)
+        signature="kn_bigram(text, context, char, discount)", rtol=1e-6,
+        mistakes=mistakes_of("07:kn_bigram"))

@@ -10,6 +10,7 @@ from d2lmini.exercises import Verdict, count_verdict, number_verdict, self_check
 from d2lmini.exercises.coding import (
     NOT_ATTEMPTED,
     Case,
+    Mistake,
     check_function,
     check_on_devices,
     digest,
@@ -19,6 +20,8 @@ from d2lmini.exercises.coding import (
 )
 from d2lmini.exercises.guard import PACKAGE, CappedText, run_guarded
 from d2lmini.exercises.guard.refusals import RNN
+from d2lmini.exercises.mistakes import mistakes_of
+from d2lmini.exercises.mistakes.training import NOT_DETACHED
 from d2lmini.i18n import N_, _
 from d2lmini.rnn import RNNScratch, rnn_forward
 from d2lmini.train import History, train_epoch
@@ -176,9 +179,7 @@ def _loop_problem(train_loop, device: torch.device, output: CappedText) -> str |
         graph_reused = "second time" in problem or "modified by an inplace operation" in problem
         if not graph_reused:
             return problem
-        # TRANSLATORS: {problem} says what went wrong (the message of torch's error).
-        return _("{problem} The state still carries the graph of the previous minibatch: detach it before "
-                 "it enters the next one.").format(problem=problem)
+        return f"{problem} {NOT_DETACHED.said()}"
     if outcome.value is None:
         return NOT_ATTEMPTED
     reference, loss = _reference_loop(device, carry_state=True)
@@ -186,18 +187,27 @@ def _loop_problem(train_loop, device: torch.device, output: CappedText) -> str |
         return _("Your loop changed something the check itself relies on (a setting or a function outside "
                  "torch's namespaces), so it cannot be judged: restart the kernel and run your cell again "
                  "without that change.")
-    fresh, _loss = _reference_loop(device, carry_state=False)
     names = [name for name, _parameter in model.named_parameters()]
     got_params = [p.detach() for p in model.parameters()]
-    if not first_difference(got_params, fresh, "", names, 1e-4, 1e-6):
-        return _("Your loop starts every minibatch from a fresh state. Under sequential partitioning the "
-                 "state should flow on to the next minibatch (detached).")
     # TRANSLATORS: the subject of a sentence, followed by a parameter's name ("..., W_xh, is wrong").
-    problem = first_difference(got_params, reference, _("After one epoch the parameters"), names, 1e-4, 1e-6)
-    if problem:
-        return problem
-    # TRANSLATORS: a sentence's subject ("The mean loss you returned is 2.3, which is not the right value").
-    return first_difference(outcome.value, loss, _("The mean loss you returned"), rtol=1e-4)
+    problem = (first_difference(got_params, reference, _("After one epoch the parameters"), names, 1e-4, 1e-6)
+               # TRANSLATORS: a sentence's subject ("The mean loss you returned is 2.3, which is not right").
+               or first_difference(outcome.value, loss, _("The mean loss you returned"), rtol=1e-4))
+    mistake = _loop_mistake(device, got_params, outcome.value, names) if problem else None
+    return problem if mistake is None else f"{problem} {mistake.said()}"
+
+
+def _loop_mistake(device: torch.device, got_params: list, got_loss, names: list[str]) -> Mistake | None:
+    """The catalogued mistake of the training loop whose epoch leaves `got_params` and reports
+    `got_loss`, or None: each is run on a fresh copy of the check's model."""
+    for mistake in mistakes_of("04:train_loop"):
+        model, optimizer, batches = _loop_setup(device)
+        reported = mistake.gives(model, batches, optimizer)
+        params = [p.detach() for p in model.parameters()]
+        if (first_difference(got_params, params, "", names, 1e-4, 1e-6) is None
+                and first_difference(got_loss, reported, "", rtol=1e-4) is None):
+            return mistake
+    return None
 
 
 def check_train_loop(train_loop) -> Verdict:

@@ -9,7 +9,7 @@ holds its inputs and the reference *function* (never an expected value), and eac
 refuses torch's built-in version of itself (`refusals.RNN`, `refusals.CROSS_ENTROPY`;
 clipping is refused always) and the package's own code under any name. A wrong piece is
 told which of its outputs are right and which wrong, the likely cause when its result is one
-of the piece's typical mistakes (`d2lmini.exercises.capstone.mistakes`), else a hint keyed to
+of the piece's typical mistakes (`d2lmini.exercises.mistakes.capstone`), else a hint keyed to
 the pattern of wrong outputs.
 
 `params` is always the list [W_xh, W_hh, b_h, W_hq, b_q]. `forward` returns (outputs,
@@ -26,7 +26,6 @@ import torch.nn.functional as F
 
 from d2lmini.batching import sequential_batches
 from d2lmini.exercises import Verdict
-from d2lmini.exercises.capstone.mistakes import MISTAKES
 from d2lmini.exercises.clipping import reference_clip
 from d2lmini.exercises.coding import (
     NOT_ATTEMPTED,
@@ -39,6 +38,7 @@ from d2lmini.exercises.coding import (
     take_pairs,
 )
 from d2lmini.exercises.guard.refusals import CROSS_ENTROPY, RNN
+from d2lmini.exercises.mistakes.capstone import MISTAKES
 from d2lmini.i18n import N_, _
 from d2lmini.metrics import perplexity_from_logits
 from d2lmini.rnn import rnn_forward, rnn_step

@@ -27,7 +27,7 @@ OVERFLOW = Mistake(
 # --- the sequential iterator -------------------------------------------------------------
 
 def _minibatches_with(indices, batch_size, num_steps, label_shift=1, stride=None, drop_last=False,
-                      interleaved=False):
+                      interleaved=False, swapped=False, transposed=False):
     """Sequential minibatches with a mistake: labels `label_shift` ahead (0: Y is X), windows
     `stride` apart, the last one dropped, or streams read across the text (every batch_size-th token)."""
     stream = (len(indices) - max(label_shift, 1)) // batch_size
@@ -40,7 +40,9 @@ def _minibatches_with(indices, batch_size, num_steps, label_shift=1, stride=None
     xs, ys = rows(0), rows(label_shift)
     end = stream - num_steps + (0 if drop_last else 1)
     for start in range(0, max(end, 0), stride or num_steps):
-        yield xs[:, start : start + num_steps], ys[:, start : start + num_steps]
+        X, Y = xs[:, start : start + num_steps], ys[:, start : start + num_steps]
+        X, Y = (X.T, Y.T) if transposed else (X, Y)
+        yield (Y, X) if swapped else (X, Y)
 
 
 MINIBATCH_MISTAKES = (
@@ -59,13 +61,18 @@ MINIBATCH_MISTAKES = (
                "text. Cut the text into batch_size contiguous streams (reshape(batch_size, -1)), one per "
                "row."),
             partial(_minibatches_with, interleaved=True)),
+    Mistake(N_("X and Y are swapped: each pair is (inputs, labels), the labels one character ahead."),
+            partial(_minibatches_with, swapped=True)),
+    Mistake(N_("the minibatches are transposed: X and Y are (batch_size, num_steps), one row per stream."),
+            partial(_minibatches_with, transposed=True)),
 )
 
 
 # --- the forward pass ----------------------------------------------------------------------
 
 def _forward_with(X, state, params, activation=torch.tanh, b_h_times=1, transpose_W_hh=False,
-                  update_state=True, output_from_previous=False, b_q_times=1, batch_major=False):
+                  update_state=True, output_from_previous=False, b_q_times=1, batch_major=False,
+                  softmax_out=False):
     """(outputs, hiddens) of a forward pass with the flags' mistakes (defaults: none)."""
     W_xh, W_hh, b_h, W_hq, b_q = params
     recurrent = W_hh.T if transpose_W_hh else W_hh
@@ -76,7 +83,8 @@ def _forward_with(X, state, params, activation=torch.tanh, b_h_times=1, transpos
     hiddens = torch.stack(hiddens)
     read = torch.cat([state[None], hiddens[:-1]]) if output_from_previous else hiddens
     read = read.transpose(0, 1) if batch_major else read
-    return read.reshape(-1, W_hh.shape[0]) @ W_hq + b_q_times * b_q, hiddens
+    outputs = read.reshape(-1, W_hh.shape[0]) @ W_hq + b_q_times * b_q
+    return torch.softmax(outputs, dim=1) if softmax_out else outputs, hiddens
 
 
 FORWARD_MISTAKES = (
@@ -102,13 +110,15 @@ FORWARD_MISTAKES = (
     Mistake(N_("the outputs are in batch-major order: stack them step-major (row t * batch + b belongs to "
                "step t, sequence b), as the states are stacked."),
             partial(_forward_with, batch_major=True)),
+    Mistake(N_("the outputs go through a softmax: forward returns the logits, O = H W_hq + b_q; the loss "
+               "takes their softmax itself."), partial(_forward_with, softmax_out=True)),
 )
 
 
 # --- the loss and its gradient -------------------------------------------------------------
 
 def _loss_with(outputs, Y, dim=1, softmax_first=False, sign=-1.0, divisor="rows", log_base=None,
-               batch_major=False):
+               batch_major=False, one_hot=True):
     """(loss, d_outputs) of the mean cross-entropy with the flags' mistakes (defaults: none)."""
     targets = (Y if batch_major else Y.T).reshape(-1)
     logits = torch.softmax(outputs, dim=1) if softmax_first else outputs
@@ -117,7 +127,7 @@ def _loss_with(outputs, Y, dim=1, softmax_first=False, sign=-1.0, divisor="rows"
     count = {"rows": len(targets), "batch": Y.shape[0], "none": 1}[divisor]
     loss = sign * log_probs[rows, targets].sum() / count
     d_outputs = torch.softmax(logits, dim=dim)
-    d_outputs[rows, targets] -= 1
+    d_outputs[rows, targets] -= 1 if one_hot else 0
     return float(loss) / (math.log(log_base) if log_base else 1.0), d_outputs / count
 
 
@@ -136,6 +146,9 @@ LOSS_MISTAKES = (
             partial(_loss_with, divisor="batch")),
     Mistake(N_("the loss is in bits (log base 2): the cross-entropy is in nats, with the natural log."),
             partial(_loss_with, log_base=2)),
+    Mistake(N_("the gradient is the softmax alone: the gradient of the cross-entropy with respect to the "
+               "logits is the softmax minus the one-hot vector of the target."),
+            partial(_loss_with, one_hot=False)),
     Mistake(N_("the targets are in batch-major order: the rows of outputs are step-major, so the targets "
                "are Y.T.reshape(-1)."), partial(_loss_with, batch_major=True)),
     OVERFLOW,
@@ -145,7 +158,7 @@ LOSS_MISTAKES = (
 # --- backpropagation through time ----------------------------------------------------------
 
 def _backward_with(X, state, hiddens, d_outputs, d_final, params, transpose_W_hh=True, derivative="H_t",
-                   use_d_final=True, backwards=True):
+                   use_d_final=True, backwards=True, previous="H_(t-1)", db_q="sum"):
     """([dW_xh, dW_hh, db_h, dW_hq, db_q], d_state) of BPTT with the flags' mistakes (defaults: none)."""
     W_xh, W_hh, b_h, W_hq, b_q = params
     steps, batch, num_hiddens = hiddens.shape
@@ -154,13 +167,15 @@ def _backward_with(X, state, hiddens, d_outputs, d_final, params, transpose_W_hh
     d_H = d_final if use_d_final else torch.zeros_like(d_final)
     for t in reversed(range(steps)) if backwards else range(steps):
         H_prev = state if t == 0 else hiddens[t - 1]
-        slope = {"H_t": 1 - hiddens[t] ** 2, "H_(t-1)": 1 - H_prev ** 2, "none": 1.0}[derivative]
+        slope = {"H_t": 1 - hiddens[t] ** 2, "H_(t-1)": 1 - H_prev ** 2, "none": 1.0,
+                 "(1 - H_t)^2": (1 - hiddens[t]) ** 2}[derivative]
         dA = (d_from_outputs[t] + d_H) * slope
-        d_W_hh = d_W_hh + H_prev.T @ dA
+        d_W_hh = d_W_hh + (H_prev if previous == "H_(t-1)" else hiddens[t]).T @ dA
         d_W_xh = d_W_xh.index_add(0, X[:, t], dA)
         d_b_h = d_b_h + dA.sum(0)
         d_H = dA @ (W_hh.T if transpose_W_hh else W_hh)
-    return [d_W_xh, d_W_hh, d_b_h, hiddens.reshape(-1, num_hiddens).T @ d_outputs, d_outputs.sum(0)], d_H
+    d_b_q = d_outputs.sum(0) if db_q == "sum" else d_outputs.mean(0)
+    return [d_W_xh, d_W_hh, d_b_h, hiddens.reshape(-1, num_hiddens).T @ d_outputs, d_b_q], d_H
 
 
 BACKWARD_MISTAKES = (
@@ -177,6 +192,12 @@ BACKWARD_MISTAKES = (
             partial(_backward_with, use_d_final=False)),
     Mistake(N_("the steps are walked from first to last: backpropagation through time starts at the last "
                "step (with d_final) and walks back to the first."), partial(_backward_with, backwards=False)),
+    Mistake(N_("the tanh derivative is written (1 - H_t)^2: it is 1 - H_t^2, one minus the square of H_t."),
+            partial(_backward_with, derivative="(1 - H_t)^2")),
+    Mistake(N_("dW_hh uses H_t: the weight W_hh multiplied the previous state H_(t-1), so its gradient is "
+               "H_(t-1)^T dt."), partial(_backward_with, previous="H_t")),
+    Mistake(N_("db_q is averaged over the rows: d_outputs is already divided by the number of predictions, "
+               "so the bias's gradient is its sum over the rows."), partial(_backward_with, db_q="mean")),
 )
 
 
@@ -190,6 +211,8 @@ def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False):
     counted = norms[:3] if norm_of == "first three" else norms
     if norm_of == "largest":
         norm = float(norms.max())
+    elif norm_of == "sum":
+        norm = float(norms.sum())
     else:
         norm = float(counted.square().sum() if squared else torch.linalg.vector_norm(counted))
     if scale == "per value":
@@ -216,6 +239,8 @@ CLIP_MISTAKES = (
     Mistake(N_("the gradients are scaled even when their norm is below theta: the factor is min(1, theta / "
                "norm), so gradients already short enough are left as they are."),
             partial(_clip_with, scale="always")),
+    Mistake(N_("the norms of the gradients are added: the joint norm is the square root of the sum of their "
+               "squares, not their sum."), partial(_clip_with, norm_of="sum")),
 )
 
 
@@ -229,7 +254,8 @@ SGD_MISTAKES = (
 )
 
 
-def _perplexity_with(logits, targets, base=math.e, bits=False, reduce="mean", sign=-1.0, inverse_mean=False):
+def _perplexity_with(logits, targets, base=math.e, bits=False, reduce="mean", sign=-1.0, inverse_mean=False,
+                     exponent=True):
     """The perplexity with the flags' mistakes: another base, the loss in bits, summed, without the
     minus, or the arithmetic mean of 1/p."""
     # In float64 on the CPU (MPS has no float64), where e to a large sum is inf rather than an error.
@@ -238,7 +264,8 @@ def _perplexity_with(logits, targets, base=math.e, bits=False, reduce="mean", si
     if inverse_mean:
         return float(torch.exp(-log_p).mean())
     nats = sign * (log_p.sum() if reduce == "sum" else log_p.mean())
-    return float(base ** (nats / math.log(2) if bits else nats))
+    value = nats / math.log(2) if bits else nats
+    return float(base**value) if exponent else float(value)
 
 
 PERPLEXITY_MISTAKES = (
@@ -253,6 +280,8 @@ PERPLEXITY_MISTAKES = (
                "of the mean of -log p."), partial(_perplexity_with, sign=1.0)),
     Mistake(N_("it is the arithmetic mean of 1/p: perplexity is the geometric mean of 1/p, exp of the mean "
                "of -log p."), partial(_perplexity_with, inverse_mean=True)),
+    Mistake(N_("the result is the mean cross-entropy itself: perplexity is the exponential of it, e to the "
+               "mean in nats."), partial(_perplexity_with, exponent=False)),
     OVERFLOW,
 )
 

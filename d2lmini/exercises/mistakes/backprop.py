@@ -1,0 +1,315 @@
+"""Notebook 05's typical mistakes: the masked loss of padded sequences and the leaky ReLU RNN's BPTT."""
+
+import math
+from functools import partial
+
+import torch
+
+from d2lmini.exercises.coding import Mistake
+from d2lmini.i18n import N_
+
+LOSS_SECTION = N_(
+    "notebook 04, section 5 (The loss: cross-entropy at every time step), and exercise 4's text"
+)
+STEP_SECTION = N_("notebook 05, section 3 (The backward pass of one step, by hand)")
+BRANCH_SECTION = N_("notebook 05, section 4 (Gradients that branch are added)")
+LOOP_SECTION = N_("notebook 05, section 5 (The loop over time)")
+
+
+def _masked_with(
+    outputs,
+    Y,
+    lengths,
+    mask_loss=True,
+    mask_grad=True,
+    divisor="real",
+    mask_order="step",
+    target_order="step",
+    inclusive=False,
+    sign=-1.0,
+    log_base=None,
+    one_hot=True,
+    dim=1,
+    grad_sign=1.0,
+    short=False,
+    one_hot_sign=-1,
+):
+    """(loss, d_outputs) of the masked mean cross-entropy with the flags' mistakes (defaults: none)."""
+    batch, steps = Y.shape
+    positions = torch.arange(steps, device=Y.device)
+    ends = lengths[:, None] - (1 if short else 0)
+    grid = positions <= ends if inclusive else positions < ends
+    real = (grid.T if mask_order == "step" else grid).reshape(-1)
+    labels = (Y.T if target_order == "step" else Y).reshape(-1)
+    rows = torch.arange(len(labels), device=Y.device)
+    count = {"real": int(real.sum()), "all": len(labels), "batch": batch, "none": 1}[divisor]
+    picked = torch.log_softmax(outputs, dim=dim)[rows, labels]
+    loss = sign * (picked[real] if mask_loss else picked).sum() / count
+    d_outputs = torch.softmax(outputs, dim=dim)
+    if one_hot:
+        d_outputs[rows, labels] += one_hot_sign
+    d_outputs = grad_sign * d_outputs
+    if mask_grad:
+        d_outputs = d_outputs * real[:, None]
+    return float(loss) / (math.log(log_base) if log_base else 1.0), d_outputs / count
+
+
+MASKED_LOSS = (
+    Mistake(
+        N_(
+            "the padded steps are counted: both the loss and its gradient run over every row, padding "
+            "included. Only the real steps belong to the mean, and a padded row gets no gradient."
+        ),
+        partial(_masked_with, mask_loss=False, mask_grad=False, divisor="all"),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the padded steps are left out of the sum but counted in the divisor: the mean divides by the "
+            "number of real steps, not by all the rows."
+        ),
+        partial(_masked_with, divisor="all"),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the loss is masked but the gradient is not: a padded row is not in the loss, so its gradient "
+            "is zero."
+        ),
+        partial(_masked_with, mask_grad=False),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_("the gradient is masked but the loss is not: the padded steps must leave the loss too."),
+        partial(_masked_with, mask_loss=False),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the mask is in batch-major order: the rows of outputs are step-major (row t * batch + b is "
+            "step t of sequence b), so the mask is built per step, then per sequence."
+        ),
+        partial(_masked_with, mask_order="batch"),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the targets are in batch-major order: the rows of outputs are step-major, so the targets are "
+            "read step by step (Y transposed before it is flattened)."
+        ),
+        partial(_masked_with, target_order="batch"),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the mask keeps one step too many: sequence i has lengths[i] real steps, at positions 0 to "
+            "lengths[i] - 1."
+        ),
+        partial(_masked_with, inclusive=True),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the mask keeps one step too few: sequence i has lengths[i] real steps, at positions 0 to "
+            "lengths[i] - 1."
+        ),
+        partial(_masked_with, short=True),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the gradient's sign is flipped: it is the softmax minus the one-hot vector of the target, "
+            "the direction in which the loss grows."
+        ),
+        partial(_masked_with, grad_sign=-1.0),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_("the one-hot vector is added to the softmax: the gradient is the softmax minus it."),
+        partial(_masked_with, one_hot_sign=1),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_("the loss and the gradient are summed, not averaged: divide both by the number of real steps."),
+        partial(_masked_with, divisor="none"),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the loss and the gradient are divided by the batch size: the mean runs over the real steps "
+            "of every sequence."
+        ),
+        partial(_masked_with, divisor="batch"),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_("the loss has no minus sign: the cross-entropy is the mean of -log p(target), a positive number."),
+        partial(_masked_with, sign=1.0),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_("the loss is in bits (log base 2): the cross-entropy is in nats, with the natural log."),
+        partial(_masked_with, log_base=2),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the gradient is the softmax alone: the gradient of the cross-entropy with respect to the "
+            "logits is the softmax minus the one-hot vector of the target."
+        ),
+        partial(_masked_with, one_hot=False),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the softmax runs over the wrong dimension (dim=0, down each column): each row of outputs "
+            "is one prediction, normalised over the vocabulary."
+        ),
+        partial(_masked_with, dim=0),
+        LOSS_SECTION,
+    ),
+)
+
+
+def _leaky_with(
+    X,
+    state,
+    hiddens,
+    d_outputs,
+    W_xh,
+    W_hh,
+    b_h,
+    W_hq,
+    alpha,
+    slope="A",
+    direct=True,
+    alpha_on_dA=True,
+    transpose=True,
+    recurrent=True,
+    backwards=True,
+    previous="H_(t-1)",
+    direct_factor="1 - alpha",
+    dW_hh_order="H^T dA",
+    db_h_reduce="sum",
+    returned="d_state",
+):
+    """(dW_xh, dW_hh, db_h, d_state) of the leaky ReLU RNN's BPTT with the flags' mistakes."""
+    steps, batch, num_hiddens = hiddens.shape
+    d_from_outputs = (d_outputs @ W_hq.T).reshape(steps, batch, num_hiddens)
+    dW_xh, dW_hh, db_h = torch.zeros_like(W_xh), torch.zeros_like(W_hh), torch.zeros_like(b_h)
+    d_next = torch.zeros_like(state)
+    for t in reversed(range(steps)) if backwards else range(steps):
+        H_prev = hiddens[t - 1] if t > 0 else state
+        A = W_xh[X[:, t]] + H_prev @ W_hh + b_h
+        dH = d_from_outputs[t] + (d_next if recurrent else 0)
+        derivative = {"A": A > 0, "H": hiddens[t] > 0, "none": 1.0, "tanh": 1 - hiddens[t] ** 2}[slope]
+        dA = (alpha if alpha_on_dA else 1.0) * dH * derivative
+        dW_xh = dW_xh.index_add(0, X[:, t], dA)
+        H_read = H_prev if previous == "H_(t-1)" else hiddens[t]
+        dW_hh = dW_hh + (H_read.T @ dA if dW_hh_order == "H^T dA" else dA.T @ H_read)
+        db_h = db_h + (dA.sum(0) if db_h_reduce == "sum" else dA.mean(0))
+        factor = 1 - alpha if direct_factor == "1 - alpha" else alpha
+        last_dH = dH
+        d_next = (factor * dH if direct else 0) + dA @ (W_hh.T if transpose else W_hh)
+    return dW_xh, dW_hh, db_h, d_next if returned == "d_state" else last_dH
+
+
+LEAKY_BPTT = (
+    # With a state that is never negative, H_t > 0 holds almost everywhere: the same numbers as no derivative.
+    Mistake(
+        N_(
+            "ReLU's derivative is missing, or read from H_t > 0 (true almost everywhere here, as H_t mixes "
+            "A_t with the old state): it is 1 where A_t > 0 and 0 elsewhere, so recompute A_t."
+        ),
+        partial(_leaky_with, slope="H"),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the derivative is tanh's, 1 - H_t^2: this RNN uses ReLU, whose derivative is 1 where A_t > 0 "
+            "and 0 elsewhere."
+        ),
+        partial(_leaky_with, slope="tanh"),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the direct path from H_(t-1) to H_t is missing: H_(t-1) reaches H_t both through A_t and "
+            "through the (1 - alpha) H_(t-1) term, and gradients that branch are added."
+        ),
+        partial(_leaky_with, direct=False),
+        BRANCH_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the factor alpha is missing from the gradient reaching A_t: H_t = (1 - alpha) H_(t-1) + alpha "
+            "relu(A_t)."
+        ),
+        partial(_leaky_with, alpha_on_dA=False),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the gradient passed back through A_t uses W_hh, not W_hh^T (transposed): H_(t-1) was "
+            "multiplied by W_hh on the way forward."
+        ),
+        partial(_leaky_with, transpose=False),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the gradient from later steps is not carried back: dH_t adds what comes from its output and "
+            "what comes from step t+1."
+        ),
+        partial(_leaky_with, recurrent=False),
+        LOOP_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the steps are walked from first to last: backpropagation through time starts at the last "
+            "step and walks back to the first."
+        ),
+        partial(_leaky_with, backwards=False),
+        LOOP_SECTION,
+    ),
+    Mistake(
+        N_(
+            "dW_hh uses H_t: the weight W_hh multiplied the previous state H_(t-1), so its gradient is "
+            "H_(t-1)^T dA_t."
+        ),
+        partial(_leaky_with, previous="H_t"),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the direct path is scaled by alpha: H_(t-1) reaches H_t directly with the factor 1 - alpha "
+            "(and through relu(A_t) with alpha)."
+        ),
+        partial(_leaky_with, direct_factor="alpha"),
+        BRANCH_SECTION,
+    ),
+    Mistake(
+        N_(
+            "dW_hh is transposed: its gradient is H_(t-1)^T dA_t, of W_hh's shape (hidden inputs, hidden "
+            "outputs)."
+        ),
+        partial(_leaky_with, dW_hh_order="dA^T H"),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_(
+            "db_h is averaged over the batch: the bias's gradient is the sum of dA_t over the batch and "
+            "the steps."
+        ),
+        partial(_leaky_with, db_h_reduce="mean"),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_(
+            "d_state is the gradient reaching H_1: it is the one reaching H_0, the initial state, after "
+            "the first step's backward."
+        ),
+        partial(_leaky_with, returned="dH_1"),
+        LOOP_SECTION,
+    ),
+)
