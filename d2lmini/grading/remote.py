@@ -221,7 +221,8 @@ REPLY_LIMIT = 64 * 2**20  # bytes of one reply the grader reads from a caller pr
 ERROR_KINDS = frozenset(
     name for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
-) | {"OutOfMemoryError", "LinAlgError", "AcceleratorError", "KernelStopped"}
+) | {"OutOfMemoryError", "LinAlgError", "AcceleratorError", "KernelStopped", "MemoryLimit", "TimeLimit",
+     "RefusedCall"}  # torch's, and the guard's own
 NAMES_SHOWN = 10  # torch names a reply may list as replaced
 
 
