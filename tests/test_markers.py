@@ -28,6 +28,7 @@ TORCH_FREE = {
     "test_markov": "the Markov source and its entropy rate, in numpy",
     "test_navigation": "reads the notebooks' links and tests/course.py",
     "test_nbval_setup": "the nbval collector's configuration",
+    "test_new_notebook": "adds a notebook to a copy of the course with its tools and runs its structure tests",
     "test_ngram": "the n-gram baselines, in numpy, against nltk",
     "test_notebook_storage": "reads the stored notebooks' JSON",
     "test_notebook_structure": "reads the stored notebooks' JSON",
