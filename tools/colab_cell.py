@@ -92,7 +92,7 @@ def pip_install(*arguments):
     return "" if done.returncode == 0 else pip_error(done.stderr)
 
 
-# The Chinese edition's first cell sets D2LMINI_LANG before this one runs; d2lmini's catalogs are not here yet.
+# The Chinese edition's first cell sets D2LMINI_LANG before this one; d2lmini's catalogs are not here yet.
 CHINESE = os.environ.get("D2LMINI_LANG", "").lower().startswith("zh")
 
 
@@ -107,8 +107,8 @@ if importlib.util.find_spec("d2lmini") is None:
         if error:  # so that running the cell again retries everything
             subprocess.run([sys.executable, "-m", "pip", "uninstall", "--yes", "--quiet", "d2lmini"])
     if error and CHINESE:
-        print(f"无法安装 {{source}}。pip 的报错：\\n{{error}}\\n没有联网？在 Kaggle 上：Settings > Internet > on"
-              "（需要已验证手机号的账号）。然后再运行一次本单元格。", file=sys.stderr)
+        print(f"无法安装 {{source}}。pip 的报错：\\n{{error}}\\n没有联网？在 Kaggle 上：Settings > "
+              "Internet > on（需要已验证手机号的账号）。然后再运行一次本单元格。", file=sys.stderr)
     elif error:
         print(f"Could not install {{source}}. pip said:\\n{{error}}\\nNo internet? On Kaggle: Settings > "
               "Internet > on (it needs a phone-verified account). Then run this cell again.", file=sys.stderr)
