@@ -57,8 +57,8 @@ def _masked_with(
 MASKED_LOSS = (
     Mistake(
         N_(
-            "the padded steps are counted: both the loss and its gradient run over every row, padding "
-            "included. Only the real steps belong to the mean, and a padded row gets no gradient."
+            "the padded steps are counted in the mean, as if every row were real: only the real steps "
+            "belong to it, in the loss and in its gradient (a padded row gets no gradient)."
         ),
         partial(_masked_with, mask_loss=False, mask_grad=False, divisor="all"),
         LOSS_SECTION,
