@@ -109,7 +109,7 @@ def test_the_feedback_file_is_written_in_the_graders_language(zh):
 
 
 def test_a_class_graded_in_chinese_gets_chinese_notes_and_reasons_and_english_columns(zh, tmp_path):
-    submissions = tmp_path / "submissions"  # nothing here starts a kernel: no file is a notebook
+    submissions = tmp_path / "submissions"  # no kernel but the pre-flight's: no file is a notebook
     (submissions / "alice").mkdir(parents=True)
     (submissions / "alice" / "homework.ipynb").write_text("this is not a notebook", "utf-8")
     (submissions / ".cache").mkdir()
@@ -131,7 +131,7 @@ def test_a_class_graded_in_chinese_gets_chinese_notes_and_reasons_and_english_co
     for note in record["notes"]:
         assert_chinese(note)
     for mark in record["marks"]:
-        assert set(mark) == {"exercise", "points", "max_points", "message"}
+        assert set(mark) == {"exercise", "points", "max_points", "message", "graded"}
         assert_chinese(mark["message"])
     assert_chinese(feedback.split("\n> ")[1])
     for line in said[:-1]:  # the isolation line
