@@ -28,6 +28,7 @@ from d2lmini.grading.settings import Limits
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import grading_samples  # noqa: E402  (tools/ is not a package)
 
+pytestmark = pytest.mark.torch_dependent  # kernels, and tensors on the grader's wire
 EXERCISES = manifest.load()
 IDS = ["02:stacked_weight_shape", "02:fused_step"]
 KILLED = "oom"
@@ -137,6 +138,7 @@ def test_a_kernel_that_never_starts_is_tried_again_then_not_graded_never_zero(tm
     assert all("the grader failed" in m.message and "not a mark of 0" in m.message for m in marks)
 
 
+@pytest.mark.slow
 def test_without_a_sandbox_the_command_grades_nobody_unless_told_the_risk_by_name(tmp_path, monkeypatch,
                                                                                capsys):
     monkeypatch.setenv("D2LMINI_SANDBOX", "none")
