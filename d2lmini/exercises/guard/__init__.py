@@ -27,7 +27,8 @@ test's) and always comes back with an `Outcome`, whatever the function does:
   (`children`; on a platform where they cannot be listed, `children_unknown` says so).
 
 The pieces: `limits` (time and memory), `refusals` (what may not be called),
-`kernel_state` (torch's and the package's functions, threads), `children` (processes).
+`kernel_state` (torch's and the package's functions, threads), `children` (processes),
+`overrides` (a torch mode or `torch.library` kernel left on, under which no check judges).
 - **output capped**: what the function prints is kept up to `OUTPUT_LIMIT` characters.
 
 What cannot be prevented in the student's own process: a function can still reach the
@@ -48,6 +49,7 @@ from d2lmini import kernel_settings
 from d2lmini.exercises.guard import children
 from d2lmini.exercises.guard.kernel_state import restore, snapshot, stop_threads
 from d2lmini.exercises.guard.limits import DataLimit, Watchdog, is_memory_error, stop_watchdog
+from d2lmini.exercises.guard.overrides import leave_modes_above, mode_depths
 from d2lmini.exercises.guard.refusals import CLIPPING, PACKAGE, Ban, Refuser
 from d2lmini.i18n import _
 
@@ -177,6 +179,7 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
     memory = MEMORY_LIMIT if memory is None else memory
     outcome = Outcome(seconds=seconds, memory=memory)
     before, state, threads = snapshot(), kernel_settings.snapshot(), set(sys._current_frames())
+    modes = mode_depths()
     processes = children.descendants()
     refuser, stream = Refuser(allowed, (CLIPPING, *bans)), output if output is not None else CappedText()
     saved = sys.stdout, sys.stderr, sys.getprofile(), threading.getprofile()
@@ -203,6 +206,7 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
         finally:
             interrupt.holding = True
             stop_watchdog(watchdog)
+            leave_modes_above(modes)  # a mode the function entered, or whose exit a limit cut, is left
             if sys.getprofile() is refuser:  # a ■ cut the inner cleanup short
                 sys.setprofile(saved[2])
             threading.setprofile(saved[3])

@@ -38,7 +38,8 @@ SOLUTIONS = PACKAGE.parent / "solutions"  # the instructors' answers, in a clone
 # The exercise machinery the guarded call itself runs (converting a result, the hook, the guard).
 MACHINERY = frozenset(str(PACKAGE / "exercises" / name) for name in
                       ("__init__.py", "coding.py", "guard/__init__.py", "guard/refusals.py",
-                       "guard/kernel_state.py", "guard/limits.py", "guard/children.py"))
+                       "guard/kernel_state.py", "guard/limits.py", "guard/children.py",
+                       "guard/overrides.py"))
 # The grader's remote function (d2lmini.grading.remote) stands in for a student's function when grading.
 MACHINERY |= {str(PACKAGE / "grading" / "remote.py")}
 # The language module: a message worded while the guard runs (a result's `convert`, as the capstone's
@@ -159,10 +160,11 @@ class RefusedCall(Exception):
 _FINGERPRINTS: dict[int, tuple[types.CodeType, tuple]] = {}  # id(code) -> (code, its fingerprints)
 
 
-def _fingerprints(code: types.CodeType) -> tuple[tuple, tuple, tuple | None]:
+def _fingerprints(code: types.CodeType) -> tuple[tuple, tuple | None, tuple | None]:
     """Three forms of a function's code, none with its file or line numbers (a copy compiled
-    elsewhere has the same): `exact` (names and docstring included), `renamed` (its own and its
-    local names left out: a copy renamed with `code.replace`) and, for a function of at least
+    elsewhere has the same): `exact` (names and docstring included), for a function with a
+    docstring `renamed` (its own and its local names left out: a copy renamed with `code.replace`;
+    None without one) and, for a function of at least
     `SMALLEST` operations, `bare` (names and docstring left out: a copy compiled with `optimize=2`;
     None for a shorter one, which is what anyone would write)."""
     known = _FINGERPRINTS.get(id(code))
@@ -192,7 +194,7 @@ def _has_docstring(code: types.CodeType) -> bool:
             and not code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE))
 
 
-def _compute_fingerprints(code: types.CodeType) -> tuple[tuple, tuple, tuple | None]:
+def _compute_fingerprints(code: types.CodeType) -> tuple[tuple, tuple | None, tuple | None]:
     nested = [_fingerprints(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
               for c in code.co_consts]
 
@@ -204,7 +206,9 @@ def _compute_fingerprints(code: types.CodeType) -> tuple[tuple, tuple, tuple | N
                        if i.opname not in SKIPPED)
     shape = (code.co_names, code.co_argcount, code.co_kwonlyargcount, code.co_flags & 0x3FF)  # no __future__
     exact = ("exact", code.co_name, operations, consts(0), code.co_varnames, code.co_freevars, *shape)
-    renamed = ("renamed", operations, consts(1), len(code.co_varnames), len(code.co_freevars), *shape)
+    renamed = None  # without its docstring, a function renamed is what anyone might write
+    if _has_docstring(code):
+        renamed = ("renamed", operations, consts(1), len(code.co_varnames), len(code.co_freevars), *shape)
     bare = None
     if len(operations) >= SMALLEST:
         body = consts(2)[1:] if _has_docstring(code) else consts(2)
