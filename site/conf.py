@@ -49,18 +49,22 @@ myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_heading_anchors = 3
 suppress_warnings = ["myst.header", "mystnb.unknown_mime_type"]
 
-# MathJax from the npm registry, served with the site (tools/build_site.py copies it in), so
-# the pages render their math offline; without it, Sphinx's default address is used.
-if (HERE / "_static" / "mathjax" / "tex-mml-chtml.js").exists():
-    mathjax_path = "mathjax/tex-mml-chtml.js"
-# Speech for every formula: MathJax's semantic enrichment (the speech rule engine, English) gives each
-# formula an aria-label a screen reader reads, beside the assistive MathML that only some read. The
-# Chinese edition speaks formulas in English too: MathJax 3's speech rules have no Chinese locale
-# (es5/sre/mathmaps has none), so its formulas are marked lang="en" (_static/english-speech.js).
-mathjax3_config = {
-    "loader": {"load": ["a11y/semantic-enrich"]},
-    "options": {"enableEnrichment": True, "sre": {"speech": "deep", "domain": "clearspeak", "locale": "en"}},
-}
+# Formulas are typeset when the site is built: tools/build_site.py stages MathJax's fonts in
+# _static/mathjax/ and, after Sphinx, typesets every page's formulas with mathjax-full in Node
+# (tools/typeset_math.mjs), each with its speech text (an aria-label, English ClearSpeak, a bar read
+# "given"; the Chinese edition's formulas marked lang="en": the speech rules have no Chinese). The
+# pages load no MathJax (_ext/build_time_math.py), so a page is complete when it has loaded.
+# Without the fonts (a build without --mathjax), MathJax from its CDN typesets them in the browser,
+# with the same speech (_static/english-speech.js marks the Chinese edition's).
+if (HERE / "_static" / "mathjax").is_dir():
+    extensions.append("build_time_math")
+    html_math_renderer = "build_time"
+else:
+    mathjax3_config = {
+        "loader": {"load": ["a11y/semantic-enrich"]},
+        "options": {"enableEnrichment": True, "sre": {"speech": "deep", "domain": "clearspeak",
+                                                      "style": "VerticalLine_Given", "locale": "en"}},
+    }
 
 html_theme = "sphinx_book_theme"
 html_title = "d2lmini"
@@ -71,7 +75,9 @@ html_theme_options = {
     "repository_url": REPOSITORY,
     "repository_branch": "main",
     "use_repository_button": True,
-    "use_download_button": True,
+    # Off: its links are to _sources/, which the site does not ship (html_copy_source); each notebook's
+    # page has the course's own "Download the notebook" (course_links), and a browser prints any page.
+    "use_download_button": False,
     "use_fullscreen_button": False,
     "show_toc_level": 2,
     # The switch to this page in the other language, beside the theme's buttons (_templates/).
@@ -79,5 +85,7 @@ html_theme_options = {
 }
 html_last_updated_fmt = None
 html_show_sourcelink = False
+# No _sources/: each notebook is already beside its page for download (_downloads/), once.
+html_copy_source = False
 course_repository = REPOSITORY
 course_branch = os.environ.get("D2LMINI_SITE_BRANCH", "main")

@@ -1,6 +1,6 @@
 """Build the course site in English and Simplified Chinese from the stored notebooks (never executed).
 
-    python tools/build_site.py [--mathjax node_modules/mathjax] [--out build/site]
+    python tools/build_site.py [--mathjax node_modules/mathjax-full] [--out build/site]
     python tools/build_site.py --update-catalogs    # site/index.md, docs/instructors.md -> site/locale
 
 Runs in a venv with `site/requirements.txt` (Sphinx, MyST-NB, the book theme, jieba, sphinx-intl).
@@ -18,7 +18,11 @@ links extension, templates, CSS, catalogs), its notebooks, `docs/instructors.md`
 terms, which jieba's own dictionary splits: 困惑度 would be 困惑 + 度); every notebook is also
 copied beside its page for download. (The Chinese search's query splitter, and its fix of Sphinx
 9.0's Chinese search script, are in site/_ext/course_links.py.) `--mathjax` names an npm
-`mathjax@3` folder whose `es5/` is served with each edition so that math renders without a CDN.
+`mathjax-full@3` folder: after Sphinx, `node tools/typeset_math.mjs` typesets every page's formulas
+with it, with their speech (both editions in one run: the speech rule engine starts once, a formula
+both have is typeset once), and its CommonHTML fonts are served with each edition, so that a page
+needs no MathJax in the browser, nor a CDN. Without `--mathjax`, MathJax from its CDN typesets them
+in the reader's browser (a preview; the site's tests fail it: its requests leave the site).
 Prints the seconds each build took and each site's size; exits non-zero when Sphinx fails or warns.
 """
 
@@ -106,19 +110,12 @@ def stage(src: Path, language: str, mathjax: Path | None) -> None:
         shutil.copy(path, src / "notebooks" / path.name)
         shutil.copy(path, src / "_downloads" / "notebooks" / path.name)
     if mathjax is not None:
-        es5 = mathjax / "es5"
-        if not (es5 / "tex-mml-chtml.js").exists():
-            raise SystemExit(f"--mathjax {mathjax}: no es5/tex-mml-chtml.js there (npm install mathjax@3)")
-        target = src / "_static" / "mathjax"
-        target.mkdir(parents=True)
-        shutil.copy(es5 / "tex-mml-chtml.js", target)
-        shutil.copytree(es5 / "output" / "chtml" / "fonts", target / "output" / "chtml" / "fonts")
-        # The speech of each formula (site/conf.py): the enrichment and the English speech rules only,
-        # on both editions: MathJax 3's speech rule engine has no Chinese rules (es5/sre/mathmaps).
-        shutil.copytree(es5 / "a11y", target / "a11y")
-        (target / "sre" / "mathmaps").mkdir(parents=True)
-        for rules in ("base.json", "en.json"):
-            shutil.copy(es5 / "sre" / "mathmaps" / rules, target / "sre" / "mathmaps" / rules)
+        # The fonts of the formulas typeset_math.mjs writes (its stylesheet goes beside them); site/conf.py
+        # sees this folder and writes the formulas for it instead of loading MathJax.
+        fonts = mathjax / "es5" / "output" / "chtml" / "fonts" / "woff-v2"
+        if not (mathjax / "js" / "mathjax.js").exists() or not fonts.is_dir():
+            raise SystemExit(f"--mathjax {mathjax}: not an npm mathjax-full@3 folder (npm install mathjax-full@3.2.2)")
+        shutil.copytree(fonts, src / "_static" / "mathjax" / "woff-v2")
 
 
 def folder_size(folder: Path) -> int:
@@ -133,29 +130,75 @@ def sphinx(builder: str, src: Path, out: Path, doctrees: Path, language: str) ->
     return subprocess.run(command, check=False).returncode
 
 
+def other_editions(html: Path, language: str) -> list[Path]:
+    """The folders of the other editions inside `language`'s (the English one holds zh/)."""
+    folder = EDITIONS[language][0]
+    return [html / other for other, _ in EDITIONS.values() if other and other != folder and (html / other).exists()]
+
+
+def edition_pages(html: Path, language: str) -> list[Path]:
+    """Every page of one edition of the site built into `html` (not the theme's fragments in _static/)."""
+    target, others = html / EDITIONS[language][0], other_editions(html, language)
+    return [path for path in sorted(target.rglob("*.html"))
+            if "_static" not in path.relative_to(target).parts and not any(path.is_relative_to(o) for o in others)]
+
+
+def drop_copies(html: Path) -> None:
+    """Remove what the builds leave in the site that no page uses: a second copy of every notebook.
+
+    MyST-NB writes each notebook it renders to jupyter_execute/ beside the build's folder: for the Chinese
+    edition (html/zh) that is inside the site. Sphinx makes _sources/ even when conf.py's html_copy_source
+    keeps the sources out of it; an empty one is removed.
+    """
+    shutil.rmtree(html / "jupyter_execute", ignore_errors=True)
+    for folder, _ in EDITIONS.values():
+        sources = html / folder / "_sources"
+        if sources.is_dir() and not any(sources.iterdir()):
+            sources.rmdir()
+
+
+def typeset(html: Path, mathjax: Path) -> int:
+    """Typeset the formulas of every page of both editions with tools/typeset_math.mjs (Node); its exit status."""
+    command = ["node", str(ROOT / "tools" / "typeset_math.mjs"), "--mathjax", str(mathjax)]
+    for language, (folder, _) in EDITIONS.items():
+        command += ["--stylesheet", str(html / folder / "_static" / "mathjax" / "chtml.css")]
+        command += [str(page) for page in edition_pages(html, language)]
+    return subprocess.run(command, check=False).returncode
+
+
 def build(out: Path, mathjax: Path | None) -> int:
     """Build both editions into `out`/html; print each one's time and size, then the whole site's."""
     html = out / "html"
     claim(out)
     for folder in (out / "src", html, out / "doctrees"):
         shutil.rmtree(folder, ignore_errors=True)
-    total = 0.0
+    total, built = 0.0, {}
     for language, (folder, _) in EDITIONS.items():
         src, target = out / "src" / language, html / folder
         stage(src, language, mathjax)
         start = time.perf_counter()
         status = sphinx("html", src, target, out / "doctrees" / language, language)
-        seconds = time.perf_counter() - start
-        total += seconds
+        built[language] = time.perf_counter() - start
+        total += built[language]
         if status:
             print(f"the {language} site's build failed (Sphinx exit {status})", file=sys.stderr)
             return status
-        # The English edition's folder holds the others' (zh/): count each edition's own files.
-        others = [html / other for other, _ in EDITIONS.values() if other and other != folder]
-        pages = [path for path in target.rglob("*.html") if not any(path.is_relative_to(o) for o in others)]
-        size = folder_size(target) - sum(folder_size(other) for other in others if other.exists())
-        print(f"built {language}: {len(pages)} pages into {target} in {seconds:.1f} s; {size / 1e6:.1f} MB")
-    pages = len(list(html.rglob("*.html")))
+    drop_copies(html)
+    if mathjax is not None:
+        start = time.perf_counter()
+        status = typeset(html, mathjax)
+        seconds = time.perf_counter() - start
+        total += seconds
+        print(f"typeset the formulas of both editions in {seconds:.1f} s")
+        if status:
+            print(f"typesetting the formulas failed (exit {status})", file=sys.stderr)
+            return status
+    for language, seconds in built.items():
+        target = html / EDITIONS[language][0]
+        size = folder_size(target) - sum(folder_size(other) for other in other_editions(html, language))
+        print(f"built {language}: {len(edition_pages(html, language))} pages into {target} in {seconds:.1f} s; "
+              f"{size / 1e6:.1f} MB")
+    pages = sum(len(edition_pages(html, language)) for language in EDITIONS)
     print(f"built {pages} pages into {html} in {total:.1f} s; {folder_size(html) / 1e6:.1f} MB")
     return 0
 
@@ -207,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     """Build the site, or update the catalogs; 2 with one line when --out is not this tool's to replace."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="default: build/site")
-    parser.add_argument("--mathjax", type=Path, help="an npm mathjax@3 folder (node_modules/mathjax)")
+    parser.add_argument("--mathjax", type=Path,
+                        help="an npm mathjax-full@3 folder (node_modules/mathjax-full): typeset the formulas")
     parser.add_argument("--update-catalogs", action="store_true",
                         help="update site/locale's catalogs from the English pages, then stop")
     args = parser.parse_args(argv)

@@ -190,8 +190,8 @@ def refuse_unsandboxed(args) -> None:
         return
     raise CommandError(
         # TRANSLATORS: {how} says why submissions cannot be isolated; {flag} is the option (keep it).
-        _("nobody was graded: submissions would run {how}. Install bubblewrap, or run as root where it "
-          "cannot run; or, knowing that every student's code then runs as you, give {flag}").format(
+        _("nobody was graded: submissions would run {how}. To grade all the same, knowing that every "
+          "student's code then runs as you, give {flag}").format(
               how=isolation.describe(), flag=UNSANDBOXED))
 
 

@@ -223,7 +223,8 @@ def configure_edition(app, config) -> None:
             # Without jieba, Sphinx's Chinese search indexes no Chinese word at all.
             raise ExtensionError("the Chinese search needs jieba: pip install -r site/requirements.txt")
         app.add_search_language(chinese_search())
-        app.add_js_file("english-speech.js")  # the formulas' speech is English (_static/english-speech.js)
+        if config.html_math_renderer != "build_time":  # typeset in the browser: mark its speech English there
+            app.add_js_file("english-speech.js")  # (_static/english-speech.js)
 
 
 def chinese_search():

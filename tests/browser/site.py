@@ -4,7 +4,7 @@
 (fails when D2LMINI_REQUIRE_BROWSER=1) saying how to build it. `serving(folder)` serves it with
 Python's http.server on a free 127.0.0.1 port. `page_problems(page, url, folder)` opens one page
 and returns what is wrong with it: a failed load, a script error, a request that left
-127.0.0.1, a formula MathJax did not typeset or gave no speech text (`formula_problems`), an image
+127.0.0.1, a formula not typeset when the page loaded or without speech text (`formula_problems`), an image
 without alt or that did not load, an internal link to a file or anchor that
 does not exist. `site_axe(page, axe_js)` runs axe-core and tells the course's content (the
 page's article) from the theme's chrome.
@@ -90,24 +90,27 @@ def local_file(folder: Path, base: str, url: str) -> Path | None:
     return target / "index.html" if path == "" or path.endswith("/") else target
 
 
-# Each typeset formula and what a screen reader is given to say for it.
-FORMULA_SPEECH = """async () => {
-  if (!document.querySelector('.math') || !window.MathJax) return null;
-  await MathJax.startup.promise;
-  return [...document.querySelectorAll('mjx-container')].map(c => [
-    (c.getAttribute('aria-label') || '').trim(),
-    (c.querySelector('mjx-assistive-mml') || {textContent: ''}).textContent.trim().slice(0, 60)]);
-}"""
+# Each formula of the page (Sphinx's .math), as it is when the page has loaded: typeset (its
+# mjx-container) or still TeX, what a screen reader is given to say for it, whether MathJax could read it.
+FORMULA_SPEECH = """() => [...document.querySelectorAll('.math')].map(math => {
+  const formula = math.querySelector('mjx-container');
+  return {typeset: !!formula, label: formula ? (formula.getAttribute('aria-label') || '').trim() : '',
+          error: !!(formula && formula.querySelector('mjx-merror')), text: math.textContent.trim().slice(0, 60)};
+})"""
 
 
 def formula_problems(page) -> list[str]:
-    """Formulas MathJax did not typeset, or typeset without speech (an empty aria-label)."""
-    formulas = page.evaluate(FORMULA_SPEECH)
-    if formulas is None:
-        return []
-    if not formulas:
-        return ["MathJax typeset none of the page's formulas"]
-    return [f"a formula without speech text: {mml!r}" for label, mml in formulas if not label]
+    """Formulas not typeset when the page has loaded (the site typesets them when it is built, so the
+    browser runs no MathJax), typeset with a TeX error, or without speech (an empty aria-label)."""
+    problems = []
+    for formula in page.evaluate(FORMULA_SPEECH):
+        if not formula["typeset"]:
+            problems.append(f"a formula not typeset when the page loaded: {formula['text']!r}")
+        elif formula["error"]:
+            problems.append(f"a formula MathJax could not read: {formula['text']!r}")
+        elif not formula["label"]:
+            problems.append(f"a formula without speech text: {formula['text']!r}")
+    return problems
 
 
 def page_problems(page, url: str, folder: Path, base: str, ids_of) -> list[str]:
