@@ -4,20 +4,21 @@ The built site (build/site/html, or `$D2LMINI_SITE`) has two editions: English a
 Simplified Chinese under zh/ (its notebook pages are notebooks/zh/*.ipynb, its own pages translated
 by site/locale/zh_CN; tests/test_site_catalogs.py checks those catalogs). It is served on 127.0.0.1
 and every page of both is opened: it loads with no script error and no request leaving the site;
-every formula is typeset when it loads (the build typesets them: the browser runs no MathJax) and has
-speech; 05's formula-heavy page is complete within 2 s of its navigation's start (5 s in CI); the
-site ships no second copy of the notebooks (_sources/); every image has an alt and loaded; every
-internal link reaches a file and anchor that exist; axe-core (WCAG 2.0/2.1 A and AA) finds no violation in what the course writes
-(the page's article) and none in the theme's own chrome that tests/browser/site_axe.toml does not
-list. Notebook pages of each edition have their launch links (the Chinese ones open notebooks/zh/…,
-their labels in Chinese), their download, a static preview of each panel they store, and every
-exercise as it is stored (unanswered). Every page says its language (<html lang>) and switches to
-the same page in the other language and back; searching 困惑度 on the Chinese site finds the
-perplexity notebook; each home page links both editions and opens notebook 00 of its own; the
-Chinese site pages read as their catalogs translate them; the Chinese pages' formulas have the
-English pages' speech, marked lang="en" (the speech rule engine has no Chinese rules). Skips (saying why)
-without a built site, Chromium or Playwright, unless D2LMINI_REQUIRE_BROWSER=1. A screenshot of each
-notebook's page goes to test-artifacts/site_NN.png (site_zh_NN.png for the Chinese edition).
+every formula is typeset when it loads (the build typesets them: the browser runs no MathJax) and
+has speech; 05's formula-heavy page is complete within 2 s of its navigation's start (5 s in CI);
+the site ships no second copy of the notebooks (_sources/); every image has an alt and loaded; every
+internal link reaches a file and anchor that exist; axe-core (WCAG 2.0/2.1 A and AA) finds no
+violation in what the course writes (the page's article) and none in the theme's own chrome that
+tests/browser/site_axe.toml does not list. Notebook pages of each edition have their launch links
+(the Chinese ones open notebooks/zh/…, their labels in Chinese), their download, a static preview of
+each panel they store, and every exercise as it is stored (unanswered). Every page says its language
+(<html lang>) and switches to the same page in the other language and back; searching 困惑度 on the
+Chinese site finds the perplexity notebook; each home page links both editions and opens notebook 00
+of its own; the Chinese site pages read as their catalogs translate them; the Chinese pages'
+formulas have the English pages' speech, marked lang="en" (the speech rule engine has no Chinese
+rules). Skips (saying why) without a built site, Chromium or Playwright, unless
+D2LMINI_REQUIRE_BROWSER=1. A screenshot of each notebook's page goes to test-artifacts/site_NN.png
+(site_zh_NN.png for the Chinese edition).
 """
 
 import functools
@@ -171,8 +172,8 @@ def test_the_site_ships_each_notebook_once_per_edition_and_no_sources_folder():
               if {"_sources", "jupyter_execute"} & set(path.relative_to(folder).parts)]
     assert not copies, f"the site ships a second copy of its sources: {copies[:5]} ({len(copies)} paths)"
     notebooks = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*.ipynb"))
-    expected = sorted(f"{EDITIONS[language][0]}notebooks/{name}.ipynb"
-                      for language, names in (("en", NOTEBOOKS), ("zh_CN", CHINESE_NOTEBOOKS)) for name in names)
+    editions = (("", NOTEBOOKS), ("zh/", CHINESE_NOTEBOOKS))
+    expected = sorted(f"{prefix}notebooks/{name}.ipynb" for prefix, names in editions for name in names)
     assert notebooks == expected
 
 
@@ -351,9 +352,11 @@ FORMULAS_COMPLETE = """() => {
   const formulas = [...document.querySelectorAll('article .math')];
   const done = formulas.filter(math => {
     const formula = math.querySelector('mjx-container');
-    return formula && (formula.getAttribute('aria-label') || '').trim() && !formula.querySelector('mjx-merror');
+    const label = formula && (formula.getAttribute('aria-label') || '').trim();
+    return label && !formula.querySelector('mjx-merror');
   });
-  const fonts = performance.getEntriesByType('resource').filter(entry => /MathJax_.*\\.woff/.test(entry.name));
+  const fonts = performance.getEntriesByType('resource')
+                             .filter(entry => /MathJax_.*\\.woff/.test(entry.name));
   const busy = !!window.MathJax && !window.mathjaxIdle;
   return {formulas: formulas.length, done: done.length, busy, fonts: fonts.length,
           complete: formulas.length > 0 && done.length === formulas.length && !busy
@@ -376,19 +379,19 @@ def test_the_formula_heavy_page_05_is_complete_when_it_loads(site):
         page.add_init_script(FORMULA_ARRIVALS)
         page.goto(f"{base}notebooks/05_bptt.html", wait_until="load", timeout=120_000)
         try:
-            page.wait_for_function(f"() => ({FORMULAS_COMPLETE})().complete || performance.now() > {late * 1000}",
-                                   timeout=late * 1000, polling=100)
+            complete_or_late = f"() => ({FORMULAS_COMPLETE})().complete || performance.now() > {late * 1000}"
+            page.wait_for_function(complete_or_late, timeout=late * 1000, polling=100)
         except PlaywrightTimeoutError:  # MathJax in the browser holds the page's only thread while it works
-            pytest.fail(f"05's page was still busy {late:.0f} s after it was opened (MathJax at work in the browser?)")
+            pytest.fail(f"05's page was still busy {late:.0f} s after it was opened (MathJax at work in it?)")
         state = page.evaluate(FORMULAS_COMPLETE)
     finally:
         page.close()
     assert state["formulas"] >= 100, f"05's page has {state['formulas']} formulas"
     assert state["complete"], (f"05's page was not complete {limit + 10:.0f} s after it was opened: "
                                f"{state['done']} of {state['formulas']} formulas typeset with speech, "
-                               f"MathJax {'still at work' if state['busy'] else 'idle'}, {state['fonts']} fonts")
+                               f"MathJax {'at work' if state['busy'] else 'idle'}, {state['fonts']} fonts")
     seconds = state["at"] / 1000
-    assert seconds <= limit, f"05's last formula arrived {seconds:.1f} s after navigation start (limit {limit} s)"
+    assert seconds <= limit, f"05's last formula came {seconds:.1f} s into the navigation (limit: {limit} s)"
 
 
 def test_the_chinese_search_index_holds_the_glossary_terms_as_words():

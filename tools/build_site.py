@@ -114,7 +114,8 @@ def stage(src: Path, language: str, mathjax: Path | None) -> None:
         # sees this folder and writes the formulas for it instead of loading MathJax.
         fonts = mathjax / "es5" / "output" / "chtml" / "fonts" / "woff-v2"
         if not (mathjax / "js" / "mathjax.js").exists() or not fonts.is_dir():
-            raise SystemExit(f"--mathjax {mathjax}: not an npm mathjax-full@3 folder (npm install mathjax-full@3.2.2)")
+            raise SystemExit(f"--mathjax {mathjax}: not an npm mathjax-full@3 folder "
+                             "(npm install mathjax-full@3.2.2)")
         shutil.copytree(fonts, src / "_static" / "mathjax" / "woff-v2")
 
 
@@ -133,14 +134,15 @@ def sphinx(builder: str, src: Path, out: Path, doctrees: Path, language: str) ->
 def other_editions(html: Path, language: str) -> list[Path]:
     """The folders of the other editions inside `language`'s (the English one holds zh/)."""
     folder = EDITIONS[language][0]
-    return [html / other for other, _ in EDITIONS.values() if other and other != folder and (html / other).exists()]
+    return [html / other for other, _ in EDITIONS.values()
+            if other and other != folder and (html / other).exists()]
 
 
 def edition_pages(html: Path, language: str) -> list[Path]:
     """Every page of one edition of the site built into `html` (not the theme's fragments in _static/)."""
     target, others = html / EDITIONS[language][0], other_editions(html, language)
-    return [path for path in sorted(target.rglob("*.html"))
-            if "_static" not in path.relative_to(target).parts and not any(path.is_relative_to(o) for o in others)]
+    return [path for path in sorted(target.rglob("*.html")) if "_static" not in path.relative_to(target).parts
+            and not any(path.is_relative_to(other) for other in others)]
 
 
 def drop_copies(html: Path) -> None:
@@ -158,7 +160,7 @@ def drop_copies(html: Path) -> None:
 
 
 def typeset(html: Path, mathjax: Path) -> int:
-    """Typeset the formulas of every page of both editions with tools/typeset_math.mjs (Node); its exit status."""
+    """Typeset the formulas of both editions' pages with tools/typeset_math.mjs (Node); its exit status."""
     command = ["node", str(ROOT / "tools" / "typeset_math.mjs"), "--mathjax", str(mathjax)]
     for language, (folder, _) in EDITIONS.items():
         command += ["--stylesheet", str(html / folder / "_static" / "mathjax" / "chtml.css")]
@@ -196,8 +198,8 @@ def build(out: Path, mathjax: Path | None) -> int:
     for language, seconds in built.items():
         target = html / EDITIONS[language][0]
         size = folder_size(target) - sum(folder_size(other) for other in other_editions(html, language))
-        print(f"built {language}: {len(edition_pages(html, language))} pages into {target} in {seconds:.1f} s; "
-              f"{size / 1e6:.1f} MB")
+        pages = len(edition_pages(html, language))
+        print(f"built {language}: {pages} pages into {target} in {seconds:.1f} s; {size / 1e6:.1f} MB")
     pages = sum(len(edition_pages(html, language)) for language in EDITIONS)
     print(f"built {pages} pages into {html} in {total:.1f} s; {folder_size(html) / 1e6:.1f} MB")
     return 0

@@ -11,7 +11,8 @@
 // from mathjax-full). Sphinx writes each formula as MathJax would find it in the browser: a
 // `<span class="math ...">\(...\)</span>` or `<div class="math ...">\[...\]</div>` (or an amsmath
 // environment), and this replaces the TeX in it with MathJax's CommonHTML output (mathjax-full 3.2.2,
-// the TeX input, on the lite DOM adaptor), leaving the rest of the page byte for byte as it was.
+// the TeX input, on the lite DOM adaptor) and links the stylesheet in the page's <head>, leaving the
+// rest of the page byte for byte as it was.
 //
 // Speech: MathJax's semantic enrichment (the speech rule engine) gives each formula the aria-label a
 // screen reader reads, with ClearSpeak's English rules, the formula itself aria-hidden. The speech rule

@@ -13,6 +13,6 @@ RENDERER = "build_time"
 
 
 def setup(app):
-    """Register the renderer (the page-context hook of sphinx.ext.mathjax adds its script only for its own)."""
+    """Register the renderer (sphinx.ext.mathjax's page hook adds its script only for its own renderer)."""
     app.add_html_math_renderer(RENDERER, (html_visit_math, None), (html_visit_displaymath, None))
     return {"parallel_read_safe": True, "parallel_write_safe": True}

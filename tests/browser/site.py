@@ -95,7 +95,8 @@ def local_file(folder: Path, base: str, url: str) -> Path | None:
 FORMULA_SPEECH = """() => [...document.querySelectorAll('.math')].map(math => {
   const formula = math.querySelector('mjx-container');
   return {typeset: !!formula, label: formula ? (formula.getAttribute('aria-label') || '').trim() : '',
-          error: !!(formula && formula.querySelector('mjx-merror')), text: math.textContent.trim().slice(0, 60)};
+          error: !!(formula && formula.querySelector('mjx-merror')),
+          text: math.textContent.trim().slice(0, 60)};
 })"""
 
 
