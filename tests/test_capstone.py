@@ -694,13 +694,14 @@ def solution_with(old: str | tuple[str, ...], new: str | tuple[str, ...]):
 # (piece, line of the solution, the planted mistake, words the message must contain)
 PLANTED = [
     ("backward", "H_prev = state if t == 0 else hiddens[t - 1]", "H_prev = hiddens[t]",
-     ["Only dW_hh is wrong", "before", "Right: dW_xh, db_h, dW_hq, db_q, d_state"]),
+     ["Wrong: dW_hh", "Likely cause: dW_hh uses H_t", "Right: dW_xh, db_h, dW_hq, db_q, d_state"]),
     ("backward", "d_W_xh = d_W_xh.index_add(0, X[:, t], dA)", "d_W_xh = d_W_xh + dA.sum(0)",
      ["Wrong: dW_xh", "Only dW_xh is wrong", "the row of W_xh of its token"]),
     ("backward", "d_W_xh = d_W_xh.index_add(0, X[:, t], dA)", "d_W_xh[X[:, t]] = d_W_xh[X[:, t]] + dA",
      ["Only dW_xh is wrong", "repeated tokens added up"]),
     ("backward", "d_b_h = d_b_h + dA.sum(0)", "d_b_h = dA.sum(0)", ["Only db_h is wrong", "every step"]),
-    ("backward", "d_b_q = d_outputs.sum(0)", "d_b_q = d_outputs.mean(0)", ["Only db_q is wrong"]),
+    ("backward", "d_b_q = d_outputs.sum(0)", "d_b_q = d_outputs.mean(0)",
+     ["Wrong: db_q", "Likely cause: db_q is averaged over the rows"]),
     ("backward", "d_W_hq = hiddens.reshape(-1, num_hiddens).T @ d_outputs",
      "d_W_hq = hiddens.transpose(0, 1).reshape(-1, num_hiddens).T @ d_outputs", ["Only dW_hq is wrong"]),
     ("backward", "dA = (d_from_outputs[t] + d_H) * (1 - hiddens[t] ** 2)", "dA = d_from_outputs[t] + d_H",

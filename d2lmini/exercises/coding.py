@@ -458,14 +458,14 @@ def _not_finite(value) -> bool:
 
 
 def recognised_mistake(got, expected, case: Case, pristine: tuple, mistakes: Sequence[Mistake],
-                       rtol: float, atol: float) -> Mistake | None:
+                       rtol: float, atol: float, partly: bool = True) -> Mistake | None:
     """The first of `mistakes` that `got` (a wrong result for `case`) shows, or None.
 
     Each mistake's result is computed from a copy of the `pristine` inputs, after the student's
     function ran, and compared with the check's tolerances. A mistake whose whole result is
-    `got` is named first; else, for a result of several outputs, the first whose result accounts
-    for every wrong output while the others are right (the mistake made in one output only: a
-    loss without its mask beside a right gradient).
+    `got` is named first; else (if `partly`), for a result of several outputs, the first whose
+    result accounts for every wrong output while the others are right (the mistake made in one
+    output only: a loss without its mask beside a right gradient).
     """
     results = []
     for mistake in mistakes:
@@ -482,7 +482,7 @@ def recognised_mistake(got, expected, case: Case, pristine: tuple, mistakes: Seq
             return mistake
         results.append((mistake, wrong))
     return next((mistake for mistake, wrong in results
-                 if _accounts_for(got, wrong, expected, rtol, atol)), None)
+                 if partly and _accounts_for(got, wrong, expected, rtol, atol)), None)
 
 
 def _accounts_for(got, wrong, expected, rtol: float, atol: float) -> bool:
@@ -692,8 +692,10 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     report, wrong = _value_report(outcome.value, expected, case, rtol, atol)
     if report is None:
         return None
-    mistake = recognised_mistake(outcome.value, expected, case, saved, mistakes, rtol, atol)
     hint = diagnose(wrong) if diagnose is not None and wrong else None
+    # A mistake that gives the whole result is named before a hint on the pattern of wrong outputs; one
+    # that accounts only for the wrong outputs, after it (the hint then says more precisely what is wrong).
+    mistake = recognised_mistake(outcome.value, expected, case, saved, mistakes, rtol, atol, partly=not hint)
     if mistake:
         # TRANSLATORS: {report} says what is wrong; {cause} names the known mistake ("Likely cause: ...").
         return _("For {case}: {report} {cause}").format(case=case.label, report=report, cause=mistake.said())

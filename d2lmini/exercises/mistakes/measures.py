@@ -39,6 +39,8 @@ def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False, invert
         norm = float(counted.square().sum() if squared else torch.linalg.vector_norm(counted))
     if inverted:
         factor = norm / theta if norm > theta else 1.0
+    elif scale == "max":
+        factor = max(1.0, theta / max(norm, 1e-12))
     else:
         factor = theta / max(norm, 1e-12) if scale == "always" else min(1.0, theta / max(norm, 1e-12))
     return [g * factor for g in grads]
@@ -116,6 +118,13 @@ CLIP = (
     Mistake(
         N_("the scaling factor is upside down: a gradient too long is shrunk by θ / norm, a number below 1."),
         partial(_clip_with, inverted=True),
+        RULE_SECTION,
+    ),
+    # min(1, norm / θ) and max(1, θ / norm) both leave gradients far above θ as they are: one cause.
+    Mistake(
+        N_("gradients whose norm is above θ are left as they are: the factor is the smaller of 1 and θ / "
+           "norm, below 1 exactly when the norm is above θ (check the min and the ratio)."),
+        partial(_clip_with, scale="max"),
         RULE_SECTION,
     ),
 )
