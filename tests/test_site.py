@@ -284,10 +284,10 @@ def test_a_notebook_page_has_its_launch_links_previews_and_no_answers(site, lang
         page.close()
 
 
-# Known gap (issue 42, left open): notebook 09's own code cells still write some figures' alt texts in
-# English (00-08 write theirs through `tr`, the "notebooks" catalog), so its Chinese page shows them.
-# strict: the test starts passing, and fails as XPASS, the day those alts come from the catalogs.
-ALTS_WRITTEN_BY_NOTEBOOK_CODE = {"09_gates"}
+# Notebooks whose own code cells write figures' alt texts in English, so their Chinese pages show them
+# (strict xfail: such a page fails as XPASS the day its alts come from the catalogs). None now: 00-09
+# write theirs through `tr`, the "notebooks" catalog.
+ALTS_WRITTEN_BY_NOTEBOOK_CODE: set[str] = set()
 
 
 @pytest.mark.parametrize("name", [
