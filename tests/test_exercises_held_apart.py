@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import held_apart_wrong_answers  # noqa: E402 - beside this file
 import mistake_rates  # noqa: E402 - a tool script, imported from tools/
 
-pytestmark = pytest.mark.usefixtures("english")
+pytestmark = [pytest.mark.torch_dependent, pytest.mark.usefixtures("english")]
 NAMED_AT_LEAST = 0.80
 
 

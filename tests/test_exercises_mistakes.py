@@ -17,6 +17,8 @@ from d2lmini.exercises import coding
 from d2lmini.exercises.mistakes import CATALOGUE
 from d2lmini.i18n import _
 
+pytestmark = pytest.mark.torch_dependent  # each mistake is recognised by torch's numbers
+
 CHECKS = {
     "01:rnn_step": "hidden_state.check_rnn_step",
     "01:all_states": "hidden_state.check_all_states",

@@ -21,6 +21,7 @@ TORCH_FREE = {
     "test_cost": "the time estimate's arithmetic over settings; no tensor is computed",
     "test_exercise_outputs": "reads the stored notebooks' JSON",
     "test_grading_cli": "the grader's command line, config, roster and output files; no kernel runs",
+    "test_grading_outputs": "the grader's CSV cells, output folders and rubric files; no kernel runs",
     "test_grading_similarity": "compares functions' source text as tokens (ast, tokenize, difflib)",
     "test_i18n": "gettext's catalogs chosen by an environment variable; no tensor is computed",
     "test_lint": "ruff over the sources",
@@ -28,7 +29,7 @@ TORCH_FREE = {
     "test_markov": "the Markov source and its entropy rate, in numpy",
     "test_navigation": "reads the notebooks' links and tests/course.py",
     "test_nbval_setup": "the nbval collector's configuration",
-    "test_new_notebook": "adds a notebook to a copy of the course with its tools and runs its structure tests",
+    "test_new_notebook": "adds a notebook to a copy of the course with its tools, runs its structure tests",
     "test_ngram": "the n-gram baselines, in numpy, against nltk",
     "test_notebook_storage": "reads the stored notebooks' JSON",
     "test_notebook_structure": "reads the stored notebooks' JSON",
@@ -47,6 +48,7 @@ TORCH_FREE = {
     "test_study_time": "counts words and cells of the stored notebooks",
     "test_text": "tokenising and vocabularies, in pure Python",
     "test_verdicts": "verdicts over given perplexities",
+    "test_zh_outputs": "reads the Chinese notebooks' stored outputs",
     "test_versions": "reads pyproject.toml, the lock and the README",
 }
 
