@@ -254,3 +254,17 @@ def test_the_package_imports_where_the_font_is_not_given(monkeypatch, tmp_path):
         fonts.add_cjk_fallback()
         assert matplotlib.rcParams["font.family"] == ["sans-serif"]
     assert matplotlib.rcParams["font.family"] == before
+
+
+def test_a_sentence_in_two_package_catalogs_has_one_chinese():
+    """d2lmini.i18n chains the wings' catalogs into one, so a msgid two catalogs translate differently
+    shows whichever comes first: 'minibatches' was 小批量 on 03's panel and 小批量数 in 09's figure, and
+    the panel's accessible name no longer held its visible label."""
+    folder = Path(translations.__file__).resolve().parents[1] / "d2lmini" / "locale" / "zh_CN" / "LC_MESSAGES"
+    chinese: dict[str, dict[str, str]] = {}
+    for path in sorted(folder.glob("*.po")):
+        for message in translations.read_catalog(path):
+            if message.id and isinstance(message.id, str):
+                chinese.setdefault(message.id, {})[path.stem] = message.string
+    differ = {english: found for english, found in chinese.items() if len(set(found.values())) > 1}
+    assert not differ, differ

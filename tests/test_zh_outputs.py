@@ -21,7 +21,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHINESE_NOTEBOOKS = sorted((ROOT / "notebooks" / "zh").glob("*.ipynb"))
-BEING_MOVED = {"09_gates": "09: being moved to the package's catalogs by another piece of #42"}
 
 # Four or more words of two letters or more (an apostrophe inside allowed; single letters may sit between
 # them), with only spaces, commas, hyphens, colons and semicolons between: a sentence or a table header,
@@ -104,9 +103,7 @@ def english_in(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", [
-    pytest.param(path, marks=pytest.mark.skip(reason=BEING_MOVED[path.stem])) if path.stem in BEING_MOVED
-    else path for path in CHINESE_NOTEBOOKS], ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", CHINESE_NOTEBOOKS, ids=lambda path: path.stem)
 def test_a_chinese_notebook_shows_no_english_prose_in_its_outputs(path):
     english = english_in(path)
     assert not english, (f"notebooks/zh/{path.name} shows English in its stored outputs (print it through "
