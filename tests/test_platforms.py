@@ -115,13 +115,16 @@ def test_the_chinese_edition_a_platform_runs_has_every_notebook_with_the_same_in
         assert "".join(codes[1]["source"]) == simulate_platforms.first_cell(en), zh.name
 
 
-def test_the_readme_links_the_course_site_in_both_languages():
-    """The site (pyproject's Documentation address, published from main by site.yml) is linked at the top."""
+def test_the_readme_and_notebook_00_link_the_course_site_in_both_languages():
+    """The site (pyproject's Documentation address, published from main by site.yml) is linked at README's top
+    and in 00."""
     with open(ROOT / "pyproject.toml", "rb") as handle:
         site = tomllib.load(handle)["project"]["urls"]["Documentation"]
     owner, name = repository().split("/")
     assert site == f"https://{owner}.github.io/{name}/", "GitHub Pages' address of this repository"
     top = readme().split("## The course")[0]
     assert f"<{site}>" in top and f"<{site}zh/>" in top
+    start = (ROOT / "notebooks" / "00_start_here.ipynb").read_text(encoding="utf-8")
+    assert f"<{site}>" in start and f"<{site}zh/>" in start, "notebook 00 links the site too"
     workflow = (ROOT / ".github" / "workflows" / "site.yml").read_text(encoding="utf-8")
     assert "actions/deploy-pages" in workflow and "main" in workflow
