@@ -557,3 +557,21 @@ def test_a_killed_grader_leaves_no_worker_grading(tmp_path):
     for pid in left:
         os.kill(pid, 9)
     assert left == [], "workers of a killed grader went on running"
+
+
+def test_two_lines_a_process_writes_at_once_are_both_read():
+    """The caller writes "started" and then its answer; one read of the pipe can take both, and the
+    answer was dropped: a student's function was reported as having ended the process while it loaded."""
+    import subprocess
+
+    from d2lmini.grading.remote import read_line
+
+    program = "import sys; sys.stdout.write('one\\ntwo\\n'); sys.stdout.flush()"
+    writer = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE)
+    try:
+        writer.wait(timeout=60)  # both lines are in the pipe before the first read
+        assert read_line(writer.stdout, 10) == b"one"
+        assert read_line(writer.stdout, 10) == b"two"
+        assert read_line(writer.stdout, 1) is None  # then the pipe is at its end
+    finally:
+        writer.stdout.close()

@@ -28,6 +28,7 @@ import select
 import sys
 import time
 import types
+import weakref
 from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
@@ -296,9 +297,16 @@ def _active_rules() -> tuple[list[str], list[str]]:
     return [names[id(ban)] for ban in hook.bans], allowed
 
 
+# What a pipe gave after the line read_line returned: a process may write two lines in one go (the
+# caller's "started", then its answer), and one read takes both.
+_PENDING: "weakref.WeakKeyDictionary[object, bytes]" = weakref.WeakKeyDictionary()
+
+
 def read_line(stream, seconds: float, limit: int = REPLY_LIMIT) -> bytes | None:
-    """One line from the pipe `stream` within `seconds` (None: none came, the process ended, too long)."""
-    deadline, data = time.monotonic() + seconds, bytearray()
+    """One line from the pipe `stream` within `seconds` (None: none came, the process ended, too long).
+
+    What came after the line is kept for the next call on the same pipe."""
+    deadline, data = time.monotonic() + seconds, bytearray(_PENDING.pop(stream, b""))
     descriptor = stream.fileno()
     while b"\n" not in data and len(data) <= limit:
         left = deadline - time.monotonic()
@@ -308,7 +316,12 @@ def read_line(stream, seconds: float, limit: int = REPLY_LIMIT) -> bytes | None:
         if not chunk:
             return None
         data += chunk
-    return bytes(data).split(b"\n", 1)[0] if b"\n" in data else None
+    if b"\n" not in data:
+        return None
+    line, _, rest = bytes(data).partition(b"\n")
+    if rest:
+        _PENDING[stream] = rest
+    return line
 
 
 class RemoteFunction:

@@ -94,10 +94,15 @@ def mode_depths() -> tuple[int, int]:
 def leave_modes_above(depths: tuple[int, int]) -> int:
     """Leave every mode entered since `mode_depths()` gave `depths` (a function that entered one and
     never left it, or a limit that cut a `with` block's exit); return how many were left."""
-    left = 0
+    left, kept = 0, []
     while torch._C._len_torch_function_stack() > depths[0]:
-        torch._C._pop_torch_function_stack()
-        left += 1
+        mode = torch._C._pop_torch_function_stack()
+        if _is_torchs_own_mode(mode):  # the default device's: kernel_settings puts it back, or says it could not
+            kept.append(mode)
+        else:
+            left += 1
+    for mode in reversed(kept):
+        torch._C._push_on_torch_function_stack(mode)
     while torch._C._len_torch_dispatch_stack() > depths[1]:
         _pop_dispatch_mode()
         left += 1
