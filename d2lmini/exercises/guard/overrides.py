@@ -97,7 +97,7 @@ def leave_modes_above(depths: tuple[int, int]) -> int:
     left, kept = 0, []
     while torch._C._len_torch_function_stack() > depths[0]:
         mode = torch._C._pop_torch_function_stack()
-        if _is_torchs_own_mode(mode):  # the default device's: kernel_settings puts it back, or says it could not
+        if _is_torchs_own_mode(mode):  # the default device's: kernel_settings puts it back, or says why not
             kept.append(mode)
         else:
             left += 1
