@@ -16,7 +16,9 @@ from torch.utils._python_dispatch import _pop_mode as _pop_dispatch_mode
 from d2lmini.exercises import hidden_state
 from d2lmini.exercises.guard import overrides
 
-pytestmark = pytest.mark.torch_dependent
+pytestmark = [pytest.mark.torch_dependent,
+              # at torch 2.3 planting these modes and kernels crashes the process itself (open, #45)
+              pytest.mark.skipif(not overrides.POPS_FUNCTION_MODES, reason="torch 2.3 crashes")]
 
 LIES = {"isclose": True, "allclose": True, "equal": True, "any": False, "all": True}
 

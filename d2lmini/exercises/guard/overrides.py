@@ -20,6 +20,9 @@ from torch.utils._python_dispatch import _pop_mode as _pop_dispatch_mode
 from d2lmini.i18n import _
 
 TORCH = os.path.dirname(torch.__file__) + os.sep
+# At torch 2.3 the tests that plant a lying mode or kernel crash the process (test_exercises_overrides
+# skips there): whether the guard judges right under them at 2.3 is not shown.
+POPS_FUNCTION_MODES = tuple(int(part) for part in torch.__version__.split(".")[:2]) >= (2, 4)
 NAMESPACES = ("aten/", "prims/")  # the operators the check's own comparisons reach
 _TORCHS_OWN: set[str] = set()  # torch.library registrations already found to be torch's own
 
@@ -51,7 +54,9 @@ def _registered_outside_torch(entry: str) -> bool:
         return False
     for line in table.splitlines():
         if line.startswith(f"{key}: registered at "):
-            return not line.removeprefix(f"{key}: registered at ").startswith(TORCH)
+            where = line.removeprefix(f"{key}: registered at ")
+            # torch 2.3 records its own Python kernels at /dev/null, not at their file
+            return not where.startswith((TORCH, "/dev/null"))
     return False
 
 
@@ -59,8 +64,8 @@ def library_overrides() -> list[str]:
     """The torch operators ("aten::isclose") given a kernel with `torch.library` from outside torch."""
     found = []
     for entry in sorted(getattr(torch.library, "_impls", ())):
-        if entry in _TORCHS_OWN or not entry.startswith(NAMESPACES):
-            continue
+        if entry in _TORCHS_OWN or not entry.startswith(NAMESPACES) or entry.endswith("/Meta"):
+            continue  # a Meta kernel computes shapes only, never a value a check compares
         if _registered_outside_torch(entry):
             found.append(entry.rpartition("/")[0].replace("/", "::", 1))
         else:
