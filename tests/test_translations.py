@@ -268,3 +268,13 @@ def test_a_sentence_in_two_package_catalogs_has_one_chinese():
                 chinese.setdefault(message.id, {})[path.stem] = message.string
     differ = {english: found for english, found in chinese.items() if len(set(found.values())) > 1}
     assert not differ, differ
+
+
+def test_no_catalog_keeps_a_translation_of_english_that_is_gone():
+    """Obsolete (#~) entries are Chinese for sentences the English no longer has: 09's old echo section
+    and an alt text stayed in its catalogs after the notebook changed."""
+    root = Path(translations.__file__).resolve().parents[1]
+    catalogs = [*root.glob("d2lmini/locale/*/LC_MESSAGES/*.po"), *root.glob("notebooks/locale/*/*.po"),
+                *root.glob("site/locale/*/LC_MESSAGES/*.po")]
+    stale = [str(p.relative_to(root)) for p in catalogs if "\n#~ " in p.read_text(encoding="utf-8")]
+    assert catalogs and not stale, stale

@@ -162,8 +162,9 @@ def write_catalog(catalog: Catalog, path: Path) -> bool:
     catalog.revision_date = catalog.creation_date = EPOCH
     buffer = io.BytesIO()
     # The package's entries name their files without line numbers, which change with every edit;
-    # a notebook's name their cell.
-    pofile.write_po(buffer, catalog, width=0, sort_output=False, include_previous=True,
+    # a notebook's name their cell. An entry whose English is gone is dropped, not kept as #~: a
+    # catalog says only what the English says now.
+    pofile.write_po(buffer, catalog, width=0, sort_output=False, include_previous=True, ignore_obsolete=True,
                     include_lineno=str(catalog.domain) not in WINGS)
     text = buffer.getvalue()
     if path.exists() and path.read_bytes() == text:
