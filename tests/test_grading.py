@@ -26,6 +26,7 @@ from d2lmini.grading.files import student_key
 from d2lmini.grading.gradebook import grade_class
 from d2lmini.grading.judge import earned
 from d2lmini.grading.kernel import rewrite
+from d2lmini.grading.outfolder import MARKER
 from d2lmini.grading.remote import Unreadable, decode, encode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,8 +178,8 @@ def _grade(tmp_path: Path, submissions: Path, config: Path, jobs: int = 2) -> tu
                     progress=lambda _: None)
     after = {path: data for path, data in _files(tmp_path).items() if out not in path.parents}
     assert after == before and not any(here.iterdir()), "the grader wrote outside --out"
-    assert sorted(p.name for p in out.iterdir()) == ["feedback", "gradebook.csv", "not_graded.csv", "records",
-                                                     "results.json", "similarity.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "feedback", "gradebook.csv", "not_graded.csv",
+                                                     "records", "results.json", "similarity.csv"]
     results = {r["student"]: r for r in json.loads((out / "results.json").read_text("utf-8"))}
     with (out / "gradebook.csv").open(encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
