@@ -1,5 +1,6 @@
 """The course map's study times come from tools/study_time.py; the core path fits a two-week unit (#36)."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -94,6 +95,11 @@ def _run(capsys, *arguments) -> tuple[int, str]:
     (b'{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [{"cell_type": "poem"}]}',
      "not a valid notebook"),
     (b"\xff\xfe\x00 binary", "not a notebook"),
+    (b"[1, 2]", "not a notebook (its JSON is a list"),
+    (b'{"nbformat": 5, "nbformat_minor": 0, "metadata": {}, "cells": []}',
+     "not a valid notebook (Unsupported"),
+    (b"[" * 100_000, "nested too deeply"),  # was a RecursionError traceback
+    (b'{"nbformat": 1, "cells": [{"cell_type": "poem"}]}', "not a valid notebook"),  # was UnboundLocalError
 ])
 def test_a_broken_notebook_is_named_with_its_problem_not_a_traceback(tmp_path, capsys, damage, says):
     folder = _course_copy(tmp_path)
@@ -133,3 +139,58 @@ def test_any_bytes_in_a_notebook_give_a_table_or_a_clear_message(tmp_path, capsy
     (folder / "01_probe.ipynb").write_bytes(data)
     status, err = _run(capsys, "--notebooks", folder)
     assert status == 0 or (status == 2 and err.startswith("study_time: ") and err.count("\n") == 1)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                 max_size=3),
+                    max_leaves=10)
+CELL = st.fixed_dictionaries(
+    {"cell_type": st.sampled_from(["markdown", "code", "raw", "poem"]) | JSON,
+     "source": st.text(max_size=30) | st.lists(st.text(max_size=10), max_size=3) | JSON,
+     "metadata": st.just({}) | JSON},
+    optional={"id": st.text(max_size=8) | JSON, "outputs": st.just([]) | JSON,
+              "execution_count": st.none() | JSON, "attachments": JSON})
+NOTEBOOKISH = st.fixed_dictionaries(
+    {"nbformat": st.sampled_from([1, 2, 3, 4, 5]) | JSON, "nbformat_minor": st.integers(0, 6) | JSON,
+     "metadata": st.just({}) | JSON, "cells": st.lists(CELL, max_size=3) | JSON},
+    optional={"worksheets": st.lists(st.fixed_dictionaries({"cells": st.lists(CELL, max_size=2) | JSON}),
+                                     max_size=2) | JSON})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["01_probe.ipynb", "00_start_here.ipynb"]), NOTEBOOKISH | JSON,
+       st.sampled_from([[], ["--check"], ["--write"]]))
+def test_any_json_as_a_notebook_or_the_map_gives_a_result_or_one_clear_line(tmp_path, capsys, name, value,
+                                                                            options):
+    """Every option on any JSON (a near-notebook or not) in a notebook or the course map: the table (and
+    --check's verdict) or one line naming the file, exit 2; never a traceback (#43 item 9)."""
+    folder = tmp_path / "course"
+    folder.mkdir(exist_ok=True)
+    for path in folder.iterdir():
+        path.unlink()
+    (folder / "01_probe.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()), encoding="utf-8")
+    (folder / "00_start_here.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()), encoding="utf-8")
+    (folder / name).write_text(json.dumps(value), encoding="utf-8")
+    readme = tmp_path / "README.md"
+    readme.write_text("core path 0.0 h, optional parts 0.0 h more\n", encoding="utf-8")
+    status, err = _run(capsys, *options, "--notebooks", folder, "--readme", readme)
+    if status == 2:
+        assert err.startswith(f"study_time: {folder / name}: ") and err.count("\n") == 1
+    else:
+        assert status in ((0, 1) if options == ["--check"] else (0,)), err
+        assert "Traceback" not in err
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=200) | st.text(max_size=200).map(str.encode),
+       st.sampled_from(["--check", "--write"]))
+def test_any_bytes_in_the_readme_give_a_result_or_one_clear_line(tmp_path, capsys, data, option):
+    folder = _course_copy(tmp_path) if not (tmp_path / "notebooks").exists() else tmp_path / "notebooks"
+    readme = tmp_path / "README-probe.md"
+    readme.write_bytes(data)
+    status, err = _run(capsys, option, "--notebooks", folder, "--readme", readme)
+    if status == 2:
+        assert err.startswith(f"study_time: {readme}: ") and err.count("\n") == 1
+    else:
+        assert status in (0, 1) and "Traceback" not in err

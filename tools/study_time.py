@@ -25,6 +25,7 @@ this tool's numbers; `--check` (and tests/test_study_time.py) fails when they di
 """
 
 import argparse
+import json
 import re
 import sys
 from dataclasses import dataclass, field
@@ -90,20 +91,42 @@ class CourseFileError(Exception):
 
 def read_notebook(path: Path):
     """Return the notebook at `path`, or raise `CourseFileError` saying why it cannot be read."""
+    text = _notebook_text(path)
     try:
-        notebook = nbformat.read(path, as_version=4)
+        parsed = json.loads(text)
+    except RecursionError:
+        raise CourseFileError(f"{path}: not a notebook (JSON nested too deeply to read)") from None
+    except ValueError as error:
+        raise CourseFileError(f"{path}: not a notebook (not JSON: {str(error)[:120]})") from None
+    if not isinstance(parsed, dict):
+        raise CourseFileError(f"{path}: not a notebook (its JSON is {_json_kind(parsed)}, "
+                              "not an object with cells)") from None
+    try:
+        notebook = nbformat.reads(text, as_version=4)
         nbformat.validate(notebook)
+    except Exception as error:  # nbformat's converters meet any JSON: a v1 cell of no known type is an
+        # UnboundLocalError inside them. Whatever they raise, the file is no notebook they can read.
+        first_line = (str(error).splitlines() or [""])[0] or type(error).__name__
+        raise CourseFileError(f"{path}: not a valid notebook ({first_line[:120]})") from None
+    return notebook
+
+
+def _notebook_text(path: Path) -> str:
+    """Return the text of the notebook file at `path`, or raise `CourseFileError` saying why not."""
+    try:
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise CourseFileError(f"{path}: no such notebook") from None
     except UnicodeDecodeError:
         raise CourseFileError(f"{path}: not a notebook (not UTF-8 text)") from None
     except OSError as error:
         raise CourseFileError(f"{path}: cannot be read ({error.strerror or error})") from None
-    except (nbformat.reader.NotJSONError, ValueError) as error:
-        raise CourseFileError(f"{path}: not a notebook (not JSON: {str(error)[:120]})") from None
-    except (nbformat.ValidationError, AttributeError, KeyError, TypeError) as error:
-        raise CourseFileError(f"{path}: not a valid notebook ({str(error).splitlines()[0][:120]})") from None
-    return notebook
+
+
+def _json_kind(value) -> str:
+    """What a parsed JSON value is, in words ("a list", "a number", ...)."""
+    kinds = {list: "a list", str: "a string", bool: "true or false", int: "a number", float: "a number"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
 
 
 def notebook_time(path: Path) -> NotebookTime:
