@@ -28,7 +28,7 @@ from d2lmini.grading.settings import Limits
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import grading_samples  # noqa: E402  (tools/ is not a package)
 
-pytestmark = pytest.mark.torch_dependent  # kernels, and tensors on the grader's wire
+pytestmark = [pytest.mark.torch_dependent, pytest.mark.sandboxes]  # kernels, and tensors on the grader's wire
 EXERCISES = manifest.load()
 IDS = ["02:stacked_weight_shape", "02:fused_step"]
 KILLED = "oom"

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import grading_samples  # noqa: E402  (tools/ is not a package)
 
-pytestmark = pytest.mark.torch_dependent
+pytestmark = [pytest.mark.torch_dependent, pytest.mark.sandboxes]
 
 EXERCISES = manifest.load()
 SEED = 11

@@ -16,7 +16,7 @@ from d2lmini.grading.judge import judge
 from d2lmini.grading.remote import error_kind
 from d2lmini.grading.settings import Limits
 
-pytestmark = pytest.mark.torch_dependent  # kernels, and tensors on the grader's wire
+pytestmark = [pytest.mark.torch_dependent, pytest.mark.sandboxes]  # kernels, and tensors on the grader's wire
 needs_sandbox = pytest.mark.skipif(not sandbox.probe().isolated, reason=sandbox.probe().describe())
 FUSED = next(e for e in manifest.load() if e.id == "02:fused_step")
 

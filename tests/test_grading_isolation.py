@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import cheating_samples  # noqa: E402  (tools/ is not a package)
 import grading_samples  # noqa: E402
 
-pytestmark = pytest.mark.torch_dependent
+pytestmark = [pytest.mark.torch_dependent, pytest.mark.sandboxes]
 
 EXERCISES = manifest.load()
 needs_sandbox = pytest.mark.skipif(not sandbox.probe().isolated, reason=sandbox.probe().describe())

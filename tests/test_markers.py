@@ -1,7 +1,9 @@
 """Every test module says whether its result depends on torch, so CI's newest and lowest runs miss none.
 
-CI runs the whole suite once, at the locked versions, and at the newest and the lowest torch only
-the modules marked `torch_dependent` (README, "Tests"). A module is marked when what it asserts is
+CI runs each test where its result can change: the modules marked `torch_dependent` at the newest and
+the lowest torch (two versions, two CPU paths), every other module once, at the locked versions, and
+the grader's sandboxed ones (`sandboxes`, also `torch_dependent`) once, at the lock (README, "Tests").
+A module is marked when what it asserts is
 computed by torch while the test runs (kernels, random streams, numerical tolerances) or exercises
 torch's API (grad and inference modes, devices, default dtype, interrupts inside torch calls,
 optimizers, tensors on the grader's wire). Every other module is listed below with the reason its
