@@ -124,7 +124,9 @@ def page_problems(page, url: str, folder: Path, base: str, ids_of) -> list[str]:
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base)
                else (outside.append(route.request.url), route.abort()))
     response = page.goto(url, wait_until="load")
-    page.wait_for_load_state("networkidle")
+    # Every image settled (loaded or failed), not Playwright's "networkidle" (500 ms without a request),
+    # which a loaded machine can miss for 30 s on a page that requests nothing more.
+    page.wait_for_function("[...document.images].every(image => image.complete)", timeout=60_000)
     problems = [] if response and response.ok else [f"load: HTTP {response.status if response else '?'}"]
     problems += formula_problems(page)
     facts = page.evaluate(PAGE_FACTS)
