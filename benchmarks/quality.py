@@ -22,7 +22,10 @@ The defaults are the best settings this benchmark found for a 60-second budget o
 a learning rate that falls along a half cosine from `lr` to 0 over the time budget;
 the same as `d2lmini.train.TrainConfig`'s defaults, which were chosen from this benchmark.
 The loop here is `d2lmini.train.train`'s, except that the time spent evaluating for the
-curve is not counted against the budget. Every hyperparameter has a flag.
+curve is not counted against the budget. Every hyperparameter has a flag, checked as it is
+read: a value outside its declared range (`d2lmini.settings`; NaN and infinity never pass), a
+device that is not here, a plot's missing folder or a slice the text cannot hold is a usage error
+naming the flag (exit status 2) before anything is trained.
 
 Three options regularise a run, none of them the course's (the package and notebooks keep
 their defaults): `--dropout p` zeroes each hidden unit that a gated cell feeds its output
@@ -39,15 +42,19 @@ import argparse
 import copy
 import math
 import shutil
+import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from d2lmini.batching import validate_fits
 from d2lmini.corpus import load_corpus
 from d2lmini.device import seed_everything, try_gpu
+from d2lmini.divergence import TrainingDiverged
 from d2lmini.download import timemachine_is_cached
 from d2lmini.dynamic import DynamicSettings, dynamic_log_probs, training_gradient_rms
 from d2lmini.gates import GatedScratch, GRUScratch, LSTMScratch, gru_forward, lstm_forward
@@ -61,8 +68,22 @@ from d2lmini.mixture import (
     rnn_log_probs,
 )
 from d2lmini.ngram import KneserNey
-from d2lmini.settings import CORPORA, TRAIN_SETTINGS, Setting, validate_settings
-from d2lmini.train import TrainConfig, TrainingRun, make_model, run_training, validate_training
+from d2lmini.settings import (
+    CORPORA,
+    TRAIN_SETTINGS,
+    Setting,
+    validate_device_name,
+    validate_settings,
+    validate_value,
+)
+from d2lmini.train import (
+    TrainConfig,
+    TrainingRun,
+    make_model,
+    run_training,
+    validate_cell_init,
+    validate_training,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_COPY = REPO.parent / "shared" / "data" / "timemachine.txt"
@@ -210,10 +231,83 @@ SETTING_FLAGS = {"--hiddens": "num_hiddens", "--lr": "lr", "--optimizer": "optim
 
 
 def add_setting(parser: argparse.ArgumentParser, flag: str, setting: Setting, default) -> None:
-    """Add `flag` for the declared `setting`: its type, choices and help (0 means None where allowed)."""
+    """Add `flag` for the declared `setting`: its type, choices and help (0 means None where allowed).
+
+    A number outside the setting's declared range (NaN and infinity included) is a usage error that
+    names the flag and the setting, before anything runs.
+    """
     help_text = setting.help + (f" (0: {setting.none_means})" if setting.optional else "")
-    parser.add_argument(flag, type=int if setting.kind is int else float if setting.kind is float else str,
-                        default=default, choices=list(setting.choices) or None, help=help_text)
+    kind = setting_reader(setting, zero_is_none=setting.optional) if setting.kind in (int, float) else str
+    parser.add_argument(flag, type=kind, default=default, choices=list(setting.choices) or None,
+                        help=help_text)
+
+
+def setting_reader(setting: Setting, zero_is_none: bool = False):
+    """Return an argparse `type` that reads a number for `setting` and validates it as declared.
+
+    With `zero_is_none`, 0 reads as None (the setting's "off"). Anything else outside the setting's
+    range, or not a number of its kind, raises `argparse.ArgumentTypeError` with the setting's own
+    message; argparse puts the flag before it.
+    """
+    required = replace(setting, optional=False)
+
+    def read(text: str):
+        try:
+            value = setting.kind(text)
+        except (ValueError, OverflowError):
+            value = text  # not a number of its kind: the setting's own message says what it takes
+        if zero_is_none and value == 0:
+            return None
+        try:
+            return validate_value(required, value)
+        except (TypeError, ValueError) as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return read
+
+
+def rate_reader(what: str, low: float, high: float, *, low_included: bool):
+    """Return an argparse `type` for a finite number between `low` and `high` (`high` never included)."""
+    bounds = f"from {low:g} up to (not including) {high:g}" if low_included else \
+        f"between {low:g} and {high:g} (neither included)"
+
+    def read(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and (low <= value if low_included else low < value) and value < high):
+            raise argparse.ArgumentTypeError(f"the {what} must be a number {bounds}, not {text!r}")
+        return value
+
+    return read
+
+
+def device_reader(text: str) -> torch.device:
+    """An argparse `type`: 'cpu', 'cuda', 'cuda:N' or 'mps', refused unless that device is here."""
+    try:
+        device = torch.device(validate_device_name(text))
+    except (TypeError, ValueError) as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if device.type == "cuda" and not (torch.cuda.is_available()
+                                      and (device.index or 0) < torch.cuda.device_count()):
+        raise argparse.ArgumentTypeError(f"there is no CUDA GPU {text!r} here "
+                                         f"({torch.cuda.device_count()} CUDA GPUs)")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise argparse.ArgumentTypeError("there is no Apple GPU (mps) here")
+    return device
+
+
+def plot_path(text: str) -> Path:
+    """An argparse `type`: a PNG path whose folder exists, checked before the run rather than after it."""
+    path = Path(text)
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give the file to save the plot as, not an empty name")
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder, not a file to save the plot as")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"the folder {str(path.parent)!r} does not exist")
+    return path
 
 
 DYNAMIC_GRID = [(lr, decay) for lr in (1e-5, 3e-5, 1e-4, 3e-4, 1e-3) for decay in (0.0, 0.01)]
@@ -233,28 +327,41 @@ def choose_dynamic_settings(model, indices, fit_length: int, train_length: int) 
     return min(scores, key=scores.get)
 
 
-def main(argv=None):
-    defaults = TrainConfig()  # the course's defaults: the best settings this benchmark found
+def build_parser(defaults: TrainConfig) -> argparse.ArgumentParser:
+    """The command line: every flag, each number checked as it is read (`setting_reader`, `rate_reader`)."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="timemachine", choices=list(CORPORA))
     parser.add_argument("--cell", default="rnn", choices=list(CELL_NAMES),
                         help="the recurrent cell: the tanh RNN, or the GRU or LSTM of notebook 09")
-    parser.add_argument("--seconds", type=float, default=None, help="training budget (wall clock)")
-    parser.add_argument("--minibatches", type=int, default=None,
+    parser.add_argument("--seconds", type=setting_reader(TRAIN_SETTINGS["max_seconds"]), default=None,
+                        help="training budget (wall clock)")
+    parser.add_argument("--minibatches", type=setting_reader(TRAIN_SETTINGS["max_minibatches"]), default=None,
                         help="training budget in minibatches (comparable under load)")
     for flag, name in SETTING_FLAGS.items():
         add_setting(parser, flag, TRAIN_SETTINGS[name], getattr(defaults, name))
-    parser.add_argument("--dropout", type=float, default=0.0,
+    parser.add_argument("--dropout", type=rate_reader("dropout rate", 0, 1, low_included=True), default=0.0,
                         help="gated cells: dropout rate on the hidden state before the output layer")
     parser.add_argument("--keep-best", action="store_true",
                         help="keep the checkpoint with the lowest perplexity on the mixture slice")
-    parser.add_argument("--slice", type=float, default=0.1,
-                        help="share of the training text held back to fit the mixture weight")
-    parser.add_argument("--plot", type=Path, default=None, help="save the curve as a PNG here")
+    parser.add_argument("--slice", type=rate_reader("share of the training text", 0, 1, low_included=False),
+                        default=0.1, help="share of the training text held back to fit the mixture weight")
+    parser.add_argument("--plot", type=plot_path, default=None, help="save the curve as a PNG here")
     parser.add_argument("--dynamic", action="store_true",
                         help="also report dynamic evaluation, its lr and decay chosen on the slice")
-    parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: try_gpu())")
+    parser.add_argument("--device", type=device_reader, default=None,
+                        help="cpu, cuda, cuda:N, mps (default: try_gpu())")
+    return parser
+
+
+def parse_arguments(argv=None) -> tuple[argparse.ArgumentParser, argparse.Namespace, TrainConfig]:
+    """Read the command line; anything that cannot run is a usage error naming its flag (exit status 2).
+
+    Returns the parser (for the checks that need the corpus, `check_split`), the arguments and the
+    validated training configuration. Nothing is loaded or trained here.
+    """
+    defaults = TrainConfig()  # the course's defaults: the best settings this benchmark found
+    parser = build_parser(defaults)
     args = parser.parse_args(argv)
     if args.seconds is None and args.minibatches is None:
         args.seconds = 60.0
@@ -263,24 +370,44 @@ def main(argv=None):
                      f"{args.cell}")
     if args.dropout and args.cell == "rnn":
         parser.error("--dropout is for the gated cells (--cell gru or --cell lstm)")
-    if not 0 <= args.dropout < 1:
-        parser.error("--dropout must be in [0, 1)")
-    label = CELL_NAMES[args.cell]
-
     try:
         config = validate_settings(TrainConfig(num_hiddens=args.hiddens, lr=args.lr, optimizer=args.optimizer,
                              weight_decay=args.weight_decay,
-                             batch_size=args.batch, num_steps=args.steps, theta=args.theta or None,
+                             batch_size=args.batch, num_steps=args.steps, theta=args.theta,
                              lr_schedule=args.schedule, init=args.init, seed=args.seed, num_epochs=None,
                              max_seconds=args.seconds, max_minibatches=args.minibatches,
                              count_eval_time=False, checkpoints=12), TRAIN_SETTINGS)  # validation: one stream
     except (TypeError, ValueError) as error:  # a setting out of its declared range: say which
         parser.error(str(error))
-    device = torch.device(args.device) if args.device else try_gpu()
+    try:
+        validate_cell_init(args.cell, config.init)
+    except ValueError as error:
+        parser.error(f"argument --init: {error}")
+    return parser, args, config
+
+
+def check_split(parser: argparse.ArgumentParser, args, config: TrainConfig, fit_length: int,
+                slice_length: int) -> None:
+    """Stop with a usage error unless the training part holds one minibatch and the slice 2 characters."""
+    if slice_length < 2:
+        parser.error(f"--slice {args.slice:g} leaves {slice_length} characters of the training text to fit "
+                     "the mixture weight on; it needs at least 2: give a larger share")
+    try:
+        validate_fits(fit_length, config.batch_size, config.num_steps)
+    except ValueError as error:
+        parser.error(f"{error} (--batch {config.batch_size}, --steps {config.num_steps}, the training part "
+                     f"of {fit_length:,} characters with --slice {args.slice:g})")
+
+
+def main(argv=None):
+    parser, args, config = parse_arguments(argv)
+    label = CELL_NAMES[args.cell]
+    device = args.device or try_gpu()
     corpus = load_named_corpus(args.corpus)
     train_text, valid_text = corpus.split_text(0.1)
     fit_length = int(len(train_text) * (1 - args.slice))
     fit_text, slice_text = train_text[:fit_length], train_text[fit_length:]
+    check_split(parser, args, config, fit_length, len(slice_text))
     print(f"corpus {corpus.name}: {len(fit_text):,} characters to train the RNN, {len(slice_text):,} "
           f"(end of the training text) to fit the mixture weight, {len(valid_text):,} held out; "
           f"vocabulary {len(corpus.vocab)}; device {device}, {torch.get_num_threads()} threads")
@@ -290,8 +417,13 @@ def main(argv=None):
           f"dropout {args.dropout:g}, weight decay {args.weight_decay:g}, "
           f"{'best checkpoint on the slice' if args.keep_best else 'last checkpoint'}")
 
-    model, history, kept = train_rnn(corpus, fit_length, config, device, args.cell, dropout=args.dropout,
-                                     keep_best=args.keep_best)
+    try:
+        model, history, kept = train_rnn(corpus, fit_length, config, device, args.cell, dropout=args.dropout,
+                                         keep_best=args.keep_best)
+    except (TypeError, ValueError) as error:  # settings the text cannot hold, a budget too short for one step
+        parser.error(str(error))
+    except TrainingDiverged as error:
+        sys.exit(f"quality.py: {error}")
     for minibatches, train_ppl, valid_ppl in zip(history.minibatches, history.train_perplexity,
                                                  history.valid_perplexity, strict=True):
         print(f"  checkpoint {minibatches:5d} minibatches: train {train_ppl:.3f}, slice {valid_ppl:.3f}"
