@@ -25,3 +25,13 @@ def lstm_cell(X, H, C, params):
     O = torch.sigmoid(X @ p["W_xo"] + H @ p["W_ho"] + p["b_o"])
     C = F * C + I * G
     return O * torch.tanh(C), C
+
+
+def lstm_step_backward(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C):
+    """One LSTM step backward: the cell gathers dC and H_t's share, then each gate goes through its slope."""
+    I, F, G, O = gates.chunk(4, dim=1)
+    tanh_C = torch.tanh(C)
+    dC = dC + dH * O * (1 - tanh_C**2)  # C_t reaches the loss along the cell and through H_t
+    dA = torch.cat([dC * G * I * (1 - I), dC * C_prev * F * (1 - F), dC * I * (1 - G**2),
+                    dH * tanh_C * O * (1 - O)], dim=1)
+    return dA @ W_x.T, dA @ W_h.T, dC * F, X.T @ dA, H_prev.T @ dA, dA.sum(0)

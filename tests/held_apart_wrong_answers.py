@@ -220,6 +220,29 @@ def lstm_cell(X, H, C, params):
     H_new = o * torch.tanh(C_new)
     return H_new, C_new
 ''',
+    "09:lstm_step_backward": '''
+def lstm_step_backward(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C):
+    h = C.shape[1]
+    i, f, g, o = gates[:, :h], gates[:, h:2 * h], gates[:, 2 * h:3 * h], gates[:, 3 * h:]
+    tc = torch.tanh(C)
+    do = dH * tc
+    dc = dC + dH * o * (1 - tc ** 2)
+    di = dc * g
+    df = dc * C_prev
+    dg = dc * i
+    da_i = di * i * (1 - i)
+    da_f = df * f * (1 - f)
+    da_g = dg * (1 - g ** 2)
+    da_o = do * o * (1 - o)
+    da = torch.cat([da_i, da_f, da_g, da_o], dim=1)
+    dX = da @ W_x.T
+    dH_prev = da @ W_h.T
+    dC_prev = dc * f
+    dW_x = X.T @ da
+    dW_h = H_prev.T @ da
+    db = da.sum(dim=0)
+    return dX, dH_prev, dC_prev, dW_x, dW_h, db
+''',
 }
 
 # (exercise, what the working answer says, what a student wrote instead)
@@ -550,6 +573,26 @@ SLIPS = [
     ("09:lstm_cell", "return H_new, C_new", "return H_new, torch.tanh(C_new)"),
     ("09:lstm_cell", "X @ p[\"W_xo\"] + H @ p[\"W_ho\"]", "X @ p[\"W_xo\"] + C @ p[\"W_ho\"]"),
     ("09:lstm_cell", "return H_new, C_new", "return H_new"),
+    # --- 09: the LSTM step backward ---
+    ("09:lstm_step_backward", "dc = dC + dH * o * (1 - tc ** 2)", "dc = dC + dH * o"),
+    ("09:lstm_step_backward", "dc = dC + dH * o * (1 - tc ** 2)", "dc = dC + dH * o * (1 - C ** 2)"),
+    ("09:lstm_step_backward", "dc = dC + dH * o * (1 - tc ** 2)", "dc = dH * o * (1 - tc ** 2)"),
+    ("09:lstm_step_backward", "dc = dC + dH * o * (1 - tc ** 2)", "dc = dC + dH * (1 - tc ** 2)"),
+    ("09:lstm_step_backward", "dc = dC + dH * o * (1 - tc ** 2)", "dc = dC + dH * o * (1 - tc) ** 2"),
+    ("09:lstm_step_backward", "df = dc * C_prev", "df = dc * C"),
+    ("09:lstm_step_backward", "da_i = di * i * (1 - i)", "da_i = di * i"),
+    ("09:lstm_step_backward", "da = torch.cat([da_i, da_f, da_g, da_o], dim=1)", "da = torch.cat([da_i, da_f, da_o, da_g], dim=1)"),
+    ("09:lstm_step_backward", "i, f, g, o = gates[:, :h]", "i, f, o, g = gates[:, :h]"),
+    ("09:lstm_step_backward", "db = da.sum(dim=0)", "db = da.sum(dim=1)"),
+    ("09:lstm_step_backward", "db = da.sum(dim=0)", "db = da.mean(dim=0)"),
+    ("09:lstm_step_backward", "dC_prev = dc * f", "dC_prev = dc"),
+    ("09:lstm_step_backward", "dC_prev = dc * f", "dC_prev = dC * f"),
+    ("09:lstm_step_backward", "dW_h = H_prev.T @ da", "dW_h = da.T @ H_prev"),
+    ("09:lstm_step_backward", "da_g = dg * (1 - g ** 2)", "da_g = dg * g * (1 - g)"),
+    ("09:lstm_step_backward", "do = dH * tc", "do = dH * C"),
+    ("09:lstm_step_backward", "dH_prev = da @ W_h.T", "dH_prev = da @ W_h.T + dH"),
+    ("09:lstm_step_backward", "dg = dc * i", "dg = dc * g"),
+    ("09:lstm_step_backward", "tc = torch.tanh(C)", "tc = torch.tanh(C_prev)"),
 ]
 
 # Answers written another way than the working one, with a mistake in them.
@@ -844,6 +887,21 @@ def lstm_cell(X, H, C, params):
     I, F, G, O = gate("i", torch.sigmoid), gate("f", torch.sigmoid), gate("g", torch.tanh), gate("o", torch.sigmoid)
     C_new = F * C + I * G
     return O * torch.tanh(C_new), C_new.detach() * 0 + F * C
+'''],
+    "09:lstm_step_backward": ['''
+def lstm_step_backward(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C):
+    I, F, G, O = gates.chunk(4, dim=1)
+    sig = lambda s: s * s
+    dCt = dC + dH * O * (1 - torch.tanh(C) ** 2)
+    dA = torch.cat([dCt * G * sig(I), dCt * C_prev * sig(F), dCt * I * (1 - G * G), dH * torch.tanh(C) * sig(O)], 1)
+    return dA @ W_x.T, dA @ W_h.T, dCt * F, X.T @ dA, H_prev.T @ dA, dA.sum(0)
+''', '''
+def lstm_step_backward(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C):
+    I, F, G, O = gates.chunk(4, dim=1)
+    dCt = dC * F + dH * O * (1 - torch.tanh(C) ** 2)
+    dA = torch.cat([dCt * G * I * (1 - I), dCt * C_prev * F * (1 - F), dCt * I * (1 - G * G),
+                    dH * torch.tanh(C) * O * (1 - O)], 1)
+    return dA @ W_x.T, dA @ W_h.T, dCt * F, X.T @ dA, H_prev.T @ dA, dA.sum(0)
 '''],
 }
 

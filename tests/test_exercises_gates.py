@@ -7,7 +7,15 @@ from solution_files import load_solution
 
 from d2lmini.exercises import NOT_ANSWERED
 from d2lmini.exercises.coding import NOT_ATTEMPTED
-from d2lmini.exercises.gates import check_gru_cell, check_lstm_cell, check_saturated_gate_slope
+from d2lmini.exercises.gates import (
+    _lstm_backward_cases,
+    check_gru_cell,
+    check_lstm_cell,
+    check_lstm_step_backward,
+    check_saturated_gate_slope,
+    reference_lstm_step_backward,
+)
+from d2lmini.gates import lstm_step
 
 pytestmark = pytest.mark.torch_dependent
 
@@ -15,7 +23,8 @@ SOLUTION = load_solution("09")
 
 
 def test_the_solutions_pass():
-    for check, fn in ((check_gru_cell, SOLUTION.gru_cell), (check_lstm_cell, SOLUTION.lstm_cell)):
+    for check, fn in ((check_gru_cell, SOLUTION.gru_cell), (check_lstm_cell, SOLUTION.lstm_cell),
+                      (check_lstm_step_backward, SOLUTION.lstm_step_backward)):
         result = check(fn)
         assert result, result.message
     assert check_saturated_gate_slope(SOLUTION.ANSWERS["check_saturated_gate_slope"])
@@ -23,6 +32,8 @@ def test_the_solutions_pass():
 
 def test_unattempted_exercises_say_so():
     assert check_gru_cell(lambda X, H, params: None).message == NOT_ATTEMPTED
+    assert check_lstm_step_backward(lambda dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C: None).message == (
+        NOT_ATTEMPTED)
     assert check_saturated_gate_slope(None).message == NOT_ANSWERED
 
 
@@ -118,3 +129,136 @@ def test_other_correct_ways_of_writing_the_steps_pass():
                       (check_lstm_cell, lstm_with_a_module_sigmoid)):
         result = check(fn)
         assert result, result.message
+
+
+# --- exercise 4: one LSTM step backward, by hand ---------------------------------------------------
+
+
+def step_backward(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C, slip=None):
+    """One LSTM step backward written another way than the solution (one gate at a time), right (slip
+    None) or with a slip the catalogue does not list."""
+    h = C.shape[1]
+    I, F, G, O = (gates[:, k * h:(k + 1) * h] for k in range(4))
+    tanh_C = torch.tanh(C)
+    d_cell = dC + dH * O * (1 - tanh_C * tanh_C)
+    if slip == "cell path also scaled by O":
+        d_cell = d_cell * O
+    d_a = [d_cell * G * I * (1 - I), d_cell * C_prev * F * (1 - F), d_cell * I * (1 - G * G),
+           dH * tanh_C * O * (1 - O)]
+    if slip == "candidate's gradient doubled":
+        d_a[2] = 2 * d_a[2]
+    dA = torch.cat(d_a, dim=1)
+    dH_prev = torch.einsum("bk,hk->bh", dA, W_h)
+    return dA @ W_x.T, dH_prev, d_cell * F, X.T @ dA, torch.einsum("bh,bk->hk", H_prev, dA), dA.sum(0)
+
+
+def test_the_step_backward_written_another_way_passes():
+    result = check_lstm_step_backward(step_backward)
+    assert result and result.message.startswith("Correct!"), result.message
+
+
+@pytest.mark.parametrize("slip", ["cell path also scaled by O", "candidate's gradient doubled"])
+def test_wrong_step_backwards_fail(slip):
+    def wrong(*args):
+        return step_backward(*args, slip=slip)
+
+    result = check_lstm_step_backward(wrong)
+    assert not result and result.message.startswith("Not yet."), result.message
+    assert "outputs are wrong" in result.message, result.message
+
+
+def test_the_step_backward_names_which_outputs_are_wrong():
+    def db_averaged(*args):
+        *rest, db = step_backward(*args)
+        return (*rest, db / args[0].shape[0])
+
+    message = check_lstm_step_backward(db_averaged).message
+    assert "1 of 6 outputs are wrong" in message and "Right: dX, dH_prev, dC_prev, dW_x, dW_h." in message
+    assert "Likely cause: db is averaged over the batch" in message, message
+
+
+def own_step(X, H_prev, C_prev, W_x, W_h):
+    """The forward step, written in the test (not the package's): (H_t, C_t)."""
+    h = H_prev.shape[1]
+    a = X @ W_x + H_prev @ W_h
+    C_t = torch.sigmoid(a[:, h:2 * h]) * C_prev + torch.sigmoid(a[:, :h]) * torch.tanh(a[:, 2 * h:3 * h])
+    return torch.sigmoid(a[:, 3 * h:]) * torch.tanh(C_t), C_t
+
+
+def zero_db(W_h):
+    return torch.zeros(W_h.shape[1], dtype=W_h.dtype)
+
+
+def by_autograd(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C):
+    leaves = [t.clone().requires_grad_() for t in (X, H_prev, C_prev, W_x, W_h)]
+    return (*torch.autograd.grad(own_step(*leaves), leaves, grad_outputs=(dH, dC)), zero_db(W_h))
+
+
+def by_backward(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C):
+    leaves = [t.clone().requires_grad_() for t in (X, H_prev, C_prev, W_x, W_h)]
+    H_t, C_t = own_step(*leaves)
+    ((H_t * dH).sum() + (C_t * dC).sum()).backward()
+    return (*(leaf.grad for leaf in leaves), zero_db(W_h))
+
+
+def by_torch_func(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C):
+    _, pullback = torch.func.vjp(own_step, X, H_prev, C_prev, W_x, W_h)
+    return (*pullback((dH, dC)), zero_db(W_h))
+
+
+def by_torch_cell(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C):
+    with torch.no_grad():
+        torch.lstm_cell(X, (H_prev, C_prev), W_x.T, W_h.T)
+    return step_backward(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C)
+
+
+@pytest.mark.parametrize("fn, words", [(by_autograd, "autograd"), (by_backward, "autograd"),
+                                       (by_torch_func, "autograd"),
+                                       (by_torch_cell, "torch's built-in GRU and LSTM")],
+                         ids=["autograd.grad", "backward", "torch.func.vjp", "torch.lstm_cell"])
+def test_autograd_and_torchs_lstm_are_refused_in_the_step_backward(fn, words):
+    result = check_lstm_step_backward(fn)
+    assert not result and words in result.message, result.message
+
+
+def test_the_packages_reference_is_refused_in_the_step_backward():
+    def by_the_reference(*args):
+        return reference_lstm_step_backward(*args, b=torch.zeros(args[6].shape[1], dtype=args[6].dtype))
+
+    result = check_lstm_step_backward(by_the_reference)
+    assert not result and "package's own code" in result.message, result.message
+
+
+def test_the_step_backward_reference_is_the_step_differentiated():
+    """The autograd reference agrees with a central difference of <dH, H_t> + <dC, C_t> (not circular), and
+    the cache a case hands over is what `lstm_step` computes."""
+    case = next(iter(_lstm_backward_cases(torch.device("cpu"))))
+    dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C = case.args
+    b = case.reference.keywords["b"]
+    H_t, C_t = lstm_step(X @ W_x + b, H_prev, C_prev, W_h)
+    assert torch.allclose(C, C_t, rtol=0, atol=1e-14)  # the same step, summed in another order
+    assert torch.allclose(gates[:, 3 * C.shape[1]:] * torch.tanh(C), H_t, rtol=0, atol=1e-14)
+
+    def loss(W_h, C_prev):
+        H_t, C_t = lstm_step(X @ W_x + b, H_prev, C_prev, W_h)
+        return float((H_t * dH).sum() + (C_t * dC).sum())
+
+    _, _, dC_prev, _, dW_h, _ = case.reference(*case.args)
+    bump = torch.zeros_like(W_h)
+    bump[1, 6] = 1e-6
+    assert abs((loss(W_h + bump, C_prev) - loss(W_h - bump, C_prev)) / 2e-6 - float(dW_h[1, 6])) < 1e-7
+    bump = torch.zeros_like(C_prev)
+    bump[2, 3] = 1e-6
+    assert abs((loss(W_h, C_prev + bump) - loss(W_h, C_prev - bump)) / 2e-6 - float(dC_prev[2, 3])) < 1e-7
+
+
+def test_the_step_backward_cases_cover_the_edges():
+    cases = list(_lstm_backward_cases(torch.device("cpu")))
+    assert all(c.args[0].dtype == torch.float64 for c in cases)  # compared in float64
+    assert any(c.args[2].sum(1).eq(1).all() and (c.args[2] * (1 - c.args[2])).eq(0).all()
+               for c in cases)  # one-hot inputs
+    assert any(c.args[3].shape == (1, 1) for c in cases)  # batch 1, one hidden unit
+    assert any(not c.args[1].any() for c in cases) and any(c.args[1].abs().min() > 0 for c in cases)  # dC = 0
+    for case in cases:  # no gate saturated throughout: each slope matters
+        gates = case.args[7]
+        assert ((gates.abs() > 0.05) & (gates.abs() < 0.95)).float().mean() > 0.5

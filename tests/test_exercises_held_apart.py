@@ -68,6 +68,7 @@ SOLVED = [
     ("07:kn_bigram", "07", "kn_bigram"),
     ("09:gru_cell", "09", "gru_cell"),
     ("09:lstm_cell", "09", "lstm_cell"),
+    ("09:lstm_step_backward", "09", "lstm_step_backward"),
 ]
 
 
@@ -90,6 +91,7 @@ CASES = {
     "07:kn_bigram": perplexity._kn_cases,
     "09:gru_cell": gates._gru_cases,
     "09:lstm_cell": gates._lstm_cases,
+    "09:lstm_step_backward": gates._lstm_backward_cases,
     "08:forward": pieces._forward_cases,
     "08:perplexity": pieces._perplexity_cases,
 }

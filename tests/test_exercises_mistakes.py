@@ -34,6 +34,7 @@ CHECKS = {
     "07:kn_bigram": "perplexity.check_kn_bigram",
     "09:gru_cell": "gates.check_gru_cell",
     "09:lstm_cell": "gates.check_lstm_cell",
+    "09:lstm_step_backward": "gates.check_lstm_step_backward",
     **{
         f"08:{piece}": f"capstone.check_{piece}"
         for piece in ("minibatches", "forward", "loss_and_grad", "backward", "clip", "sgd", "perplexity")

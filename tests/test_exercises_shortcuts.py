@@ -466,6 +466,7 @@ def compile_the_solutions_anywhere(notebook: str):
     (rnn_scratch.check_train_loop, "04", "train_loop"), (bptt.check_bptt, "05", "bptt"),
     (clipping.check_clip_function, "06", "my_clip"), (perplexity.check_kn_bigram, "07", "kn_bigram"),
     (gates.check_gru_cell, "09", "gru_cell"), (gates.check_lstm_cell, "09", "lstm_cell"),
+    (gates.check_lstm_step_backward, "09", "lstm_step_backward"),
 ])
 def test_the_instructors_solutions_are_refused(check, notebook, name):
     for fn in (getattr(import_the_solutions(notebook), name), compile_the_solutions_anywhere(notebook)[name]):

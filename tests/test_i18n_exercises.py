@@ -43,7 +43,8 @@ CODING = [("01", "check_rnn_step", "rnn_step"), ("01", "check_all_states", "all_
           ("05", "check_masked_loss_and_grad", "masked_loss_and_grad"), ("05", "check_bptt", "bptt"),
           ("05", "check_leaky_bptt", "leaky_bptt"), ("06", "check_clip_function", "my_clip"),
           ("07", "check_perplexity_function", "perplexity"), ("07", "check_kn_bigram", "kn_bigram"),
-          ("09", "check_gru_cell", "gru_cell"), ("09", "check_lstm_cell", "lstm_cell")]
+          ("09", "check_gru_cell", "gru_cell"), ("09", "check_lstm_cell", "lstm_cell"),
+          ("09", "check_lstm_step_backward", "lstm_step_backward")]
 QUESTIONS = [(notebook, name, answer)
              for notebook in MODULES for name, answer in load_answers(notebook).items()]
 

@@ -1,15 +1,17 @@
 """Self-checks for the exercises of notebook 09 (gated cells: the GRU and the LSTM)."""
 
 import math
+from functools import partial
 
 import torch
 
 from d2lmini.exercises import Verdict, number_verdict, self_check
-from d2lmini.exercises.coding import Case, check_function, sampler
+from d2lmini.exercises.bptt import AUTOGRAD_NAMES
+from d2lmini.exercises.coding import Case, check_function, never, sampler
 from d2lmini.exercises.guard.refusals import GATED
 from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.gates import gru_step, lstm_step
-from d2lmini.i18n import _
+from d2lmini.i18n import N_, _
 
 SHAPES = ((2, 5, 3), (4, 28, 16), (1, 2, 1))  # (batch, vocab, hiddens): small, usual, a single unit
 
@@ -100,3 +102,77 @@ def check_saturated_gate_slope(answer, pre_activation: float = 3.0) -> Verdict:
         _("The derivative of the sigmoid can be written with its own value: σ'(a) = σ(a)(1 - σ(a)). "
           "Compute σ(a) first."),
     )
+
+
+# Exercise 4: the backward pass of one LSTM step, written by hand. The expected gradients come from
+# autograd through the package's `lstm_step`, in float64; the student's function may not use autograd.
+BACKWARD_NAMES = ("dX", "dH_prev", "dC_prev", "dW_x", "dW_h", "db")
+BACKWARD_SIGNATURE = "lstm_step_backward(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C)"
+
+
+def lstm_step_cache(X, H_prev, C_prev, W_x, W_h, b) -> tuple[torch.Tensor, torch.Tensor]:
+    """What a forward LSTM step keeps for its backward pass: the gates [I, F, G, O] side by side
+    (batch, 4·hiddens), after their sigmoid or tanh, and the new cell C_t."""
+    i, f, g, o = (X @ W_x + H_prev @ W_h + b).chunk(4, dim=1)
+    gates = torch.cat([torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)], dim=1)
+    return gates, torch.sigmoid(f) * C_prev + torch.sigmoid(i) * torch.tanh(g)
+
+
+def reference_lstm_step_backward(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C, *, b):
+    """Exercise 4's (dX, dH_prev, dC_prev, dW_x, dW_h, db) by autograd through `d2lmini.gates.lstm_step`.
+
+    The loss is <dH, H_t> + <dC, C_t>, so its gradients are what dH and dC send back through the
+    step; the cache (`gates`, `C`) is not read: the forward step is run again from its inputs and `b`.
+    """
+    with torch.enable_grad():
+        leaves = [t.detach().clone().requires_grad_() for t in (X, H_prev, C_prev, W_x, W_h, b)]
+        X_, H_, C_, W_x_, W_h_, b_ = leaves
+        H_t, C_t = lstm_step(X_ @ W_x_ + b_, H_, C_, W_h_)
+        grads = torch.autograd.grad((H_t, C_t), leaves, grad_outputs=(dH, dC))
+    return tuple(g.detach() for g in grads)
+
+
+def _lstm_backward_cases(device: torch.device):
+    rand, generator = sampler(94, device, torch.float64), torch.Generator().manual_seed(94)
+    shapes = (  # batch, inputs, hiddens, what X and dC are
+        (3, 5, 4, "dense"), (2, 7, 6, "one-hot"), (1, 3, 1, "dense"), (4, 6, 3, "last"))
+    labels = {
+        "dense": N_("batch={batch}, inputs={inputs}, hiddens={hiddens}, dense X"),
+        "one-hot": N_("batch={batch}, inputs={inputs}, hiddens={hiddens}, one-hot X"),
+        "last": N_("batch={batch}, inputs={inputs}, hiddens={hiddens}, dense X, dC = 0 (the last step)"),
+    }
+    for batch, inputs, hiddens, kind in shapes:
+        if kind == "one-hot":
+            X = _one_hot(inputs, batch, generator, device).double()
+        else:
+            X = rand(batch, inputs)
+        H_prev, C_prev = rand(batch, hiddens).tanh(), rand(batch, hiddens)
+        W_x, W_h = rand(inputs, 4 * hiddens) * 0.7, rand(hiddens, 4 * hiddens) * 0.7
+        b = rand(4 * hiddens) * 0.5
+        gates, C = lstm_step_cache(X, H_prev, C_prev, W_x, W_h, b)
+        dH = rand(batch, hiddens)
+        dC = torch.zeros_like(dH) if kind == "last" else rand(batch, hiddens)
+        yield Case(_(labels[kind]).format(batch=batch, inputs=inputs, hiddens=hiddens),
+                   (dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C),
+                   reference=partial(reference_lstm_step_backward, b=b), names=BACKWARD_NAMES,
+                   outputs=BACKWARD_NAMES)
+
+
+def check_lstm_step_backward(fn) -> Verdict:
+    """Exercise 4: `fn(dH, dC, X, H_prev, C_prev, W_x, W_h, gates, C)` is one LSTM step's backward pass.
+
+    dH = dL/dH_t and dC = dL/dC_t as they come from the step after; `gates` is [I, F, G, O] of the
+    forward step (batch, 4·hiddens) and C is C_t. It returns (dX, dH_prev, dC_prev, dW_x, dW_h, db),
+    compared in float64 with autograd through `d2lmini.gates.lstm_step`; autograd and torch's LSTM
+    are not allowed in `fn`.
+    """
+    return check_function(
+        fn, _lstm_backward_cases,
+        _("Your backward pass of one LSTM step gives autograd's six gradients: the cell gathers dC and what "
+          "comes through H_t, each gate's gradient goes through its own slope, and the old cell gets the "
+          "cell's gradient scaled by F alone."),
+        rules=[never(AUTOGRAD_NAMES, N_("Compute the gradients by hand; the exercise does not allow "
+                                        "autograd (backward, torch.autograd.grad, torch.func, "
+                                        "requires_grad_, grad_fn)."))],
+        signature=BACKWARD_SIGNATURE, rtol=1e-7, atol=1e-10, bans=(GATED,),
+        mistakes=mistakes_of("09:lstm_step_backward"))

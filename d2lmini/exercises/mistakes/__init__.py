@@ -31,6 +31,7 @@ CATALOGUE: dict[str, tuple[Mistake, ...]] = {
     **{f"08:{piece}": mistakes for piece, mistakes in CAPSTONE.items()},
     "09:gru_cell": gated.GRU_CELL,
     "09:lstm_cell": gated.LSTM_CELL,
+    "09:lstm_step_backward": gated.LSTM_STEP_BACKWARD,
 }
 
 

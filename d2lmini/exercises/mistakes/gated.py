@@ -1,7 +1,8 @@
-"""Notebook 09's typical mistakes: the GRU and the LSTM step with one weight matrix per gate.
+"""Notebook 09's typical mistakes: the GRU and the LSTM step with one weight matrix per gate, and the
+backward pass of one LSTM step.
 
-Each `_..._with` function is the step written with its flags' mistakes (defaults: none);
-`GRU_CELL` and `LSTM_CELL` list the mistakes in the order they are tried.
+Each `_..._with` function is the step (or its backward pass) written with its flags' mistakes (defaults:
+none); `GRU_CELL`, `LSTM_CELL` and `LSTM_STEP_BACKWARD` list the mistakes in the order they are tried.
 """
 
 from functools import partial
@@ -9,6 +10,7 @@ from functools import partial
 import torch
 
 from d2lmini.exercises.coding import Mistake
+from d2lmini.exercises.mistakes.backprop import BRANCH_SECTION, STEP_SECTION
 from d2lmini.i18n import N_
 
 GRU_SECTION = N_("notebook 09, section 1 (The GRU)")
@@ -407,5 +409,204 @@ LSTM_CELL = (
         N_("the biases are missing: every gate and the candidate have their own bias."),
         partial(_lstm_with, bias=False),
         LSTM_SECTION,
+    ),
+)
+
+
+ADDITIVE_SECTION = N_("notebook 09, section 3 (Why gates help: the additive path)")
+SLOPE_SECTION = N_("notebook 09, exercise 3 (the slope of a saturated gate)")
+EQUATIONS_SECTION = N_("notebook 09, exercise 4 (the step's equations above its cell)")
+GATE_ORDER = N_(
+    "the gate blocks are taken in another order: section 2 stacks them as [I, F, G, O] (torch's order), "
+    "in gates and in dA alike."
+)
+GATE_AS_SLOPE = N_(
+    "the slope of the gate {name} is written as the gate itself: a sigmoid's slope is σ(1 - σ), here "
+    "{name}(1 - {name})."
+)
+TRANSPOSED_GRADIENT = N_(
+    "d{name} is transposed: a weight's gradient has the weight's shape, {inputs}^T dA (inputs of the "
+    "product by the four gates' columns)."
+)
+
+
+def _lstm_backward_with(
+    dH,
+    dC,
+    X,
+    H_prev,
+    C_prev,
+    W_x,
+    W_h,
+    gates,
+    C,
+    read="ifgo",
+    write="ifgo",
+    cell_slope="1 - tanh^2",
+    carried=True,
+    through_H=True,
+    output_gate=True,
+    forget_reads="C_prev",
+    output_reads="tanh",
+    partners=True,
+    gate_slope="s(1 - s)",
+    slope_of="ifo",
+    candidate_slope="1 - G^2",
+    back="whole",
+    db="sum",
+    transposed=(),
+):
+    """(dX, dH_prev, dC_prev, dW_x, dW_h, db) of one LSTM step's backward pass with the flags' mistakes."""
+    blocks = dict(zip(read, gates.chunk(4, dim=1), strict=True))
+    I, F, G, O = (blocks[gate] for gate in "ifgo")
+    tanh_C = torch.tanh(C)
+    slope = {"1 - tanh^2": 1 - tanh_C**2, "1 - C^2": 1 - C**2, "(1 - tanh)^2": (1 - tanh_C) ** 2, "none": 1}
+    through = dH * (O if output_gate else 1) * slope[cell_slope]
+    dC_cell = (dC if carried else 0) + (through if through_H else 0)
+    dI, dG = (dC_cell * G, dC_cell * I) if partners else (dC_cell * I, dC_cell * G)
+    dF = dC_cell * (C_prev if forget_reads == "C_prev" else C)
+    dO = dH * (tanh_C if output_reads == "tanh" else C)
+    sigmoid_slope = {"s(1 - s)": lambda s: s * (1 - s), "s": lambda s: s, "1 - s^2": lambda s: 1 - s**2}
+    candidate = {"1 - G^2": 1 - G**2, "G(1 - G)": G * (1 - G)}[candidate_slope]
+    slopes = {gate: sigmoid_slope[gate_slope if gate in slope_of else "s(1 - s)"] for gate in "ifo"}
+    dA = {"i": dI * slopes["i"](I), "f": dF * slopes["f"](F), "g": dG * candidate, "o": dO * slopes["o"](O)}
+    dA = torch.cat([dA[gate] for gate in write], dim=1)
+    dC_prev = {"whole": dC_cell * F, "no forget": dC_cell, "carried only": dC * F}[back]
+    dW_x = dA.T @ X if "W_x" in transposed else X.T @ dA
+    dW_h = dA.T @ H_prev if "W_h" in transposed else H_prev.T @ dA
+    db_ = {"sum": dA.sum(0), "sum over axis 1": dA.sum(1), "mean": dA.mean(0)}[db]
+    return dA @ W_x.T, dA @ W_h.T, dC_prev, dW_x, dW_h, db_
+
+
+LSTM_STEP_BACKWARD = (
+    Mistake(GATE_ORDER, partial(_lstm_backward_with, read="ifog", write="ifog"), LSTM_SECTION),
+    Mistake(GATE_ORDER, partial(_lstm_backward_with, write="ifog"), LSTM_SECTION),
+    Mistake(GATE_ORDER, partial(_lstm_backward_with, read="ifog"), LSTM_SECTION),
+    Mistake(
+        N_(
+            "the gradient reaching C_t through H_t misses tanh's slope: H_t = O_t ⊙ tanh(C_t), so dH ⊙ O_t "
+            "is multiplied by 1 - tanh²(C_t)."
+        ),
+        partial(_lstm_backward_with, cell_slope="none"),
+        EQUATIONS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the gradient reaching C_t through H_t misses the output gate: H_t = O_t ⊙ tanh(C_t), so dH is "
+            "multiplied by O_t and by tanh's slope, 1 - tanh²(C_t)."
+        ),
+        partial(_lstm_backward_with, output_gate=False),
+        EQUATIONS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "tanh's slope is taken as 1 - C_t²: that form holds for the output of a tanh (H_t in notebook "
+            "05's RNN); C_t is the tanh's input here, so the slope is 1 - tanh²(C_t)."
+        ),
+        partial(_lstm_backward_with, cell_slope="1 - C^2"),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_("tanh's slope is written (1 - tanh(C_t))²: it is 1 - tanh²(C_t), one minus the square."),
+        partial(_lstm_backward_with, cell_slope="(1 - tanh)^2"),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the dC carried from the step after is missing: C_t reaches the loss along the cell (dC) and "
+            "through H_t, and gradients that branch are added."
+        ),
+        partial(_lstm_backward_with, carried=False),
+        BRANCH_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the gradient through H_t is missing from the cell's: C_t reaches the loss through H_t = O_t ⊙ "
+            "tanh(C_t) as well as along the cell (dC), and gradients that branch are added."
+        ),
+        partial(_lstm_backward_with, through_H=False),
+        BRANCH_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the forget gate's gradient uses the new cell C_t: F_t multiplies the old cell, so the cell's "
+            "gradient reaches F_t times C_prev (C_(t-1))."
+        ),
+        partial(_lstm_backward_with, forget_reads="C"),
+        EQUATIONS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the output gate's gradient uses C_t: O_t multiplies tanh(C_t), so dH reaches O_t times "
+            "tanh(C_t)."
+        ),
+        partial(_lstm_backward_with, output_reads="C"),
+        EQUATIONS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the input gate and the candidate each take their own value: in I_t ⊙ G_t the gradient reaching "
+            "I_t is the cell's times G_t, and the one reaching G_t is the cell's times I_t."
+        ),
+        partial(_lstm_backward_with, partners=False),
+        EQUATIONS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the sigmoid's slope is written as σ itself: it is σ(1 - σ), from each gate's own value, "
+            "I(1 - I), F(1 - F) and O(1 - O)."
+        ),
+        partial(_lstm_backward_with, gate_slope="s"),
+        SLOPE_SECTION,
+    ),
+    *(
+        Mistake(GATE_AS_SLOPE, partial(_lstm_backward_with, gate_slope="s", slope_of=gate), SLOPE_SECTION,
+                (("name", gate.upper()),))
+        for gate in "ifo"
+    ),
+    Mistake(
+        N_("the gates' slope is tanh's, 1 - σ²: I, F and O are sigmoids, whose slope is σ(1 - σ)."),
+        partial(_lstm_backward_with, gate_slope="1 - s^2"),
+        SLOPE_SECTION,
+    ),
+    Mistake(
+        N_("the candidate's slope is a sigmoid's, G(1 - G): G_t is a tanh, whose slope is 1 - G_t²."),
+        partial(_lstm_backward_with, candidate_slope="G(1 - G)"),
+        EQUATIONS_SECTION,
+    ),
+    Mistake(
+        N_(
+            "dC_prev misses the forget gate: C_(t-1) enters C_t only as F_t ⊙ C_(t-1), so it gets the "
+            "cell's gradient scaled by F_t."
+        ),
+        partial(_lstm_backward_with, back="no forget"),
+        ADDITIVE_SECTION,
+    ),
+    Mistake(
+        N_(
+            "dC_prev passes back only the dC carried from the step after: the cell's whole gradient, dC "
+            "plus what comes through H_t, goes back scaled by F_t."
+        ),
+        partial(_lstm_backward_with, back="carried only"),
+        ADDITIVE_SECTION,
+    ),
+    Mistake(
+        N_(
+            "db is summed over the wrong axis: b is added to every row of the batch, so its gradient sums dA "
+            "over the batch (axis 0), one entry per column."
+        ),
+        partial(_lstm_backward_with, db="sum over axis 1"),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_("db is averaged over the batch: b is added to every row, so its gradient is the sum of dA's "
+           "rows."),
+        partial(_lstm_backward_with, db="mean"),
+        STEP_SECTION,
+    ),
+    *(
+        Mistake(TRANSPOSED_GRADIENT, partial(_lstm_backward_with, transposed=(name,)), STEP_SECTION,
+                (("name", name), ("inputs", inputs)))
+        for name, inputs in (("W_x", "X"), ("W_h", "H_prev"))
     ),
 )
