@@ -27,7 +27,7 @@ import zmq
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
-from d2lmini.grading import sandbox
+from d2lmini.grading import handover, sandbox
 from d2lmini.grading.limits import limited_command
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import MIME
@@ -96,8 +96,8 @@ def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path
                                sockets=sockets)
         spec |= {"argv": argv, "interrupt_mode": "message"}
     elif sandbox.probe().isolated:  # setpriv execs the kernel: a signal reaches it
-        spec["argv"] = [sys.executable, "-m", "d2lmini.grading.handover", "{connection_file}", "--",
-                        *sandbox.command(program, scratch, sandbox.clean_env(scratch))]
+        spec["argv"] = handover.command("{connection_file}", scratch, sandbox.SANDBOX_UID,
+                                        sandbox.command(program, scratch, sandbox.clean_env(scratch)))
     else:
         spec["argv"] = program
     (folder / "kernel.json").write_text(json.dumps(spec), "utf-8")
@@ -129,8 +129,6 @@ class Kernel:
         self.scratch, self.limits = scratch, limits
         self.private = scratch.parent / f".{scratch.name}-grader"  # beside the scratch, outside the sandbox
         shutil.rmtree(self.private, ignore_errors=True)
-        # Made before the sandbox's user is given the folder (user isolation).
-        (scratch / ".kernel").mkdir(parents=True, exist_ok=True)
         # Unix socket paths must be short (107 bytes): not in a scratch folder that may lie deep.
         short = "/tmp" if Path("/tmp").is_dir() else None
         self.sockets = Path(tempfile.mkdtemp(prefix="d2lmini-kernel-", dir=short))
@@ -144,7 +142,10 @@ class Kernel:
         self.context = capped_context(MESSAGE_LIMIT)
         self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, context=self.context,
                                      **ports)
-        self.manager.connection_file = str(scratch / ".kernel" / f"connection-{name}.json")
+        # Written by the grader (root, maybe) in its own fresh folder, never in the scratch folder, where an
+        # earlier kernel of the student's may have planted a link under this name. A bubblewrap sandbox sees
+        # it there (the folder is bound); in "user" isolation `handover` copies it for the sandbox user.
+        self.manager.connection_file = str(self.sockets / f"connection-{name}.json")
         env = sandbox.clean_env(scratch) if isolation.isolated else kernel_env(scratch)
         env = {} if isolation.namespaces else env  # bwrap sets the kernel's environment itself
         # The kernel's own stderr (ipykernel's warnings, a student's os.write(2, ...)) is not the grader's.

@@ -26,6 +26,7 @@ readable files shared). `D2LMINI_BWRAP` names another bwrap program; `D2LMINI_SA
 forces a mode ("bwrap", "user", "none"), for tests.
 """
 
+import contextlib
 import functools
 import json
 import os
@@ -37,6 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from d2lmini.grading.files import open_folder
 from d2lmini.grading.limits import limited_command
 from d2lmini.i18n import ENVIRONMENT_VARIABLE, N_, _
 
@@ -45,6 +47,7 @@ SANDBOX_UID = 65534  # "nobody" inside the user namespace
 SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/conda")
 # Emptied where a bound folder holds them.
 HIDDEN = ("/root", "/home", "/run", "/var", "/srv", "/mnt", "/media")
+HOME = "home"  # the HOME folder a submission's program gets in its scratch folder, unless in bubblewrap
 
 
 class Reason(str):
@@ -230,10 +233,30 @@ def command(program: list[str], scratch: Path, env: dict[str, str], package_file
 
 def _as_sandbox_user(setpriv: str, program: list[str], scratch: Path) -> list[str]:
     """`program` run as uid/gid 65534 with no groups and no way to gain privileges; `scratch` made its own."""
-    for path in (scratch, *scratch.rglob("*")):
-        os.chown(path, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+    give_folder(scratch, SANDBOX_UID)
     return [setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", "--no-new-privs",
             "--", *program]
+
+
+def give_folder(scratch: Path, owner: int) -> list[str]:
+    """Give `scratch` and the HOME folder `clean_env` makes in it to `owner`; return the names given.
+
+    Nothing else: everything else there was made by `owner` (a kernel of the student's that ran there
+    before), or by the grader for `owner` only to read. No link is followed, and no walk is made, so a
+    folder holding millions of a student's links costs two system calls, never a chown through a link.
+    """
+    descriptor = open_folder(scratch)
+    try:
+        os.fchown(descriptor, owner, owner)
+        given = ["."]
+        try:  # a link a student left under this name: its own owner changes, not its target's
+            os.chown(HOME, owner, owner, dir_fd=descriptor, follow_symlinks=False)
+            given.append(HOME)
+        except FileNotFoundError:
+            pass
+    finally:
+        os.close(descriptor)
+    return given
 
 
 def end_user_processes(seconds: float = 30.0) -> bool:
@@ -300,9 +323,10 @@ def clean_env(scratch: Path) -> dict[str, str]:
     grader's language (`D2LMINI_LANG`) is passed on when it is set: the kernel's errors and the
     caller process's refusals end up in the feedback, which is written in that language.
     """
-    home = Path("/tmp/home") if probe().namespaces else scratch / "home"
+    home = Path("/tmp/home") if probe().namespaces else scratch / HOME
     if not probe().namespaces:
-        home.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # a student's own, from a run before (a link, even)
+            home.mkdir(parents=True)
     env = {"HOME": str(home), "TMPDIR": str(home), "PATH": "/usr/local/bin:/usr/bin:/bin",
            "LANG": "C.UTF-8", "MPLCONFIGDIR": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
            "D2LMINI_CACHE": str(home / ".cache" / "d2lmini"), "IPYTHONDIR": str(home / ".ipython"),
