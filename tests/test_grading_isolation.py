@@ -175,8 +175,7 @@ def _cmdline(path: Path) -> str:
 
 
 def _caller_for(function, tmp_path: Path) -> Caller:
-    saved = tmp_path / "function.pkl"
-    saved.write_bytes(cloudpickle.dumps(function))
+    saved = cloudpickle.dumps(function)
     return Caller({"function": saved}, tmp_path / "caller", Limits(memory_mb=2048), with_models=False)
 
 

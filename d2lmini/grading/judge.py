@@ -27,6 +27,7 @@ from pathlib import Path
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import Tally, counted_cases, shifted_seeds
 from d2lmini.grading import copies, evidence, sandbox, similarity
+from d2lmini.grading.files import NotPlainFile, create_plain, read_plain
 from d2lmini.grading.kernel import (
     CALL_MARGIN,
     OUTPUT_LIMIT,
@@ -184,9 +185,8 @@ def preflight(work: Path, limits: Limits) -> None:
             finally:
                 kernel.shutdown()
         if problem is None:  # and the process that calls a student's function, with a builtin
-            saved = scratch / "trivial.pkl"
-            saved.write_bytes(pickle.dumps(len))
-            caller = Caller({"function": saved}, work / ".preflight-call", limits, with_models=False)
+            caller = Caller({"function": pickle.dumps(len)}, work / ".preflight-call", limits,
+                            with_models=False)
             try:
                 problem = caller.ready()
             finally:
@@ -312,18 +312,23 @@ def package_fingerprints() -> dict[str, str]:
 
 
 class Caller:
-    """A fresh process, sandboxed, that calls a student's saved functions for one check."""
+    """A fresh process, sandboxed, that calls a student's saved functions for one check.
 
-    def __init__(self, functions: dict[str, Path], folder: Path, limits: Limits, with_models: bool):
+    `functions`: each slot's saved function, as the bytes `saved_function` read (never a path the grader
+    would open again: the student's scratch folder is not read twice).
+    """
+
+    def __init__(self, functions: dict[str, bytes], folder: Path, limits: Limits, with_models: bool):
         shutil.rmtree(folder, ignore_errors=True)
         self.scratch, self.status = folder / "scratch", folder / "status"
         self.scratch.mkdir(parents=True)
         known, saved = self.scratch / "known.json", []
-        known.write_text(json.dumps(package_fingerprints()), "utf-8")
+        files = {known.name: json.dumps(package_fingerprints()).encode()}
         for index, (slot, function) in enumerate(functions.items()):
-            copy = self.scratch / f"function-{index}.pkl"
-            shutil.copyfile(function, copy)
-            saved.append(f"{slot}={copy}")
+            files[f"function-{index}.pkl"] = function
+            saved.append(f"{slot}={self.scratch / f'function-{index}.pkl'}")
+        for name, data in files.items():  # the grader's, for the sandbox user to read
+            create_plain(self.scratch, name, data, 0o644)
         program = limited_command(limits.memory_mb, limits.file_mb,
                               [sys.executable, "-m", "d2lmini.grading.caller", str(known), *saved])
         env = sandbox.clean_env(self.scratch)
@@ -382,7 +387,7 @@ def _parse_line(line: bytes | None) -> dict:
     return answer if isinstance(answer, dict) else {}
 
 
-def start_caller(saved: dict[str, Path], folder: Path, limits: Limits, with_models: bool) -> tuple:
+def start_caller(saved: dict[str, bytes], folder: Path, limits: Limits, with_models: bool) -> tuple:
     """A `Caller` for `saved` and what `ready` said; a caller that did not start is tried once more."""
     for attempt in (1, 2):
         caller = None
@@ -403,14 +408,21 @@ def start_caller(saved: dict[str, Path], folder: Path, limits: Limits, with_mode
     raise AssertionError("unreachable")
 
 
-def _saved_function(data: dict, scratch: Path) -> Path | None:
-    """The saved function's file, if it lies inside the kernel's scratch folder and is not too large."""
+def saved_function(data: dict, scratch: Path) -> bytes | None:
+    """The saved function's bytes, read from its file inside the kernel's scratch folder; None if there is
+    none there or it is too large.
+
+    The scratch folder is the student's: the file is read without following a link anywhere on its way
+    (`files.read_plain`), so a link planted there, to a classmate's files or the grader's, is refused
+    (`NotPlainFile`, the student's fault) and nothing is read through it.
+    """
     try:
-        path = (scratch / str(data.get("file", ""))).resolve()
-        inside = path.is_relative_to(scratch.resolve()) and path.is_file()
-        return path if inside and path.stat().st_size <= FUNCTION_LIMIT else None
+        content = read_plain(scratch, str(data.get("file", "")), FUNCTION_LIMIT)
+    except NotPlainFile:
+        raise
     except (OSError, ValueError):
         return None
+    return content if len(content) <= FUNCTION_LIMIT else None
 
 
 def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed: int,
@@ -433,7 +445,12 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
             # TRANSLATORS: {error} is Python's error ("TypeError: cannot pickle ...").
             return Verdict(False, _("Not graded: your function {name} could not be saved for grading "
                                     "({error}).").format(name=name, error=str(data["error"])[:200]))
-        saved[slot] = _saved_function(data, scratch)
+        try:
+            saved[slot] = saved_function(data, scratch)
+        except NotPlainFile:
+            return Verdict(False, _("Not graded: the file your function {name} was saved to is a link, or "
+                                    "not a plain file, and the grader reads nothing through a link. Leave "
+                                    "the files grading saves (in functions/) as they are.").format(name=name))
         if saved[slot] is None:
             return Verdict(False, _("Not graded: your function {name} was not found after your notebook "
                                     "ran.").format(name=name))
