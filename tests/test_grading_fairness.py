@@ -87,48 +87,75 @@ def _wrong_function():
     return namespace["wrong"]
 
 
-def _through_the_grader(exercise, variants: dict[str, dict], tmp_path: Path) -> dict[str, bool]:
-    """Each variant's verdict with its functions called in a fresh sandboxed caller process.
+CODING = [e for e in EXERCISES if e.kind == "coding" and e.id not in SLOW]
+QUESTIONS = [e for e in EXERCISES if e.kind == "question"]
 
-    One process holds every variant's functions (slot `variant.slot`), as one holds a student's
-    functions for one check: one sandbox start per exercise. The variants run in the order given;
-    the banned calls come last, since a refused call may end the process.
+
+def _variants(exercise) -> dict[str, dict]:
+    """The solution, a wrong answer and the solution that also calls what the exercises ban."""
+    return {"solution": _student_functions(exercise, banned=False),
+            "wrong": dict.fromkeys(exercise.slots, _wrong_function()),
+            "banned": _student_functions(exercise, banned=True)}
+
+
+def _with_models(exercise) -> bool:
+    return "RNNScratch" in exercise.checker().__globals__
+
+
+def _through_one_caller(entries: list[tuple], folder: Path, with_models: bool) -> dict[tuple, bool]:
+    """Each (exercise, variant)'s verdict with its functions called in one sandboxed caller process.
+
+    One process holds every entry's functions (slot `exercise.variant.slot`), as one holds a student's
+    functions for one check; the entries run in the order given (the banned calls last). Should a
+    refused call end the process, a fresh one takes the entries left, and the one that ended it is
+    judged as the grader judges it (its process stopped).
     """
     import cloudpickle
 
-    saved = {}
-    for variant, functions in variants.items():
-        for slot, function in functions.items():
-            saved[f"{variant}.{slot}"] = cloudpickle.dumps(function)
-    with_models = "RNNScratch" in exercise.checker().__globals__
-    caller = Caller(saved, tmp_path / "caller", Limits(), with_models)
-    try:
-        assert caller.ready() is None
-        verdicts = {}
-        for variant, functions in variants.items():
-            state = {"broken": False}
-            remote = {slot: RemoteFunction(caller.process, 300, f.__name__, f"{variant}.{slot}", state)
-                      for slot, f in functions.items()}
-            verdicts[variant] = _verdict(exercise, remote)
-        return verdicts
-    finally:
-        caller.close()
+    verdicts, left = {}, list(entries)
+    while left:
+        saved = {f"{e.id}.{variant}.{slot}": cloudpickle.dumps(f)
+                 for e, variant, functions in left for slot, f in functions.items()}
+        caller = Caller(saved, folder / f"caller-{len(verdicts)}", Limits(), with_models)
+        try:
+            assert caller.ready() is None
+            while left:
+                exercise, variant, functions = left.pop(0)
+                state = {"broken": False}
+                remote = {slot: RemoteFunction(caller.process, 300, f.__name__,
+                                               f"{exercise.id}.{variant}.{slot}", state)
+                          for slot, f in functions.items()}
+                verdicts[exercise.id, variant] = _verdict(exercise, remote)
+                if caller.process.poll() is not None:
+                    break
+        finally:
+            caller.close()
+    return verdicts
 
 
-CODING = [e for e in EXERCISES if e.kind == "coding" and e.id not in SLOW]
-QUESTIONS = [e for e in EXERCISES if e.kind == "question"]
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict[tuple, bool]:
+    """Every coding exercise's variants through the grader: one sandboxed caller for the exercises whose
+    checks hand a model, one for the others (two sandbox starts, not one per exercise)."""
+    verdicts = {}
+    for with_models in (False, True):
+        chosen = [e for e in CODING if _with_models(e) == with_models]
+        variants = {e.id: _variants(e) for e in chosen}
+        entries = [(e, v, variants[e.id][v]) for v in ("solution", "wrong") for e in chosen]
+        entries += [(e, "banned", variants[e.id]["banned"]) for e in chosen]
+        folder = tmp_path_factory.mktemp(f"models-{with_models}")
+        verdicts |= _through_one_caller(entries, folder, with_models)
+    return verdicts
 
 
 @needs_solutions_beside_the_package
 @pytest.mark.slow
 @pytest.mark.classes
 @pytest.mark.parametrize("exercise", CODING, ids=[e.id for e in CODING])
-def test_a_function_gets_the_same_verdict_from_the_self_check_and_the_grader(exercise, tmp_path):
-    variants = {"solution": _student_functions(exercise, banned=False),
-                "wrong": dict.fromkeys(exercise.slots, _wrong_function()),
-                "banned": _student_functions(exercise, banned=True)}
-    graded = _through_the_grader(exercise, variants, tmp_path)
-    verdicts = {name: (_verdict(exercise, functions), graded[name]) for name, functions in variants.items()}
+def test_a_function_gets_the_same_verdict_from_the_self_check_and_the_grader(exercise, graded):
+    variants = _variants(exercise)
+    verdicts = {name: (_verdict(exercise, functions), graded[exercise.id, name])
+                for name, functions in variants.items()}
     assert verdicts["solution"] == (True, True), verdicts
     assert verdicts["wrong"] == (False, False), verdicts
     assert verdicts["banned"][0] == verdicts["banned"][1], verdicts
