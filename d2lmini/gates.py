@@ -22,19 +22,72 @@ term of every gate for every step is one row lookup done before the loop.
 An LSTM has two states, H and C. To keep the one interface every model of the course has
 (`model(X, state) -> (outputs, state)`, `begin_state`, a state that training detaches), the
 LSTM's state is one tensor, H and C side by side: shape (batch, 2 * num_hiddens).
+
+Every constructor argument is checked before torch sees it (`check_gated_arguments`): the sizes are
+whole numbers in their declared ranges, the generator a CPU `torch.Generator` or None, the flags
+True or False; a wrong one is a TypeError or ValueError naming the argument.
 """
 
 import math
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from d2lmini.i18n import _
+from d2lmini.i18n import N_, _
 from d2lmini.lstm_bptt import lstm_forward_bptt
+from d2lmini.settings import TRAIN_SETTINGS, Setting, short_repr, validate_value
 
 GRU_GATES = ("reset", "update", "candidate")
 LSTM_GATES = ("input", "forget", "cell", "output")
+GATED_LAYERS = {"gru": nn.GRU, "lstm": nn.LSTM}
+
+# A model's vocabulary: the tokens it reads (one-hot) and predicts.
+VOCAB_SIZE = Setting("vocab_size", N_("vocabulary size"), N_("tokens the model reads and predicts"), int, 1,
+                     10_000_000)
+# The most a gated cell's parameters may take, in float32 bytes (a course model takes a few megabytes).
+MAX_PARAMETER_BYTES = 4 * 1024**3
+
+
+def gated_parameter_count(vocab_size: int, num_hiddens: int, num_gates: int) -> int:
+    """Return how many numbers a gated cell of these sizes holds (`init_gated_params`, plus b_hn's bound)."""
+    width = num_gates * num_hiddens
+    return (vocab_size + num_hiddens + 1) * width + (num_hiddens + 1) * vocab_size + num_hiddens
+
+
+def check_gated_arguments(vocab_size, num_hiddens, generator=None, num_gates: int = 4) -> tuple[int, int]:
+    """Return (vocab_size, num_hiddens) as plain ints; raise TypeError or ValueError naming the argument.
+
+    The sizes are whole numbers (numpy's too; never a bool, a float or NaN) in the declared ranges of
+    `VOCAB_SIZE` and the hidden size (`d2lmini.settings.TRAIN_SETTINGS`), together within
+    `MAX_PARAMETER_BYTES`; `generator` is None or a CPU `torch.Generator` (the weights are drawn on the
+    CPU, then moved).
+    """
+    vocab_size = validate_value(VOCAB_SIZE, vocab_size)
+    num_hiddens = validate_value(TRAIN_SETTINGS["num_hiddens"], num_hiddens)
+    if generator is not None:
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(_("generator must be a CPU torch.Generator or None, not {kind}").format(
+                kind=type(generator).__name__))
+        if generator.device.type != "cpu":  # the weights are drawn on the CPU, then moved
+            raise ValueError(_("generator must be a CPU torch.Generator, not one on {device}").format(
+                device=generator.device))
+    need = 4 * gated_parameter_count(vocab_size, num_hiddens, num_gates)
+    if need > MAX_PARAMETER_BYTES:
+        raise ValueError(_("A gated cell with vocab_size {vocab_size:,} and num_hiddens {num_hiddens:,} "
+                           "holds about {gigabytes:.1f} GB of parameters; make the vocabulary or the hidden "
+                           "size smaller.").format(vocab_size=vocab_size, num_hiddens=num_hiddens,
+                                              gigabytes=need / 1024**3))
+    return vocab_size, num_hiddens
+
+
+def check_flag(name: str, value) -> bool:
+    """Return `value` as a bool; raise TypeError naming the argument `name` unless it is True or False."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(_("{name} must be True or False, not {value}").format(name=name,
+                                                                              value=short_repr(value)))
+    return bool(value)
 
 
 def init_gated_params(vocab_size: int, num_hiddens: int, num_gates: int,
@@ -43,8 +96,13 @@ def init_gated_params(vocab_size: int, num_hiddens: int, num_gates: int,
 
     W_x (vocab, gates·hiddens) and W_h (hiddens, gates·hiddens) hold the gates side by side;
     weights are drawn from N(0, 1/fan_in) (LeCun's rule, as `rnn.init_rnn_params`); biases
-    start at zero; the output layer W_hq, b_q is the RNN's.
+    start at zero; the output layer W_hq, b_q is the RNN's. Raises TypeError or ValueError naming
+    the argument for sizes or a generator that cannot work (`check_gated_arguments`).
     """
+    if isinstance(num_gates, bool) or not isinstance(num_gates, int) or num_gates < 1:
+        raise ValueError(_("num_gates must be a whole number of at least 1, not {value}").format(
+            value=short_repr(num_gates)))
+    vocab_size, num_hiddens = check_gated_arguments(vocab_size, num_hiddens, generator, num_gates)
     width = num_gates * num_hiddens
     return {
         "W_x": torch.randn(vocab_size, width, generator=generator) / math.sqrt(vocab_size),
@@ -103,6 +161,7 @@ class GatedScratch(nn.Module):
 
     def __init__(self, vocab_size: int, num_hiddens: int, generator: torch.Generator | None = None):
         super().__init__()
+        vocab_size, num_hiddens = check_gated_arguments(vocab_size, num_hiddens, generator, self.num_gates)
         self.vocab_size, self.num_hiddens = vocab_size, num_hiddens
         params = init_gated_params(vocab_size, num_hiddens, self.num_gates, generator)
         for name, value in params.items():
@@ -120,7 +179,7 @@ class GRUScratch(GatedScratch):
 
     def __init__(self, vocab_size: int, num_hiddens: int, generator: torch.Generator | None = None):
         super().__init__(vocab_size, num_hiddens, generator)
-        self.b_hn = nn.Parameter(torch.zeros(num_hiddens))  # the candidate's bias inside R ⊙ (·)
+        self.b_hn = nn.Parameter(torch.zeros(self.num_hiddens))  # the candidate's bias inside R ⊙ (·)
 
     def forward(self, X: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return gru_forward(X, state, self.W_x, self.W_h, self.b, self.b_hn, self.W_hq, self.b_q)
@@ -139,10 +198,13 @@ class LSTMScratch(GatedScratch):
 
     def __init__(self, vocab_size: int, num_hiddens: int, generator: torch.Generator | None = None,
                  *, hand_written_bptt: bool = True):
+        check_gated_arguments(vocab_size, num_hiddens, generator, self.num_gates)  # in the arguments' order
+        hand_written_bptt = check_flag("hand_written_bptt", hand_written_bptt)
         super().__init__(vocab_size, num_hiddens, generator)
         self.hand_written_bptt = hand_written_bptt
+        h = self.num_hiddens
         with torch.no_grad():  # a forget-gate bias of 1: remember by default at the start
-            self.b[num_hiddens:2 * num_hiddens] = 1.0
+            self.b[h:2 * h] = 1.0
 
     def forward(self, X: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         forward = lstm_forward_bptt if self.hand_written_bptt else lstm_forward
@@ -154,11 +216,13 @@ class TorchGated(nn.Module):
 
     def __init__(self, cell: str, vocab_size: int, num_hiddens: int):
         super().__init__()
-        layers = {"gru": nn.GRU, "lstm": nn.LSTM}
-        if cell not in layers:
-            raise ValueError(_("cell must be 'gru' or 'lstm', not {cell}").format(cell=repr(cell)))
+        if not isinstance(cell, str) or cell not in GATED_LAYERS:
+            error = ValueError if isinstance(cell, str) else TypeError
+            raise error(_("cell must be 'gru' or 'lstm', not {cell}").format(cell=short_repr(cell)))
+        gates = len(GRU_GATES if cell == "gru" else LSTM_GATES)
+        vocab_size, num_hiddens = check_gated_arguments(vocab_size, num_hiddens, num_gates=gates)
         self.cell, self.vocab_size, self.num_hiddens = cell, vocab_size, num_hiddens
-        self.rnn = layers[cell](vocab_size, num_hiddens)
+        self.rnn = GATED_LAYERS[cell](vocab_size, num_hiddens)
         self.output = nn.Linear(num_hiddens, vocab_size)
 
     def forward(self, X: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,14 +1,23 @@
 """The scratch GRU and LSTM against torch.nn.GRU / torch.nn.LSTM, autograd and training."""
 
+import math
+from fractions import Fraction
+
+import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from d2lmini.gates import (
+    MAX_PARAMETER_BYTES,
     GRUScratch,
     LSTMScratch,
     TorchGated,
     copy_gated_to_torch,
+    gated_parameter_count,
     gru_step,
+    init_gated_params,
     lstm_step,
 )
 from d2lmini.rnn import predict
@@ -110,6 +119,82 @@ def test_lstm_starts_with_a_forget_bias_of_one():
 def test_unknown_torch_cell_is_refused():
     with pytest.raises(ValueError, match="'gru' or 'lstm'"):
         TorchGated("rnn", 5, 4)
+    with pytest.raises(TypeError, match="'gru' or 'lstm'"):
+        TorchGated(["gru"], 5, 4)  # was torch's "unhashable type: 'list'"
+
+
+# Anything a caller might pass as a size, a generator or a flag (#43 item 9: 40 such cases reached torch's
+# own errors, "randn(): argument 'size' ... must be tuple of ints", "Trying to create tensor with negative
+# dimension", a forget bias written into an empty slice).
+ANY_ARGUMENT = (st.integers(-3, 50) | st.integers() | st.floats() | st.just(math.nan) | st.booleans()
+                | st.none() | st.text(max_size=3) | st.integers(-3, 50).map(np.int64)
+                | st.integers(1, 9).map(np.float32) | st.integers(1, 9).map(torch.tensor)
+                | st.fractions(max_denominator=3) | st.lists(st.integers(1, 5), max_size=2)
+                | st.builds(lambda seed: torch.Generator().manual_seed(seed), st.integers(0, 9)))
+SIZE = {"vocab_size": "vocabulary size", "num_hiddens": "hidden size"}
+
+
+def _construct(kind: str, vocab_size, num_hiddens, extra):
+    """Build the gated model `kind` with the drawn arguments (`extra`: its third argument, if any)."""
+    if kind == "gru":
+        return GRUScratch(vocab_size, num_hiddens, extra)
+    if kind == "lstm":
+        return LSTMScratch(vocab_size, num_hiddens, generator=None, hand_written_bptt=extra)
+    if kind == "lstm-generator":
+        return LSTMScratch(vocab_size, num_hiddens, extra)
+    if kind == "params":
+        return init_gated_params(vocab_size, num_hiddens, 3, extra)
+    return TorchGated(extra, vocab_size, num_hiddens)
+
+
+def _expected_problem(kind: str, vocab_size, num_hiddens, extra) -> str | None:
+    """Which argument the constructor must name (the first wrong one in the order they are passed), or
+    None if every argument is one it can build with."""
+    if kind == "torch" and extra not in ("gru", "lstm"):
+        return "cell"
+    for name, value, high in (("vocab_size", vocab_size, 10_000_000), ("num_hiddens", num_hiddens, 100_000)):
+        whole = isinstance(value, int | np.integer) and not isinstance(value, bool)
+        if not (whole and 1 <= value <= high):
+            return SIZE[name]
+    generator = extra if kind in ("gru", "lstm-generator", "params") else None
+    if not (generator is None or isinstance(generator, torch.Generator)):
+        return "generator"
+    gates = 4 if kind.startswith("lstm") or extra == "lstm" else 3
+    if 4 * gated_parameter_count(int(vocab_size), int(num_hiddens), gates) > MAX_PARAMETER_BYTES:
+        return "GB of parameters"
+    if kind == "lstm" and not isinstance(extra, bool):
+        return "hand_written_bptt"
+    return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["gru", "lstm", "lstm-generator", "params", "torch"]), ANY_ARGUMENT, ANY_ARGUMENT,
+       ANY_ARGUMENT | st.sampled_from(["gru", "lstm", "rnn"]))
+def test_any_constructor_argument_builds_the_cell_or_is_refused_naming_it(kind, vocab_size, num_hiddens,
+                                                                          extra):
+    """Every argument of the gated cells is checked before torch sees it: a model of the right sizes, or
+    a TypeError/ValueError naming the argument, never torch's own error (#43 item 9). On the meta device,
+    so that a large valid model costs no memory."""
+    problem = _expected_problem(kind, vocab_size, num_hiddens, extra)
+    with torch.device("meta"):
+        if problem is None:
+            model = _construct(kind, vocab_size, num_hiddens, extra)
+            if kind != "params":
+                assert (model.vocab_size, model.num_hiddens) == (vocab_size, num_hiddens)
+                assert type(model.vocab_size) is int and type(model.num_hiddens) is int
+            return
+        with pytest.raises((TypeError, ValueError)) as refused:
+            _construct(kind, vocab_size, num_hiddens, extra)
+    assert problem in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_numpy_sizes_build_the_same_model_as_ints():
+    plain = GRUScratch(6, 5, torch.Generator().manual_seed(2))
+    numpy = GRUScratch(np.int64(6), np.int16(5), torch.Generator().manual_seed(2))
+    assert all(torch.equal(a, b) for a, b in zip(plain.parameters(), numpy.parameters(), strict=True))
+    assert LSTMScratch(6, 5, hand_written_bptt=np.bool_(False)).hand_written_bptt is False
+    with pytest.raises(TypeError, match="vocabulary size"):
+        GRUScratch(Fraction(6), 5)
 
 
 @pytest.mark.parametrize("cell", CELLS)
