@@ -21,6 +21,7 @@ from d2lmini.widgets.memory import (  # noqa: E402
     MemoryPanel,
     influence_by_lag,
     make_memory_panel,
+    memory_alt,
     memory_view,
     next_probability,
     peak_lags,
@@ -149,6 +150,21 @@ def test_panel_follows_its_controls(echo, echo_model):
     assert png_size(panel.image.value)[0] > 0 and not any(c.disabled for c in panel.controls)
     with pytest.raises(ValueError, match="more than max_lag"):
         make_memory_panel({"short": (echo_model, "abc", echo.vocab)}, max_lag=10)
+
+
+@pytest.mark.parametrize("fill, says, alt", [
+    (math.nan, "hold NaN or infinity", "No bar chart"), (math.inf, "hold NaN or infinity", "No bar chart"),
+    (0.0, "no character before it sways the prediction", "every bar is 0")])
+def test_a_diverged_or_all_zero_model_is_said_so_not_a_crash(echo, fill, says, alt):
+    """Notebook 05's panel shares draw_memory with 09's: a NaN or infinite model raised "Axis limits cannot
+    be NaN or Inf", and an all-zero one named a strongest character among bars of 0 (#43 item 9)."""
+    model = random_model(len(echo.vocab), 6)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.fill_(fill)
+    panel = make_memory_panel({"m": (model, echo.text[-100:], echo.vocab)}, position=30, max_lag=10)
+    assert says in panel.status.value and "strongest" not in panel.status.value
+    assert png_size(panel.image.value)[0] > 0 and alt in memory_alt(panel.view)
 
 
 def torch_twin_influence(scratch, indices, position, max_lag):

@@ -2,7 +2,9 @@
 
 `side_by_side_views` computes what the panel shows (one `MemoryView` per model, from
 `d2lmini.widgets.memory`), `side_by_side_summary` and `side_by_side_alt` put it in words, and
-`SideBySidePanel` draws the models' bars one above the other under a position slider.
+`SideBySidePanel` draws the models' bars one above the other under a position slider. A model whose
+training diverged (NaN or infinity) or whose prediction no character sways (an all-zero model) is said
+to be so in its line and its chart; the others are drawn as usual.
 """
 
 import ipywidgets as widgets
@@ -12,7 +14,7 @@ from d2lmini.i18n import N_, _
 from d2lmini.plot import figure_png, show_png
 from d2lmini.widgets import controls_disabled
 from d2lmini.widgets.a11y import Access, panel_summary
-from d2lmini.widgets.memory import MemoryView, draw_memory, memory_view
+from d2lmini.widgets.memory import MemoryView, diverged, draw_memory, memory_view, unswayed
 from d2lmini.widgets.preview import PanelBox
 
 # What the panel says first (a screen reader meets it before any control).
@@ -28,26 +30,48 @@ def side_by_side_views(models: dict, text: str, vocab, position: int,
     return {name: memory_view(model, text, vocab, position, max_lag) for name, model in models.items()}
 
 
+def model_line(name: str, view: MemoryView) -> str:
+    """Return the summary's sentence for one model: the influence at the longest lag shown as a share of
+    lag 1's, or what stands in for it (a diverged model, no influence at all, none at lag 1)."""
+    lag = len(view.influence)
+    if diverged(view):
+        return _("{name}: its weights hold NaN or infinity (its training diverged), so there is nothing to "
+                 "show").format(name=name)
+    if unswayed(view):
+        return _("{name}: P = {probability:.2f}; no earlier character sways it (every influence is "
+                 "0)").format(name=name, probability=view.probability)
+    if view.influence[0] == 0:
+        return _("{name}: P = {probability:.2f}; 1 back does not sway it, {lag} back sways it "
+                 "{last:.1e}").format(name=name, probability=view.probability, lag=lag,
+                                      last=view.influence[-1])
+    # TRANSLATORS: one model's line: {name} is the model ("GRU"), P the probability of the character
+    # predicted; the character {lag} places back sways the prediction {ratio} times as much as the one
+    # 1 place back.
+    return _("{name}: P = {probability:.2f}; {lag} back sways it {ratio:.1e} times as much as 1 "
+             "back").format(name=name, probability=view.probability, lag=lag,
+                            ratio=view.influence[-1] / view.influence[0])
+
+
 def side_by_side_summary(views: dict[str, MemoryView]) -> str:
-    """Return one sentence per model: the influence at the longest lag shown, as a share of lag 1's."""
-    lines = []
-    for name, view in views.items():
-        lag = len(view.influence)
-        # TRANSLATORS: one model's line: {name} is the model ("GRU"), P the probability of the character
-        # predicted; the character {lag} places back sways the prediction {ratio} times as much as the one
-        # 1 place back.
-        lines.append(_("{name}: P = {probability:.2f}; {lag} back sways it {ratio:.1e} times as much as 1 "
-                       "back").format(name=name, probability=view.probability, lag=lag,
-                                      ratio=view.influence[-1] / view.influence[0]))
-    return "<br>".join(lines)
+    """Return one sentence per model (`model_line`), as HTML lines."""
+    return "<br>".join(model_line(name, view) for name, view in views.items())
+
+
+def model_alt(name: str, view: MemoryView) -> str:
+    """Return one model's part of the text alternative: its strongest lag and the first and last bars."""
+    if diverged(view):
+        return _("{name}: no bars (its weights hold NaN or infinity)").format(name=name)
+    if unswayed(view):
+        return _("{name}: every bar 0").format(name=name)
+    return _("{name}: strongest {peak} back, lag 1 {first:.2g}, lag {lags} {last:.2g}").format(
+        name=name, peak=view.peak_lag, first=view.influence[0], lags=len(view.influence),
+        last=view.influence[-1])
 
 
 def side_by_side_alt(views: dict[str, MemoryView]) -> str:
     """Return the text alternative of the stacked bar charts of `views`."""
     first = next(iter(views.values()))
-    parts = [_("{name}: strongest {peak} back, lag 1 {first:.2g}, lag {lags} {last:.2g}").format(
-        name=name, peak=view.peak_lag, first=view.influence[0], lags=len(view.influence),
-        last=view.influence[-1]) for name, view in views.items()]
+    parts = [model_alt(name, view) for name, view in views.items()]
     # TRANSLATORS: {models} lists each model's bars ("RNN: strongest 1 back, ..."), separated by "; ".
     return _("Bar charts, one per model, of how strongly each of the {lags} characters before position "
              "{position} sways the prediction of {target}: {models}.").format(

@@ -108,6 +108,17 @@ class MemoryView:
     summary: str
 
 
+def diverged(view: MemoryView) -> bool:
+    """Whether `view` holds NaN or infinity: the model's weights do (its training diverged)."""
+    return not (math.isfinite(view.probability) and all(math.isfinite(v) for v in view.influence))
+
+
+def unswayed(view: MemoryView) -> bool:
+    """Whether no earlier character sways the prediction of `view` at all (every influence exactly 0, as
+    for a model whose weights are all zero): there is no strongest character to name."""
+    return not diverged(view) and not any(view.influence)
+
+
 def next_probability(model, indices: torch.Tensor, position: int) -> float:
     """Return the model's P(x_position | x_<position), reading the text from its start with a zero state."""
     cell = one_hot_cell(model)
@@ -131,25 +142,45 @@ def memory_view(model, text: str, vocab, position: int, max_lag: int = 20) -> Me
                 "{last:.2g}.").format(
         target=repr(text[position]), position=position, probability=probability, shown=repr(shown),
         peak=peak, first=float(influence[0]), max_lag=max_lag, last=float(influence[-1]))
-    if not (math.isfinite(probability) and bool(torch.isfinite(influence).all())):
-        summary = _("The model's weights hold NaN or infinity (its training diverged), so it predicts "
-                    "nothing here: train it again with a smaller learning rate, or with clipping.")
-    return MemoryView(position, list(text[position - max_lag : position]), text[position], probability,
+    view = MemoryView(position, list(text[position - max_lag : position]), text[position], probability,
                       [float(v) for v in influence], peak, summary)
+    if diverged(view):
+        view.summary = _("The model's weights hold NaN or infinity (its training diverged), so it predicts "
+                         "nothing here: train it again with a smaller learning rate, or with clipping.")
+    elif unswayed(view):
+        # TRANSLATORS: {target} is a character, quoted; "lag j" is the character j places back.
+        view.summary = _("Predicting {target} at position {position} (P = {probability:.2f}): no character "
+                         "before it sways the prediction at all (every lag has 0), so the model uses no "
+                         "memory here, as when its weights are all zero.").format(
+            target=repr(text[position]), position=position, probability=probability)
+    return view
 
 
 def draw_memory(ax, view: MemoryView) -> None:
-    """Draw `view`: a bar per earlier character (height and colour = influence), the characters under it."""
+    """Draw `view`: a bar per earlier character (height and colour = influence), the characters under it.
+
+    A diverged model's view (NaN or infinity) draws no bars, only a sentence saying why; one where no
+    character sways the prediction draws its bars at 0 with no strongest one marked.
+    """
     ax.clear()
+    if diverged(view):
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, _("No bars: the model's weights hold NaN or infinity (its training diverged)."),
+                ha="center", va="center", transform=ax.transAxes, fontsize=10)
+        return
     lags = len(view.influence)
     xs = list(range(-lags, 0))  # x = -j for lag j
     heights = view.influence[::-1]  # oldest first, as the text reads
-    top = max(max(heights), 1e-12)
+    top = max(heights) if any(heights) else 1.0
     colours = plt.get_cmap("viridis")([h / top for h in heights])
     ax.bar(xs, heights, color=colours, width=0.85)
-    ax.bar([-view.peak_lag], [view.influence[view.peak_lag - 1]], width=0.85, fill=False,
-           edgecolor=HIGHLIGHT_COLOUR, linewidth=2,
-           label=_("strongest: {peak} back").format(peak=view.peak_lag))
+    if unswayed(view):
+        ax.text(-lags / 2, 0.5, _("every bar is 0: no earlier character sways this prediction"),
+                ha="center", va="center", fontsize=10)
+    else:
+        ax.bar([-view.peak_lag], [view.influence[view.peak_lag - 1]], width=0.85, fill=False,
+               edgecolor=HIGHLIGHT_COLOUR, linewidth=2,
+               label=_("strongest: {peak} back").format(peak=view.peak_lag))
     for x, char in zip(xs, view.context, strict=True):
         ax.text(x, -0.06 * top, char.replace(" ", "␣"), ha="center", va="top", fontsize=11,
                 family="monospace")
@@ -161,13 +192,22 @@ def draw_memory(ax, view: MemoryView) -> None:
     ax.set_xticklabels([str(-x) for x in (xs[::-1][::5] if lags > 10 else xs)])
     ax.set_xlabel(_("characters back (the bold character at 0 is the one predicted)"))
     ax.set_ylabel(r"$\|\partial \log P / \partial x_{p-j}\|$")
-    ax.legend(loc="upper left", fontsize=8)
+    if not unswayed(view):
+        ax.legend(loc="upper left", fontsize=8)
     ax.set_title(_("what sways the prediction of {target} (probability {probability:.2f})").format(
         target=repr(view.target), probability=view.probability), fontsize=10)
 
 
 def memory_alt(view: MemoryView) -> str:
     """Return the text alternative of the memory panel's bar chart for `view` (notebook 05)."""
+    if diverged(view):
+        return _("No bar chart: the model's weights hold NaN or infinity (its training diverged), so nothing "
+                 "can be measured at position {position}.").format(position=view.position)
+    if unswayed(view):
+        return _("Bar chart of the {lags} characters before position {position}: every bar is 0, no "
+                 "character sways the prediction of {target} (probability {probability:.2f}).").format(
+            lags=len(view.influence), position=view.position, target=repr(view.target),
+            probability=view.probability)
     strongest = sorted(range(len(view.influence)), key=lambda j: -view.influence[j])[:3]
     # TRANSLATORS: one bar: the character {lag} places back (quoted) and its influence.
     bars = "; ".join(_("{lag} back ({char}): {influence:.2g}").format(
