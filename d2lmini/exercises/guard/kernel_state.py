@@ -63,9 +63,12 @@ def _torch_rebinding(old, new) -> bool:
     return wrapped is old
 
 
-# What Python itself caches on a class: copyreg writes `__slotnames__` the first time an instance is
-# pickled (torch.save, copy.deepcopy), which is not a student replacing anything.
-PYTHON_CACHES = frozenset({"__slotnames__"})
+# What Python itself caches on a class or a module: copyreg writes `__slotnames__` the first time an
+# instance is pickled (torch.save, copy.deepcopy); the warnings machinery writes `__warningregistry__`
+# into the globals of the module a warning is attributed to (one raised from torch's C code, such as
+# `torch.tensor(a_tensor)`'s, goes to the innermost Python frame, which can be the checks' own).
+# Neither is a student replacing anything.
+PYTHON_CACHES = frozenset({"__slotnames__", "__warningregistry__"})
 
 
 def restore(snapshot) -> list[str]:
@@ -73,7 +76,7 @@ def restore(snapshot) -> list[str]:
 
     A new attribute may shadow an inherited one (`torch.Tensor.tanh = ...`); new submodules,
     which torch imports lazily, stay, and so do torch's own wrappers of its functions and the
-    caches Python keeps on a class (`PYTHON_CACHES`).
+    caches Python keeps on a class or a module (`PYTHON_CACHES`).
     """
     replaced = []
     for space, before in snapshot:
