@@ -82,3 +82,20 @@ def test_the_placeholder_answer_is_not_yet_right(check, capsys):
     result = check(None)
     assert not result and result.message == NOT_ANSWERED
     assert pretty(result) == result.message and capsys.readouterr().out == ""
+
+
+def kn_bigram_counting_pairs_with_str_count(text, context, char, discount=0.75):
+    pairs = {text[i:i + 2] for i in range(len(text) - 1)}
+    p_cont = len({p for p in pairs if p[1] == char}) / len(pairs)
+    followers = {p for p in pairs if p[0] == context}
+    total = sum(text.count(p) for p in followers)
+    if total == 0:
+        return p_cont
+    first = max(text.count(context + char) - discount, 0) / total
+    return first + discount * len(followers) / total * p_cont
+
+
+def test_kn_bigram_cases_have_a_pair_that_overlaps_itself():
+    # str.count counts "aa" once in "aaa": only a run of three or more of one character tells it apart.
+    assert "aaa" in "".join(case.args[0] for case in ex._kn_cases(torch.device("cpu")))
+    assert not ex.check_kn_bigram(kn_bigram_counting_pairs_with_str_count)
