@@ -840,7 +840,8 @@ def test_a_correct_float32_perplexity_with_torch_exp_passes():
     def perplexity(logits, targets):
         top = logits.max(dim=1, keepdim=True).values
         log_z = top.squeeze(1) + torch.log(torch.exp(logits - top).sum(dim=1))
-        return torch.exp((log_z - logits[torch.arange(len(targets)), targets]).mean())  # float32
+        # exp in float32, then the number the stub asks for (a tensor is refused: #45)
+        return torch.exp((log_z - logits[torch.arange(len(targets)), targets]).mean()).item()
     assert capstone.check_perplexity(perplexity), capstone.check_perplexity(perplexity).message
 
 
@@ -857,3 +858,16 @@ def test_a_wrong_verdict_carries_its_problem_and_the_capstone_names_it_without_p
     problem, unattempted, _ = capstone_pieces.first_failing_piece({**pieces, "clip": clip_always})
     assert not unattempted
     assert problem == f"The first piece that is not right yet is clip, clip(grads, theta): {wrong.problem}"
+
+
+def clip_returning_the_inputs_below_theta(grads, theta):
+    norm = math.sqrt(sum(float((g * g).sum()) for g in grads))
+    return ([g * (theta / norm) for g in grads] if norm > theta else list(grads)), norm
+
+
+def test_clip_refuses_the_inputs_themselves_where_new_tensors_are_asked():
+    # The stub says "return (new tensors clipped by their joint norm, that norm before)": as in notebook 06
+    # (#45), an input itself (or a view of its memory) is not a new tensor, though its values are right.
+    result = capstone.check_clip(clip_returning_the_inputs_below_theta)
+    assert not result and "new tensors" in result.message and "memory" in result.message, result.message
+    assert "clipped gradient 0" in result.message, result.message

@@ -82,3 +82,34 @@ def test_clip_function_check():
 def test_text_or_a_boolean_is_not_a_number_answer(answer):
     assert not check_clipped_entry(answer)
     assert check_clipped_entry(6) and check_clipped_entry(6.0)
+
+
+def clip_returning_the_inputs_below_theta(grads, theta):
+    norm = math.sqrt(sum(float((g**2).sum()) for g in grads))
+    return [g * (theta / norm) for g in grads] if norm > theta else list(grads)
+
+
+def clip_returning_views_of_the_inputs_below_theta(grads, theta):
+    norm = math.sqrt(sum(float((g**2).sum()) for g in grads))
+    return [g * (theta / norm) for g in grads] if norm > theta else [g.detach() for g in grads]
+
+
+def clip_scaling_by_one_below_theta(grads, theta):
+    norm = math.sqrt(sum(float((g**2).sum()) for g in grads))
+    return [g * min(1.0, theta / norm) if norm > 0 else g * 1.0 for g in grads]
+
+
+@pytest.mark.parametrize("wrong", [clip_returning_the_inputs_below_theta,
+                                   clip_returning_views_of_the_inputs_below_theta])
+def test_returning_the_inputs_or_views_of_them_is_refused_and_named(wrong):
+    # The exercise asks for "a list of new tensors": the values of these are right, their tensors are the
+    # inputs' own memory (#45, the fresh held-apart set's "returns the input tensors themselves").
+    result = check_clip_function(wrong)
+    assert not result, result.message
+    assert "new tensors" in result.message and "memory" in result.message, result.message
+    assert "clone" not in result.message  # the mistake is named, the answer is not given
+
+
+def test_new_tensors_with_the_inputs_values_are_accepted():
+    assert check_clip_function(clip_scaling_by_one_below_theta)
+    assert check_clip_function(good_clip)

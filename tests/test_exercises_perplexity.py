@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from IPython.lib.pretty import pretty
 
 from d2lmini.corpus import load_corpus
-from d2lmini.exercises import NOT_ANSWERED
+from d2lmini.exercises import NOT_ANSWERED, capstone
 from d2lmini.exercises import perplexity as ex
 
 pytestmark = pytest.mark.torch_dependent
@@ -82,6 +82,28 @@ def test_the_placeholder_answer_is_not_yet_right(check, capsys):
     result = check(None)
     assert not result and result.message == NOT_ANSWERED
     assert pretty(result) == result.message and capsys.readouterr().out == ""
+
+
+def perplexity_as_a_number(logits, targets):
+    shifted = logits - logits.max(dim=1, keepdim=True).values
+    nll = shifted.exp().sum(dim=1).log() - shifted[torch.arange(len(targets)), targets]
+    return math.exp(nll.mean().item())
+
+
+def perplexity_as_a_tensor(logits, targets):
+    shifted = logits - logits.max(dim=1, keepdim=True).values
+    nll = shifted.exp().sum(dim=1).log() - shifted[torch.arange(len(targets)), targets]
+    return torch.exp(nll.mean())
+
+
+@pytest.mark.parametrize("check", [ex.check_perplexity_function, capstone.check_perplexity])
+def test_a_perplexity_returned_as_a_tensor_is_refused_and_named(check):
+    # 07's exercise asks for "the perplexity as a Python number", 08's stub for "a number": a 0-dim tensor
+    # has the right value but is not one (#45, the fresh held-apart set's "returns a tensor").
+    assert check(perplexity_as_a_number), check(perplexity_as_a_number).message
+    result = check(perplexity_as_a_tensor)
+    assert not result, result.message
+    assert "tensor" in result.message and "Python number" in result.message, result.message
 
 
 def kn_bigram_counting_pairs_with_str_count(text, context, char, discount=0.75):

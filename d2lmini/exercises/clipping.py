@@ -10,7 +10,7 @@ import torch
 
 from d2lmini.clipping import clip_gradients
 from d2lmini.exercises import Verdict, number_verdict, self_check
-from d2lmini.exercises.coding import Case, check_function, never, sampler
+from d2lmini.exercises.coding import Case, check_function, never, new_tensors, sampler
 from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.i18n import N_, _
 
@@ -110,7 +110,9 @@ def _clip_cases(device: torch.device):
 def check_clip_function(clip) -> Verdict:
     """Exercise 5: `clip(grads, theta)` returns new tensors, clipped by their joint norm (not per tensor).
 
-    The inputs must stay as they were (no in-place clipping), and `.data` is not needed.
+    The inputs must stay as they were (no in-place clipping), and `.data` is not needed. The returned
+    tensors must be new ones, as the exercise says: below θ neither the inputs themselves nor views
+    of their memory.
     """
     return check_function(
         clip, _clip_cases,
@@ -120,4 +122,4 @@ def check_clip_function(clip) -> Verdict:
                never({"clip_grad_norm_", "clip_grad_value_"}, N_("Write the clipping yourself, without "
                                                                  "torch.nn.utils."))],
         signature="my_clip(grads, theta)", rtol=1e-5, atol=1e-7,
-        mistakes=mistakes_of("06:clip_function"))
+        mistakes=mistakes_of("06:clip_function"), form=new_tensors)

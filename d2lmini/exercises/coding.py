@@ -516,6 +516,54 @@ def _same_tensor(old: torch.Tensor, new: torch.Tensor) -> bool:
     return old.shape == new.shape and old.dtype == new.dtype and torch.equal(old, new)
 
 
+# A form check (`check_function(form=...)`): form(result, case) says what is wrong with the form of a
+# result whose values are right (for the exercise's words: "new tensors", "a Python number"), or None.
+Form = Callable[[object, Case], str | None]
+
+
+def _memory(tensor) -> tuple[str, int] | None:
+    """Where `tensor`'s values live (its device and storage address), or None when it has no storage."""
+    try:
+        address = tensor.untyped_storage().data_ptr()
+    except Exception:  # sparse, meta, a subclass without storage: no memory to share
+        return None
+    return (tensor.device.type, address) if address else None
+
+
+def _shares_memory(got, args) -> int | None:
+    """The position among `got`'s tensors (nested sequences flattened) of the first whose memory is an
+    input tensor's (the input itself or any view of it), or None."""
+    inputs = {memory for arg in _flat(args) if isinstance(arg, torch.Tensor) and (memory := _memory(arg))}
+    for i, leaf in enumerate(_leaves(got)):
+        if isinstance(leaf, torch.Tensor) and _memory(leaf) in inputs:
+            return i
+    return None
+
+
+def new_tensors(got, case: Case) -> str | None:
+    """A form check: every tensor `got` holds is new, neither an input tensor nor a view of one's memory."""
+    i = _shares_memory(got, case.args)
+    if i is None:
+        return None
+    names = case.outputs or case.names
+    name = names[i] if i < len(names) else item_name(i)
+    # TRANSLATORS: {case} describes the input; {name} names one tensor of the result ("item 0").
+    return _("For {case} your function returns an input tensor itself as {name} of its result, or a "
+             "view that shares an input's memory (such as `g.detach()`, `g.view(...)` or `g[:]`): the "
+             "exercise asks for new tensors, which a later in-place change to the inputs leaves "
+             "alone.").format(case=case.label, name=name)
+
+
+def python_number(got, case: Case) -> str | None:
+    """A form check: the result is a number, not a tensor (which `_compare_number` accepts for its value)."""
+    if not isinstance(got, torch.Tensor):
+        return None
+    # TRANSLATORS: {case} describes the input; {shape} is a tensor's shape, such as ().
+    return _("For {case} your function returns a tensor of shape {shape}, although its value is right; "
+             "the exercise asks for a Python number. A tensor of one entry gives its number with "
+             "`.item()` or `float(...)`.").format(case=case.label, shape=_shape(got))
+
+
 def digest(value) -> bytes:
     """A hash of a reference result (tensors, numbers, sequences): kept instead of the result itself."""
     hashed = hashlib.blake2b(digest_size=16)
@@ -647,12 +695,13 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
              output: CappedText | None = None, allowed: frozenset[str] = frozenset(),
              bans: tuple[Ban, ...] = (),
              diagnose: Callable[[frozenset[str]], str | None] | None = None,
-             mistakes: Sequence[Mistake] = ()) -> str | None:
+             mistakes: Sequence[Mistake] = (), form: Form | None = None) -> str | None:
     """Run `fn` on one case under the guard; return what is wrong (None if nothing).
 
     A case that names its `outputs` reports each of them right or wrong, and `diagnose(wrong
     names)` adds a hint keyed to that pattern. A wrong result that one of `mistakes` gives is
-    told that mistake's cause instead. None returned by a stub is `NOT_ATTEMPTED` (in English,
+    told that mistake's cause instead. A result whose values are right is then judged by
+    `form(result, case)`, if given. None returned by a stub is `NOT_ATTEMPTED` (in English,
     for the caller to compare; `check_on_devices` translates it); by a written body, `RETURNED_NONE`.
     """
     saved = copy.deepcopy(case.args)
@@ -691,7 +740,7 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
         return problem
     report, wrong = _value_report(outcome.value, expected, case, rtol, atol)
     if report is None:
-        return None
+        return form(outcome.value, case) if form is not None else None
     hint = diagnose(wrong) if diagnose is not None and wrong else None
     # A mistake that gives the whole result is named before a hint on the pattern of wrong outputs; one
     # that accounts only for the wrong outputs, after it (the hint then says more precisely what is wrong).
@@ -744,7 +793,7 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
                    rules: Sequence[Rule] = (), signature: str = "a function",
                    rtol: float = 1e-5, atol: float = 1e-6, bans: tuple[Ban, ...] = (),
                    diagnose: Callable[[frozenset[str]], str | None] | None = None,
-                   mistakes: Sequence[Mistake] = ()) -> Verdict:
+                   mistakes: Sequence[Mistake] = (), form: Form | None = None) -> Verdict:
     """Run the student's `fn` on every case of `make_cases(device)` for each available device.
 
     Every case is built, and its reference result computed (and kept only as a digest), before
@@ -753,7 +802,8 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
     `bans` (`d2lmini.exercises.guard.Ban`) names torch's built-ins the exercise refuses;
     `diagnose(names of the wrong outputs)` returns a hint for that pattern (cases that name their
     `outputs` report every one of them); a wrong result that one of `mistakes` gives is told its
-    cause instead of that hint.
+    cause instead of that hint; `form` (`new_tensors`, `python_number`) judges the form of a result
+    whose values are right, for an exercise whose text asks for new tensors or for a number.
     """
     ready = callable(fn)
     cannot = unjudgeable() if ready else None  # a mode or a torch.library kernel left on in the kernel
@@ -765,7 +815,7 @@ def check_function(fn, make_cases: Callable[[torch.device], Iterable[Case]], suc
 
     def problem_on(device: torch.device) -> str | None:
         problems = (run_case(fn, case, rules, rtol, atol, output, bans=bans, diagnose=diagnose,
-                             mistakes=mistakes) for case in cases[device])
+                             mistakes=mistakes, form=form) for case in cases[device])
         return first_problem(problems, len(cases[device]), tally)
 
     result = check_on_devices(fn, problem_on, success, signature, output)

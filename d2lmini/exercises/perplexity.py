@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from d2lmini.exercises import Verdict, as_number, number_verdict, self_check, verdict
-from d2lmini.exercises.coding import Case, check_function, never, sampler
+from d2lmini.exercises.coding import Case, check_function, never, python_number, sampler
 from d2lmini.exercises.guard.refusals import CROSS_ENTROPY
 from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.i18n import N_, _
@@ -142,7 +142,7 @@ def check_perplexity_function(fn) -> Verdict:
                      N_("Compute the loss yourself: F.cross_entropy and F.nll_loss do the whole exercise "
                         "for you."))],
         signature="perplexity(logits, targets)", rtol=1e-4,
-        bans=(CROSS_ENTROPY,), mistakes=mistakes_of("07:perplexity_function"))
+        bans=(CROSS_ENTROPY,), mistakes=mistakes_of("07:perplexity_function"), form=python_number)
 
 
 def reference_kn_bigram(text: str, context: str, char: str, discount: float = 0.75) -> float:

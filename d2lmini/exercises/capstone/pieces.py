@@ -34,6 +34,8 @@ from d2lmini.exercises.coding import (
     item_name,
     nested_name,
     never,
+    new_tensors,
+    python_number,
     sampler,
     take_pairs,
 )
@@ -359,7 +361,7 @@ def check_clip(clip) -> Verdict:
                               never({"clip_grad_norm_", "clip_grad_value_"},
                                     N_("Write the clipping yourself, without torch.nn.utils."))],
                              signature="clip(grads, theta)", rtol=1e-5, atol=1e-7, diagnose=clip_hint,
-                             mistakes=MISTAKES["clip"])
+                             mistakes=MISTAKES["clip"], form=new_tensors)
     return _named_items(verdict, CLIPPED[0], tuple(_clipped_gradient(i) for i in range(7)))
 
 
@@ -402,12 +404,14 @@ def _perplexity_cases(device: torch.device):
 
 
 def check_perplexity(perplexity) -> Verdict:
-    """Piece 7: `perplexity(logits, targets)` returns exp of the mean cross-entropy in nats, a number."""
+    """Piece 7: `perplexity(logits, targets)` returns exp of the mean cross-entropy in nats, a number (the
+    notebook's stub says so: a tensor, even of one entry, is not accepted)."""
     return check_function(perplexity, _perplexity_cases,
                           _("Your perplexity is e to the mean cross-entropy in nats, stable for large "
                             "logits."),
                           RULES["perplexity"], signature="perplexity(logits, targets)",
-                          rtol=1e-4, bans=(CROSS_ENTROPY,), mistakes=MISTAKES["perplexity"])
+                          rtol=1e-4, bans=(CROSS_ENTROPY,), mistakes=MISTAKES["perplexity"],
+                          form=python_number)
 
 
 PIECE_CHECKS: dict[str, tuple[str, Callable[[Callable], Verdict]]] = {
