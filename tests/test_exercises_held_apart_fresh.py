@@ -27,6 +27,9 @@ EXERCISES = json.loads((Path(__file__).resolve().parents[1] / "d2lmini/grading/e
 SPEC = {entry["id"]: entry for entry in EXERCISES}
 # The two 08 checks that train for minutes are left out of the set, as its brief says.
 TRAINING = {"08:train", "08:capstone"}
+# Exercises added after the set was written (391e993): answers to them must be written, like the set, by
+# someone who has not read their catalogued mistakes; until then the set says it does not cover them.
+ADDED_AFTER_THE_SET = {"09:lstm_step_backward"}
 
 
 def check_of(exercise: str):
@@ -94,7 +97,8 @@ def rate_table() -> str:
 def test_the_set_covers_every_coding_exercise_of_01_to_09():
     coding = {entry["id"] for entry in EXERCISES if entry["kind"] == "coding" and entry["id"][:2] <= "09"}
     covered = {exercise for exercise, _, _ in held_apart_fresh.WRONG}
-    assert covered == coding - TRAINING
+    assert covered == coding - TRAINING - ADDED_AFTER_THE_SET
+    assert ADDED_AFTER_THE_SET <= coding  # an exercise that is gone leaves this list
     assert set(held_apart_fresh.ENTRY_POINTS) == covered
     assert len(held_apart_fresh.WRONG) >= 300 and len(held_apart_fresh.CORRECT) >= 20
     assert all(len(SPEC[exercise]["slots"]) == 1 for exercise in covered)  # one function per answer
