@@ -87,3 +87,19 @@ def test_every_panel_output_stores_its_static_preview(path):
                 assert "".join(data["text/plain"]) == placeholder, "re-execute: python tools/run_notebooks.py"
                 assert 'class="d2l-panel-preview"' in "".join(data.get("text/html", "")), \
                     "re-execute: python tools/run_notebooks.py"
+
+
+def test_a_notebook_named_to_the_rerun_tool_is_rerun_in_each_chosen_edition(tmp_path):
+    """`run_notebooks.py notebooks/09_x.ipynb` re-executes 09 in both editions (it ran only the English,
+    and the Chinese kept outputs of code that had changed); `--edition en` only the English."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "tools" / "run_notebooks.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    english, chinese = NOTEBOOKS[-1], ROOT / "notebooks" / "zh" / NOTEBOOKS[-1].name
+    assert tool.in_editions([english], ["en", "zh"]) == [english, chinese]
+    assert tool.in_editions([chinese], ["en", "zh"]) == [english, chinese]
+    assert tool.in_editions([english, chinese], ["en"]) == [english]
+    elsewhere = tmp_path / NOTEBOOKS[-1].name
+    assert tool.in_editions([elsewhere], ["en", "zh"]) == [elsewhere]

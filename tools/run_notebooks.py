@@ -2,7 +2,7 @@
 
     python tools/run_notebooks.py                  # every notebook: notebooks/ and the Chinese notebooks/zh/
     python tools/run_notebooks.py --edition zh     # the Chinese edition only (tools/translations.py makes it)
-    python tools/run_notebooks.py notebooks/03_one_hot.ipynb ...
+    python tools/run_notebooks.py notebooks/03_one_hot.ipynb ...   # 03 of both editions (--edition en: one)
     python tools/run_notebooks.py --alone          # run each copied alone into an empty folder
 
 Prints one line per notebook with the time it took; exits non-zero if any cell fails
@@ -123,10 +123,21 @@ def run_alone(paths: list[Path]) -> int:
     return 0
 
 
+def in_editions(paths: list[Path], editions: list[str]) -> list[Path]:
+    """Each named notebook of the course in every chosen edition (`notebooks/03_x.ipynb` with "both" is
+    also `notebooks/zh/03_x.ipynb`, where it exists); a notebook from elsewhere runs as named."""
+    found = []
+    for path in paths:
+        course = path.resolve().parent in {folder.resolve() for folder in EDITIONS.values()}
+        copies = [EDITIONS[edition] / path.name for edition in editions] if course else [path]
+        found += [copy for copy in copies if copy not in found and (copy.exists() or not course)]
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
-                        help="default: every notebook of the chosen editions")
+                        help="default: every notebook; a named one runs in each chosen edition")
     parser.add_argument("--edition", choices=[*EDITIONS, "both"], default="both",
                         help="en: notebooks/*.ipynb, zh: notebooks/zh/*.ipynb (default: both)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
@@ -135,8 +146,8 @@ def main() -> int:
                              "(stored outputs compared); save nothing")
     args = parser.parse_args()
     editions = list(EDITIONS) if args.edition == "both" else [args.edition]
-    paths = args.notebooks or [path for edition in editions
-                               for path in sorted(EDITIONS[edition].glob("*.ipynb"))]
+    paths = in_editions(args.notebooks, editions) if args.notebooks else [
+        path for edition in editions for path in sorted(EDITIONS[edition].glob("*.ipynb"))]
     # The kernels inherit this environment: an English notebook must speak English whatever the shell
     # says; a Chinese one sets the language in its own first cell.
     os.environ.pop("D2LMINI_LANG", None)
