@@ -278,3 +278,12 @@ def test_no_catalog_keeps_a_translation_of_english_that_is_gone():
                 *root.glob("site/locale/*/LC_MESSAGES/*.po")]
     stale = [str(p.relative_to(root)) for p in catalogs if "\n#~ " in p.read_text(encoding="utf-8")]
     assert catalogs and not stale, stale
+
+
+def test_no_catalog_keeps_a_previous_msgid_read_back_as_a_comment():
+    """A catalog written with Babel's default width wraps a fuzzy entry's `#| msgid` lines, and reading
+    it back turns the wrapped lines into translator comments (`# | msgid …`) that pile up on every
+    write (357 of them this round). Catalogs are written by tools/translations.py (width=0)."""
+    stray = {path.name: sum(line.startswith("# | ") for line in path.read_text("utf-8").splitlines())
+             for path in all_catalogs()}
+    assert not {name: count for name, count in stray.items() if count}, stray
