@@ -155,6 +155,7 @@ def test_a_message_over_the_limit_never_reaches_the_grader_and_ends_only_its_ker
     from d2lmini.grading import kernel as grading_kernel
 
     monkeypatch.setattr(grading_kernel, "MESSAGE_LIMIT", 2**20)
+    (tmp_path / "work").mkdir()  # as the grader makes a scratch folder before its kernel starts there
     running = grading_kernel.Kernel(tmp_path / "work", Limits())
     try:
         assert running.run("print('a small message')", 60) == (None, False)
