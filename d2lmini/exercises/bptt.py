@@ -193,6 +193,10 @@ def check_bptt(fn) -> Verdict:
 #   A_t = X_t W_xh + H_{t-1} W_hh + b_h,   H_t = (1 - alpha) H_{t-1} + alpha relu(A_t).
 # Its expected gradients come from autograd, which the student's function may not use.
 AUTOGRAD_NAMES = frozenset({"backward", "grad", "_run_backward", "grad_fn", "requires_grad_"})
+# The rule of every exercise that writes a backward pass by hand (05's leaky_bptt, 09's LSTM step).
+GRADIENTS_BY_HAND = never(AUTOGRAD_NAMES, N_("Compute the gradients by hand; the exercise does not allow "
+                                             "autograd (backward, torch.autograd.grad, torch.func, "
+                                             "requires_grad_, grad_fn)."))
 
 
 def leaky_states(X, state, W_xh, W_hh, b_h, alpha: float) -> torch.Tensor:
@@ -254,8 +258,6 @@ def check_leaky_bptt(fn) -> Verdict:
         # TRANSLATORS: H_{t-1} is the formula's H with index t-1, not a field: keep it as it is.
         _("You adapted the step's backward: ReLU's derivative needs A_t, H_{t-1} sends its gradient back "
           "along both of its paths, and each weight sums its gradient over time."),
-        rules=[never(AUTOGRAD_NAMES, N_("Compute the gradients by hand; the exercise does not allow "
-                                        "autograd (backward, torch.autograd.grad, torch.func, "
-                                        "requires_grad_, grad_fn)."))],
+        rules=[GRADIENTS_BY_HAND],
         signature="leaky_bptt(X, state, hiddens, d_outputs, W_xh, W_hh, b_h, W_hq, alpha)",
         rtol=1e-7, atol=1e-10, mistakes=mistakes_of("05:leaky_bptt"))

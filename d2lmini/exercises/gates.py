@@ -6,8 +6,8 @@ from functools import partial
 import torch
 
 from d2lmini.exercises import Verdict, number_verdict, self_check
-from d2lmini.exercises.bptt import AUTOGRAD_NAMES
-from d2lmini.exercises.coding import Case, check_function, never, sampler
+from d2lmini.exercises.bptt import GRADIENTS_BY_HAND
+from d2lmini.exercises.coding import Case, check_function, sampler
 from d2lmini.exercises.guard.refusals import GATED
 from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.gates import gru_step, lstm_step
@@ -171,8 +171,6 @@ def check_lstm_step_backward(fn) -> Verdict:
         _("Your backward pass of one LSTM step gives autograd's six gradients: the cell gathers dC and what "
           "comes through H_t, each gate's gradient goes through its own slope, and the old cell gets the "
           "cell's gradient scaled by F alone."),
-        rules=[never(AUTOGRAD_NAMES, N_("Compute the gradients by hand; the exercise does not allow "
-                                        "autograd (backward, torch.autograd.grad, torch.func, "
-                                        "requires_grad_, grad_fn)."))],
+        rules=[GRADIENTS_BY_HAND],
         signature=BACKWARD_SIGNATURE, rtol=1e-7, atol=1e-10, bans=(GATED,),
         mistakes=mistakes_of("09:lstm_step_backward"))
