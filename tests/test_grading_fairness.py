@@ -134,18 +134,18 @@ def _through_one_caller(entries: list[tuple], folder: Path, with_models: bool) -
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> dict[tuple, bool]:
-    """Every coding exercise's variants through the grader: one sandboxed caller for the exercises whose
-    checks hand a model, one for the others (two sandbox starts, not one per exercise)."""
+def graded(tmp_path_factory) -> tuple[dict, dict[tuple, bool]]:
+    """Every coding exercise's variants, and their verdicts through the grader: one sandboxed caller for
+    the exercises whose checks hand a model, one for the others (two sandbox starts, not one per exercise)."""
+    variants = {e.id: _variants(e) for e in CODING}
     verdicts = {}
     for with_models in (False, True):
         chosen = [e for e in CODING if _with_models(e) == with_models]
-        variants = {e.id: _variants(e) for e in chosen}
         entries = [(e, v, variants[e.id][v]) for v in ("solution", "wrong") for e in chosen]
         entries += [(e, "banned", variants[e.id]["banned"]) for e in chosen]
         folder = tmp_path_factory.mktemp(f"models-{with_models}")
         verdicts |= _through_one_caller(entries, folder, with_models)
-    return verdicts
+    return variants, verdicts
 
 
 @needs_solutions_beside_the_package
@@ -153,9 +153,9 @@ def graded(tmp_path_factory) -> dict[tuple, bool]:
 @pytest.mark.classes
 @pytest.mark.parametrize("exercise", CODING, ids=[e.id for e in CODING])
 def test_a_function_gets_the_same_verdict_from_the_self_check_and_the_grader(exercise, graded):
-    variants = _variants(exercise)
-    verdicts = {name: (_verdict(exercise, functions), graded[exercise.id, name])
-                for name, functions in variants.items()}
+    variants, through_the_grader = graded
+    verdicts = {name: (_verdict(exercise, functions), through_the_grader[exercise.id, name])
+                for name, functions in variants[exercise.id].items()}
     assert verdicts["solution"] == (True, True), verdicts
     assert verdicts["wrong"] == (False, False), verdicts
     assert verdicts["banned"][0] == verdicts["banned"][1], verdicts
