@@ -242,6 +242,25 @@ def test_a_caller_process_answers_with_plain_values_and_the_checks_bans(tmp_path
             assert isinstance(outcome.value, torch.Tensor)
 
 
+@needs_sandbox
+def test_the_caller_process_stops_a_call_at_the_checks_limit(tmp_path):
+    from d2lmini.exercises.guard import run_guarded
+
+    student = {"__name__": "student_notebook"}  # saved by value, as a notebook's function is
+    exec("def spins(x):\n    while True:\n        x = x + 1\n", student)
+    caller = _caller_for(student["spins"], tmp_path)
+    try:
+        assert caller.ready() is None
+        remote = RemoteFunction(caller.process, 300, "spins")
+        started = time.monotonic()
+        outcome = run_guarded(remote, (1,), seconds=1.0)
+        took = time.monotonic() - started
+        assert outcome.timed_out and not remote.state["broken"], outcome
+    finally:
+        caller.close()
+    assert took < 4 * 1.0 + 20, took  # stopped there, not by the grading process's longer wait
+
+
 def test_tuple_subclasses_cross_the_wire_as_tuples():
     from collections import namedtuple
 

@@ -37,6 +37,7 @@ from fractions import Fraction
 import numpy as np
 import torch
 
+from d2lmini.exercises.guard.limits import RanPastItsLimit, TimedElsewhere
 from d2lmini.i18n import _
 
 MIME = "application/x-d2lmini-grading+json"  # the display messages the kernel side answers with
@@ -44,6 +45,10 @@ GENERATOR_LIMIT = 10_000  # items read from a generator a student's function ret
 # The kernel's own limit on one call: the longest any check allows (the capstone's training run). Each
 # check's shorter limit is kept by its guard in the grading process, which then interrupts the kernel.
 CALL_SECONDS = 300.0
+# How long the grading process waits for the reply of a call limited to s seconds in the caller:
+# THERE_FACTOR * s + THERE_MARGIN (at most the RemoteFunction's own wait). The caller stops the call
+# after s; the rest is for a loaded machine, where the caller waits for a CPU before and after.
+THERE_FACTOR, THERE_MARGIN = 4.0, 20.0
 
 
 class Unreadable:
@@ -324,7 +329,7 @@ def read_line(stream, seconds: float, limit: int = REPLY_LIMIT) -> bytes | None:
     return line
 
 
-class RemoteFunction:
+class RemoteFunction(TimedElsewhere):
     """A student's function, called from the grading process in a fresh sandboxed process.
 
     `process` runs `d2lmini.grading.caller` (already "ready", holding the function as `slot`;
@@ -332,7 +337,8 @@ class RemoteFunction:
     arguments and the check's bans, waits up to `seconds` for its reply, and brings back the
     result, what it printed, the torch functions it called, and the inputs as the function
     left them. So the expected values stay in the grading process, and no verdict depends on
-    code the student's process could replace.
+    code the student's process could replace. Under a check's guard, the check's time limit is
+    kept there (`timed_there`); called directly, the call may take `CALL_SECONDS`.
     """
 
     def __init__(self, process, seconds: float, name: str, slot: str = "function",
@@ -345,13 +351,22 @@ class RemoteFunction:
         # TRANSLATORS: how the student's function is shown in a message (keep the angle brackets).
         return _("<your function {name}>").format(name=self.__name__)
 
+    def timed_there(self, seconds: float) -> tuple:
+        """(this function with a `seconds` limit kept in its process, how long the guard waits for its reply;
+        past that, the guard stops the wait and the call counts as too long)."""
+        wait = min(self.seconds, THERE_FACTOR * seconds + THERE_MARGIN)
+        return lambda *args: self._call(args, seconds), wait
+
     def __call__(self, *args):
+        return self._call(args, CALL_SECONDS)
+
+    def _call(self, args: tuple, seconds: float):
         if self.state["broken"]:
             raise named_error("KernelStopped")(
                 _("the process running your function stopped during an earlier call"))
         bans, allowed = _active_rules()
         payload = json.dumps({"function": self.slot, "args": [_encode(a, 0) for a in args], "bans": bans,
-                              "allowed": allowed})
+                              "allowed": allowed, "seconds": seconds})
         try:
             self.process.stdin.write((payload + "\n").encode())
             self.process.stdin.flush()
@@ -398,7 +413,7 @@ def _raise_problem(reply: dict) -> None:
             _("it calls {what}. The exercise asks you to write it yourself, so that call is refused.").format(
                 what=_plain_name(reply["refused"]) or _("a function it may not use")))
     if reply.get("timed_out"):
-        raise TimeoutError(_("it was still running after its time limit: look for a loop that never ends "
+        raise RanPastItsLimit(_("it was still running after its time limit: look for a loop that never ends "
                              "(a `while` whose condition stays true, an endless generator)."))
     if reply.get("error"):
         error = reply["error"] if isinstance(reply["error"], dict) else {}

@@ -8,6 +8,10 @@ test's) and always comes back with an `Outcome`, whatever the function does:
   the function catches it); on the main thread a signal also wakes a blocking call such as
   `time.sleep(100)`. A function blocked inside one long C call (a huge matmul) is stopped when
   that call returns.
+  A function that runs in another process (`TimedElsewhere`, the grader's) keeps the limit
+  there, around the call itself: on a loaded machine the round trip (the other process
+  reading the arguments, waking, answering) can take longer than a small function's limit,
+  so here the guard only waits longer for its reply.
 - **memory limit** (`MEMORY_LIMIT` bytes above what the process held when the call began):
   the watchdog raises `MemoryLimit` when the resident memory passes it, and on Linux the
   data segment is limited for the call, so one huge allocation fails at once instead of
@@ -48,12 +52,20 @@ from dataclasses import dataclass, field
 from d2lmini import kernel_settings
 from d2lmini.exercises.guard import children
 from d2lmini.exercises.guard.kernel_state import restore, snapshot, stop_threads
-from d2lmini.exercises.guard.limits import DataLimit, Watchdog, is_memory_error, stop_watchdog
+from d2lmini.exercises.guard.limits import (
+    DataLimit,
+    RanPastItsLimit,
+    TimedElsewhere,
+    Watchdog,
+    is_memory_error,
+    stop_watchdog,
+)
 from d2lmini.exercises.guard.overrides import leave_modes_above, mode_depths
 from d2lmini.exercises.guard.refusals import CLIPPING, PACKAGE, Ban, Refuser
 from d2lmini.i18n import _
 
-__all__ = ["PACKAGE", "Ban", "CappedText", "Outcome", "is_memory_error", "run_guarded"]
+__all__ = ["PACKAGE", "Ban", "CappedText", "Outcome", "RanPastItsLimit", "TimedElsewhere", "is_memory_error",
+           "run_guarded"]
 
 TIME_LIMIT = 5.0  # seconds one call of a student's function may take (read at each call)
 MEMORY_LIMIT = 2**30  # bytes a call may add to the process's memory (read at each call)
@@ -178,6 +190,9 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
     seconds = TIME_LIMIT if seconds is None else seconds
     memory = MEMORY_LIMIT if memory is None else memory
     outcome = Outcome(seconds=seconds, memory=memory)
+    wait = seconds
+    if isinstance(fn, TimedElsewhere):
+        fn, wait = fn.timed_there(seconds)
     before, state, threads = snapshot(), kernel_settings.snapshot(), set(sys._current_frames())
     modes = mode_depths()
     processes = children.descendants()
@@ -185,7 +200,7 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
     saved = sys.stdout, sys.stderr, sys.getprofile(), threading.getprofile()
     hook = refuser
     with _InterruptWatch() as interrupt, DataLimit(memory):
-        watchdog = Watchdog(threading.get_ident(), seconds, memory)
+        watchdog = Watchdog(threading.get_ident(), wait, memory)
         try:
             try:
                 interrupt.arm()
@@ -211,7 +226,8 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
                 sys.setprofile(saved[2])
             threading.setprofile(saved[3])
             sys.stdout, sys.stderr = saved[0], saved[1]
-            outcome.timed_out, outcome.out_of_memory = watchdog.fired, watchdog.out_of_memory
+            outcome.timed_out = watchdog.fired or isinstance(outcome.error, RanPastItsLimit)
+            outcome.out_of_memory = watchdog.out_of_memory
             spared = {watchdog.thread.ident, *(t.ident for t in refuser.library_threads if t is not None)}
             outcome.threads = stop_threads(threads, spared)
             outcome.processes, outcome.processes_unknown = children.end_new(processes), processes is None

@@ -22,6 +22,23 @@ class MemoryLimit(BaseException):
     """Raised inside a student's function whose memory grows past its limit."""
 
 
+class RanPastItsLimit(Exception):
+    """Raised by a `TimedElsewhere` function whose call ran past its time limit where it ran."""
+
+
+class TimedElsewhere:
+    """A function that runs in another process and keeps its time limit there (the grader's callers).
+
+    Waiting for its reply is not its running time: on a loaded machine the other process may wait
+    for a CPU before and after the call. So the guard gives it the limit to keep and waits for it
+    longer (`timed_there`); it raises `RanPastItsLimit` when it ran past the limit there.
+    """
+
+    def timed_there(self, seconds: float) -> tuple:
+        """(a callable that runs this function under a `seconds` limit there, the seconds to wait here)."""
+        raise NotImplementedError
+
+
 IMPORT_GRACE = 60.0  # seconds of importing (torch._dynamo's first import) the time limit does not count
 
 
