@@ -21,7 +21,7 @@ import pytest
 from d2lmini.grading import manifest, sandbox
 from d2lmini.grading.__main__ import UNSANDBOXED, main
 from d2lmini.grading.config import validate_config
-from d2lmini.grading.gradebook import StudentResult, grade_class, read_record
+from d2lmini.grading.gradebook import GradingError, StudentResult, grade_class, read_record
 from d2lmini.grading.judge import GraderUnavailable, Mark, grade_notebook, preflight, read_submission
 from d2lmini.grading.settings import Limits
 
@@ -176,6 +176,18 @@ def test_in_user_isolation_a_folder_uid_65534_cannot_enter_stops_the_grader_befo
     with pytest.raises(GraderUnavailable, match=f"cannot enter {closed}"):  # before: every kernel died, 0 / 2
         grade_class(subs, out, EXERCISES, config(), progress=lambda _: None)
     assert not (out / "gradebook.csv").exists() and not list(out.glob(".work-*"))
+
+
+def test_in_user_isolation_two_students_are_never_graded_at_once(tmp_path, monkeypatch, capsys):
+    # every sandbox there is uid 65534: with --jobs 2 one student's kernel could read a classmate's scratch
+    # folder, and ending "every process of the user" ended the classmate's kernel
+    monkeypatch.setattr(sandbox, "probe", lambda: sandbox.Isolation("/usr/bin/setpriv", "user", "test"))
+    subs, out = write_class(tmp_path / "subs", ["ada", "bo"]), tmp_path / "out"
+    with pytest.raises(GradingError, match="--jobs 2.*uid 65534.*--jobs 1"):  # before: graded two at once
+        grade_class(subs, out, EXERCISES, config(), jobs=2, progress=lambda _: None)
+    assert not out.exists()
+    assert main([str(subs), "--out", str(out), "--jobs", "2"]) == 2
+    assert "--jobs 1" in capsys.readouterr().err and not out.exists()
 
 
 @pytest.mark.slow

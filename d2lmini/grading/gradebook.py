@@ -265,6 +265,12 @@ def grade_class(
     roster = check_folders(submissions, out)
     outfolder.check(out, roster.students, set(config.points), records, read_record)
     isolation = sandbox.probe()  # said before any submission runs
+    if isolation.mode == "user" and jobs > 1:
+        # TRANSLATORS: 'user' isolation and uid 65534 as in the grader's other messages; keep --jobs 1.
+        raise GradingError(_("--jobs {jobs}: in 'user' isolation every submission runs as the same user (uid "
+                             "65534), so two students graded at once could read each other's work and end "
+                             "each other's processes; grade with --jobs 1, or install bubblewrap (each "
+                             "submission then has a sandbox of its own)").format(jobs=jobs))
     if isolation.isolated:
         # TRANSLATORS: {how} says how submissions are isolated ("isolated: each submission in its own ...").
         progress(_("submissions run {how}").format(how=isolation.describe()))
