@@ -23,6 +23,7 @@ TORCH_FREE = {
     "test_cost": "the time estimate's arithmetic over settings; no tensor is computed",
     "test_exercise_outputs": "reads the stored notebooks' JSON",
     "test_grading_cli": "the grader's command line, config, roster and output files; no kernel runs",
+    "test_grading_remote_time": "the time limit sent to a stand-in caller process and its wait; no tensor",
     "test_grading_outputs": "the grader's CSV cells, output folders and rubric files; no kernel runs",
     "test_grading_links": "the grader's opens, copies and owners of files amid links; no check runs",
     "test_grading_similarity": "compares functions' source text as tokens (ast, tokenize, difflib)",
