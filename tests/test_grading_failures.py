@@ -202,3 +202,28 @@ def test_in_user_isolation_the_graders_own_folder_is_made_enterable(tmp_path, us
         assert work.stat().st_mode & 0o001
     finally:
         shutil.rmtree(open_folder, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_preflight_starts_a_kernel_once_per_process_and_setup_but_checks_each_folder(tmp_path, monkeypatch):
+    from d2lmini.grading import judge
+
+    started = []
+    real = judge.Kernel
+
+    def counted(*args, **kwargs):
+        started.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(judge, "Kernel", counted)
+    monkeypatch.setattr(judge, "_STARTED", set())
+    for name in ("first", "second"):
+        work = tmp_path / name
+        work.mkdir()
+        preflight(work, Limits())
+    assert len(started) == 1, started  # before: a kernel, a caller and an import check for every class
+    preflight(tmp_path / "second", Limits(memory_mb=Limits().memory_mb + 1))  # other limits: started anew
+    assert len(started) == 2, started
+    monkeypatch.setenv("D2LMINI_PREFLIGHT_TEST", "1")  # another environment: started anew
+    preflight(tmp_path / "second", Limits())
+    assert len(started) == 3, started

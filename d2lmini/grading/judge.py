@@ -10,6 +10,7 @@ has none of the package's reference code, with the check's own bans.
 
 import ast
 import contextlib
+import dataclasses
 import functools
 import importlib
 import io
@@ -170,13 +171,26 @@ class GraderUnavailable(RuntimeError):
     """This machine cannot start a sandboxed kernel at all: no student can be graded here."""
 
 
+# What preflight has started in this process: (isolation, limits, Python, environment). A class graded
+# again by the same process (an instructor's notebook, the tests) starts nothing new to learn the same.
+_STARTED: set[tuple] = set()
+
+
 def preflight(work: Path, limits: Limits) -> None:
     """Start one trivial kernel in `work` as a student's would be started; raise `GraderUnavailable`,
-    saying why, if it cannot start (before anyone is graded: a class of zeros is never written)."""
+    saying why, if it cannot start (before anyone is graded: a class of zeros is never written).
+
+    Once a kernel and a caller have started in this process with the same isolation, limits, Python
+    and environment, a later call checks only `work`'s own folders."""
+    started = (sandbox.probe(), dataclasses.astuple(limits), sys.executable,
+               tuple(sorted(os.environ.items())))
+    problem = _closed_folder(work)
+    if problem is None and started in _STARTED:
+        return
     scratch = work / "preflight"
     scratch.mkdir(parents=True, exist_ok=True)
     try:
-        problem = _closed_folder(work) or _import_problem(scratch, limits)
+        problem = problem or _import_problem(scratch, limits)
         if problem is None:
             kernel = Kernel(scratch, limits)
             try:
@@ -196,7 +210,9 @@ def preflight(work: Path, limits: Limits) -> None:
     finally:
         for made in (scratch, *work.glob(".preflight-*")):
             shutil.rmtree(made, ignore_errors=True)
-    if problem is not None:
+    if problem is None:
+        _STARTED.add(started)
+    else:
         # TRANSLATORS: {how} says how submissions are isolated; {problem} is what failed (Python's error).
         raise GraderUnavailable(
             _("the grader cannot start a kernel for a submission here ({how}): {problem}. Nobody was graded; "
