@@ -195,8 +195,8 @@ def _grade(tmp_path: Path, submissions: Path, config: Path, jobs: int = 2) -> tu
 def test_a_class_of_bad_submissions_is_graded_and_each_loses_only_what_it_broke(tmp_path):
     submissions = tmp_path / "submissions"
     name = grading_samples.notebook_path("02").name
-    grading_samples.write(grading_samples.solved("02"), submissions / "solved" / name)
-    grading_samples.write(grading_samples.untouched("02"), submissions / "untouched" / name)
+    grading_samples.write(grading_samples.solved("02", whole=False), submissions / "solved" / name)
+    grading_samples.write(grading_samples.untouched("02", whole=False), submissions / "untouched" / name)
     expected = grading_samples.bad_class("02")
     for student, (sample, _) in expected.items():
         grading_samples.write(sample, submissions / student / name)

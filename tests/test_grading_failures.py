@@ -111,7 +111,7 @@ def solved_class(folder: Path) -> Path:
     """One student, ada, who solved notebook 02."""
     (folder / "ada").mkdir(parents=True)
     name = grading_samples.notebook_path("02").name
-    grading_samples.write(grading_samples.solved("02"), folder / "ada" / name)
+    grading_samples.write(grading_samples.solved("02", whole=False), folder / "ada" / name)
     return folder
 
 

@@ -294,7 +294,7 @@ def test_an_unisolated_grading_is_recorded_in_the_results(tmp_path, monkeypatch)
     monkeypatch.setenv("D2LMINI_SANDBOX", "none")
     sandbox.probe.cache_clear()
     try:
-        notebook = grading_samples.solved("02")
+        notebook = grading_samples.solved("02", whole=False)
         cells = [c.source for c in notebook.cells if c.cell_type == "code"]
         mine = [e for e in EXERCISES if e.notebook.startswith("02")]
         stats = {}
@@ -317,12 +317,12 @@ def test_cheating_submissions_score_nothing_and_touch_nobody(tmp_path):
     name = grading_samples.notebook_path("02").name
     honest = submissions / "aaa_honest" / name
     places = cheating_samples.Places(out, submissions, honest, Path(d2lmini.__file__).parent)
-    grading_samples.write(grading_samples.solved("02"), honest)
+    grading_samples.write(grading_samples.solved("02", whole=False), honest)
     for student, sample in cheating_samples.cheating_class(places).items():
         grading_samples.write(sample, submissions / student / name)
     (submissions / "symlink_to_classmate").mkdir()
     (submissions / "symlink_to_classmate" / name).symlink_to(honest)
-    grading_samples.write(grading_samples.solved("02"), submissions / "zzz_honest" / name)
+    grading_samples.write(grading_samples.solved("02", whole=False), submissions / "zzz_honest" / name)
     config = tmp_path / "points.toml"
     config.write_text("[grading]\nseed = 11\ncell_seconds = 60\n[points]\n" + "\n".join(
         f'"{e.id}" = 1' for e in EXERCISES if e.notebook.startswith("02")), "utf-8")

@@ -50,10 +50,11 @@ def the_cause(exercise: str, words: str) -> str:
 @pytest.mark.classes
 def test_the_grader_and_gradescope_name_a_catalogued_mistake_in_the_catalogues_words(tmp_path, monkeypatch):
     monkeypatch.delenv("D2LMINI_LANG", raising=False)
-    notebook = grading_samples.solved("09")
+    notebook = grading_samples.solved("09", whole=False)
+    exercise_cells = grading_samples.released("09", whole=False)
     for stub, source in ((r"(?s)^def gru_cell\(.*return None", CHUNG),
                          (r"(?s)^def lstm_cell\(.*return None", CELL_FIRST)):
-        notebook.cells[grading_samples._cell_index(grading_samples.released("09"), stub)].source = source
+        notebook.cells[grading_samples._cell_index(exercise_cells, stub)].source = source
     submissions, out = tmp_path / "submissions", tmp_path / "out"
     grading_samples.write(notebook, submissions / "student" / grading_samples.notebook_path("09").name)
     points = "\n".join(f'"{e.id}" = 1' for e in EXERCISES if e.notebook.startswith("09"))

@@ -45,13 +45,13 @@ def _index(notebook, pattern: str) -> int:
 
 
 def _replacing_stub(source: str) -> nbformat.NotebookNode:
-    notebook = copy.deepcopy(released("02"))
+    notebook = released("02", whole=False)
     notebook.cells[_index(notebook, STUB)].source = source
     return notebook
 
 
 def _before_stub(source: str) -> nbformat.NotebookNode:
-    notebook = copy.deepcopy(released("02"))
+    notebook = released("02", whole=False)
     notebook.cells.insert(_index(notebook, STUB), nbformat.v4.new_code_cell(source))
     return notebook
 

@@ -14,6 +14,7 @@ import ast
 import copy
 import importlib.util
 import inspect
+import json
 import math
 import re
 import sys
@@ -26,11 +27,33 @@ NOTEBOOKS, SOLUTIONS = ROOT / "notebooks", ROOT / "solutions"
 STUB = re.compile(r"^def (\w+)\(", re.MULTILINE)
 
 
-def released(notebook: str, folder: Path = NOTEBOOKS) -> nbformat.NotebookNode:
+# A cell that asks a question, holds a stub or calls an exercise's check (what grading needs of a notebook).
+MANIFEST = ROOT / "d2lmini" / "grading" / "exercises.json"
+CHECKS = sorted({entry["check"] for entry in json.loads(MANIFEST.read_text("utf-8"))})
+EXERCISE_CELL = re.compile(rf"answer = |\b(?:{'|'.join(CHECKS)})\(|^def \w+\((?s:.*)return None")
+
+
+def released(notebook: str, folder: Path = NOTEBOOKS, whole: bool = True) -> nbformat.NotebookNode:
     """The released notebook whose file name starts with `notebook` ("01" or "01_hidden_state"), from
-    `folder` (the course's notebooks, or a folder written by `python -m d2lmini.grading release`)."""
+    `folder` (the course's notebooks, or a folder written by `python -m d2lmini.grading release`);
+    with `whole=False`, only the cells its exercises need (`exercise_cells_only`)."""
     path = next(iter(sorted(Path(folder).glob(f"{notebook}*.ipynb"))))
-    return nbformat.read(path, as_version=4)
+    result = nbformat.read(path, as_version=4)
+    return result if whole else exercise_cells_only(result)
+
+
+def exercise_cells_only(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """`notebook` with its first two code cells (the install and the setup cell) and every code cell
+    that asks a question, holds a stub or calls a check, in order.
+
+    The class tests grade many copies of one notebook (bad, cheating, shortcut submissions); its
+    demonstrations (timings, plots, panels) are graded whole once, in the solutions' class and the
+    Gradescope check, not again with every copy.
+    """
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    result = copy.deepcopy(notebook)
+    result.cells = copy.deepcopy(code[:2] + [cell for cell in code[2:] if EXERCISE_CELL.search(cell.source)])
+    return result
 
 
 def notebook_path(notebook: str) -> Path:
@@ -73,11 +96,13 @@ def _solution_source(name: str, solution_path: Path, capstone_path: Path) -> str
     return None
 
 
-def solved(notebook: str, folder: Path = NOTEBOOKS, answers: dict | None = None) -> nbformat.NotebookNode:
+def solved(notebook: str, folder: Path = NOTEBOOKS, answers: dict | None = None,
+           whole: bool = True) -> nbformat.NotebookNode:
     """The released notebook with the instructors' answers and functions filled in; `answers` (check
-    name -> answer) replace the solutions' own (a release's numbers ask for other answers)."""
+    name -> answer) replace the solutions' own (a release's numbers ask for other answers); `whole=False`:
+    only the cells its exercises need."""
     number = notebook[:2]
-    result = copy.deepcopy(released(notebook, folder))
+    result = copy.deepcopy(released(notebook, folder, whole))
     solution_path, capstone_path = SOLUTIONS / f"notebook_{number}.py", SOLUTIONS / "capstone.py"
     answers = (_module(solution_path).ANSWERS if solution_path.exists() else {}) | (answers or {})
     for cell in result.cells:
@@ -111,9 +136,10 @@ def released_answers(notebook: str, exercises: list) -> dict:
             if e.notebook.startswith(notebook) and e.check in RELEASED_ANSWERS}
 
 
-def untouched(notebook: str) -> nbformat.NotebookNode:
-    """The released notebook as it is (every exercise unanswered)."""
-    return copy.deepcopy(released(notebook))
+def untouched(notebook: str, whole: bool = True) -> nbformat.NotebookNode:
+    """The released notebook as it is (every exercise unanswered); `whole=False`: only the cells its
+    exercises need."""
+    return copy.deepcopy(released(notebook, whole=whole))
 
 
 def _cell_index(notebook: nbformat.NotebookNode, pattern: str) -> int:
@@ -131,15 +157,15 @@ def _with_cell(notebook, index: int, source: str, before: bool = True) -> nbform
 def bad_class(notebook: str) -> dict[str, tuple[object, dict[str, str]]]:
     """Bad submissions of `notebook`: name -> (notebook or bytes, {exercise id: text its reason holds}).
 
-    Exercises not named score full marks. Built on the solved notebook, on its first question
-    (`first`) and first coding exercise (`coding`).
+    Exercises not named score full marks. Built on the solved notebook's exercise cells
+    (`exercise_cells_only`), on its first question (`first`) and first coding exercise (`coding`).
     """
-    good = solved(notebook)
+    good = solved(notebook, whole=False)
     number = notebook[:2]
     question = _cell_index(good, r"answer = (?!None)")
     check_name = re.search(r"(check_\w+)\(", good.cells[question].source).group(1)
     first = f"{number}:{check_name.removeprefix('check_')}"
-    stub = _cell_index(released(notebook), r"(?s)^def \w+\(.*return None")
+    stub = _cell_index(released(notebook, whole=False), r"(?s)^def \w+\(.*return None")
     function = STUB.search(good.cells[stub].source).group(1)
     check = _cell_index(good, rf"check_\w+\({function}")
     coding_name = re.search(r"(check_\w+)\(", good.cells[check].source).group(1)
@@ -227,9 +253,10 @@ SHORTCUTS = {
 
 
 def shortcut_class() -> dict[str, nbformat.NotebookNode]:
-    """Notebook 02 solved, but for its fused_step: one of `SHORTCUTS` (each must score 0 there)."""
-    good = solved("02")
-    stub = _cell_index(released("02"), r"(?s)^def fused_step\(.*return None")
+    """Notebook 02's exercise cells solved, but for its fused_step: one of `SHORTCUTS` (each must score 0
+    there)."""
+    good = solved("02", whole=False)
+    stub = _cell_index(released("02", whole=False), r"(?s)^def fused_step\(.*return None")
     samples = {}
     for name, source in SHORTCUTS.items():
         samples[name] = copy.deepcopy(good)
