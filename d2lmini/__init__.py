@@ -7,6 +7,8 @@ them half-imported until the kernel restarts. A ■ held here is delivered once 
 imported. (■ during a notebook's own `import torch`, before the package, no package can help.)
 """
 
+import importlib.metadata
+
 from d2lmini import held
 
 held.import_whole("torch", "torch._dynamo", "matplotlib.pyplot", "d2lmini.interrupt")
@@ -18,3 +20,9 @@ from d2lmini import interrupt, kernel_settings  # noqa: E402, F401
 from d2lmini.fonts import add_cjk_fallback  # noqa: E402
 
 add_cjk_fallback()
+
+# The version is written once, in pyproject.toml; the installed distribution's metadata carries it here.
+try:
+    __version__ = importlib.metadata.version("d2lmini")
+except importlib.metadata.PackageNotFoundError:  # a source tree on sys.path, never installed
+    __version__ = "0+unknown"
