@@ -23,31 +23,26 @@ An LSTM has two states, H and C. To keep the one interface every model of the co
 (`model(X, state) -> (outputs, state)`, `begin_state`, a state that training detaches), the
 LSTM's state is one tensor, H and C side by side: shape (batch, 2 * num_hiddens).
 
-Every constructor argument is checked before torch sees it (`check_gated_arguments`): the sizes are
-whole numbers in their declared ranges, the generator a CPU `torch.Generator` or None, the flags
-True or False; a wrong one is a TypeError or ValueError naming the argument.
+Every constructor argument is checked before torch sees it (`check_gated_arguments`, with the checks
+every model shares in `d2lmini.model_sizes`): the sizes are whole numbers in their declared ranges,
+the generator a CPU `torch.Generator` or None, the flags True or False; a wrong one is a TypeError or
+ValueError naming the argument.
 """
 
 import math
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from d2lmini.i18n import N_, _
+from d2lmini.i18n import _
 from d2lmini.lstm_bptt import lstm_forward_bptt
-from d2lmini.settings import TRAIN_SETTINGS, Setting, short_repr, validate_value
+from d2lmini.model_sizes import check_flag, check_model_arguments
+from d2lmini.settings import short_repr
 
 GRU_GATES = ("reset", "update", "candidate")
 LSTM_GATES = ("input", "forget", "cell", "output")
 GATED_LAYERS = {"gru": nn.GRU, "lstm": nn.LSTM}
-
-# A model's vocabulary: the tokens it reads (one-hot) and predicts.
-VOCAB_SIZE = Setting("vocab_size", N_("vocabulary size"), N_("tokens the model reads and predicts"), int, 1,
-                     10_000_000)
-# The most a gated cell's parameters may take, in float32 bytes (a course model takes a few megabytes).
-MAX_PARAMETER_BYTES = 4 * 1024**3
 
 
 def gated_parameter_count(vocab_size: int, num_hiddens: int, num_gates: int) -> int:
@@ -59,35 +54,11 @@ def gated_parameter_count(vocab_size: int, num_hiddens: int, num_gates: int) -> 
 def check_gated_arguments(vocab_size, num_hiddens, generator=None, num_gates: int = 4) -> tuple[int, int]:
     """Return (vocab_size, num_hiddens) as plain ints; raise TypeError or ValueError naming the argument.
 
-    The sizes are whole numbers (numpy's too; never a bool, a float or NaN) in the declared ranges of
-    `VOCAB_SIZE` and the hidden size (`d2lmini.settings.TRAIN_SETTINGS`), together within
-    `MAX_PARAMETER_BYTES`; `generator` is None or a CPU `torch.Generator` (the weights are drawn on the
-    CPU, then moved).
+    The checks every model makes (`d2lmini.model_sizes.check_model_arguments`): whole sizes in their
+    declared ranges, a CPU `torch.Generator` or None, parameters within `model_sizes.MAX_PARAMETER_BYTES`.
     """
-    vocab_size = validate_value(VOCAB_SIZE, vocab_size)
-    num_hiddens = validate_value(TRAIN_SETTINGS["num_hiddens"], num_hiddens)
-    if generator is not None:
-        if not isinstance(generator, torch.Generator):
-            raise TypeError(_("generator must be a CPU torch.Generator or None, not {kind}").format(
-                kind=type(generator).__name__))
-        if generator.device.type != "cpu":  # the weights are drawn on the CPU, then moved
-            raise ValueError(_("generator must be a CPU torch.Generator, not one on {device}").format(
-                device=generator.device))
-    need = 4 * gated_parameter_count(vocab_size, num_hiddens, num_gates)
-    if need > MAX_PARAMETER_BYTES:
-        raise ValueError(_("A gated cell with vocab_size {vocab_size:,} and num_hiddens {num_hiddens:,} "
-                           "holds about {gigabytes:.1f} GB of parameters; make the vocabulary or the hidden "
-                           "size smaller.").format(vocab_size=vocab_size, num_hiddens=num_hiddens,
-                                              gigabytes=need / 1024**3))
-    return vocab_size, num_hiddens
-
-
-def check_flag(name: str, value) -> bool:
-    """Return `value` as a bool; raise TypeError naming the argument `name` unless it is True or False."""
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(_("{name} must be True or False, not {value}").format(name=name,
-                                                                              value=short_repr(value)))
-    return bool(value)
+    return check_model_arguments(vocab_size, num_hiddens, generator,
+                                 lambda vocab, hiddens: gated_parameter_count(vocab, hiddens, num_gates))
 
 
 def init_gated_params(vocab_size: int, num_hiddens: int, num_gates: int,

@@ -30,14 +30,32 @@ from torch import nn
 
 from d2lmini.bptt import rnn_forward_bptt
 from d2lmini.i18n import _
-from d2lmini.settings import PREDICT_SETTINGS, validate_value
+from d2lmini.model_sizes import check_flag, check_generator, check_model_arguments, check_sizes
+from d2lmini.settings import PREDICT_SETTINGS, short_repr, validate_value
 from d2lmini.text import Vocab
 
 
 def check_init(init: str) -> None:
-    """Raise ValueError unless `init` is one of `init_rnn_params`'s rules, "normal" or "lecun"."""
-    if init not in ("normal", "lecun"):
-        raise ValueError(_("init must be 'normal' or 'lecun', not {init}").format(init=repr(init)))
+    """Raise ValueError (TypeError if it is no string) unless `init` is one of `init_rnn_params`'s rules,
+    "normal" or "lecun"."""
+    if not isinstance(init, str) or init not in ("normal", "lecun"):
+        error = ValueError if isinstance(init, str) else TypeError
+        raise error(_("init must be 'normal' or 'lecun', not {init}").format(init=short_repr(init)))
+
+
+def rnn_parameter_count(vocab_size: int, num_hiddens: int) -> int:
+    """Return how many numbers an RNN of these sizes holds: `TorchRNN`'s count, whose `nn.RNN` has one
+    bias more than `init_rnn_params`."""
+    return (2 * vocab_size + num_hiddens + 2) * num_hiddens + vocab_size
+
+
+def check_rnn_arguments(vocab_size, num_hiddens, init: str = "lecun", generator=None) -> tuple[int, int]:
+    """Return (vocab_size, num_hiddens) as plain ints; raise TypeError or ValueError naming the first wrong
+    argument in the order they are passed: the sizes, `init` (`check_init`), then the generator and the
+    parameters' memory (`d2lmini.model_sizes.check_model_arguments`, the checks of every model)."""
+    check_sizes(vocab_size, num_hiddens)
+    check_init(init)
+    return check_model_arguments(vocab_size, num_hiddens, generator, rnn_parameter_count)
 
 
 def init_rnn_params(
@@ -50,10 +68,10 @@ def init_rnn_params(
 
     `init="normal"` draws weights from N(0, 0.01^2), as the book does; `init="lecun"`
     draws them from N(0, 1/fan_in) (LeCun's rule), which keeps the hidden activations at
-    a useful size whatever the layer widths. Biases start at zero.
+    a useful size whatever the layer widths. Biases start at zero. Raises TypeError or ValueError
+    naming the argument for sizes, a rule or a generator that cannot work (`check_rnn_arguments`).
     """
-
-    check_init(init)
+    vocab_size, num_hiddens = check_rnn_arguments(vocab_size, num_hiddens, init, generator)
 
     def weight(fan_in: int, fan_out: int) -> torch.Tensor:
         std = {"normal": 0.01, "lecun": 1 / math.sqrt(fan_in)}[init]
@@ -121,14 +139,16 @@ class RNNScratch(nn.Module):
     `hand_written_bptt=True` (the default: it trains faster, see
     `benchmarks/throughput.py`) it runs `rnn_forward_bptt`, whose gradients come from
     `d2lmini.bptt`; with False, `rnn_forward` and autograd. Both give the same outputs and
-    the same gradients (up to rounding).
+    the same gradients (up to rounding). A wrong argument is a TypeError or ValueError naming it
+    (`check_rnn_arguments`, `d2lmini.model_sizes.check_flag`).
     """
 
     def __init__(self, vocab_size: int, num_hiddens: int, init: str = "lecun",
                  generator: torch.Generator | None = None, *, hand_written_bptt: bool = True):
         super().__init__()
+        vocab_size, num_hiddens = check_rnn_arguments(vocab_size, num_hiddens, init, generator)
         self.vocab_size, self.num_hiddens = vocab_size, num_hiddens
-        self.hand_written_bptt = hand_written_bptt
+        self.hand_written_bptt = check_flag("hand_written_bptt", hand_written_bptt)
         params = init_rnn_params(vocab_size, num_hiddens, init, generator)
         for name, value in params.items():
             self.register_parameter(name, nn.Parameter(value))
@@ -145,11 +165,13 @@ class RNNScratch(nn.Module):
 class TorchRNN(nn.Module):
     """`torch.nn.RNN` (tanh) with a linear output layer, with the interface of `RNNScratch`.
 
-    Inputs are one-hot vectors, so `rnn.weight_ih_l0` is W_xh transposed.
+    Inputs are one-hot vectors, so `rnn.weight_ih_l0` is W_xh transposed. Wrong sizes are a TypeError
+    or ValueError naming them (`d2lmini.model_sizes.check_model_arguments`).
     """
 
     def __init__(self, vocab_size: int, num_hiddens: int):
         super().__init__()
+        vocab_size, num_hiddens = check_model_arguments(vocab_size, num_hiddens, None, rnn_parameter_count)
         self.vocab_size, self.num_hiddens = vocab_size, num_hiddens
         self.rnn = nn.RNN(vocab_size, num_hiddens)
         self.output = nn.Linear(num_hiddens, vocab_size)
@@ -233,12 +255,7 @@ def validate_predict_arguments(model, vocab, prefix, num_chars, temperature, gen
         raise TypeError(_("vocab must be a d2lmini.text.Vocab, not {kind}").format(kind=type(vocab).__name__))
     prefix, num_chars, temperature = (validate_value(PREDICT_SETTINGS[name], value) for name, value in (
         ("prefix", prefix), ("num_chars", num_chars), ("temperature", temperature)))
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(_("generator must be a CPU torch.Generator or None, not {kind}").format(
-            kind=type(generator).__name__))
-    if generator is not None and generator.device.type != "cpu":
-        raise ValueError(_("generator must be a CPU torch.Generator, not one on {device}").format(
-            device=generator.device))
+    check_generator(generator)
     validate_model_for(model, vocab)
     return prefix, num_chars, temperature
 

@@ -1,6 +1,5 @@
 """The scratch GRU and LSTM against torch.nn.GRU / torch.nn.LSTM, autograd and training."""
 
-import math
 from fractions import Fraction
 
 import numpy as np
@@ -8,9 +7,9 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_arguments import ANY_ARGUMENT, generator_problem, size_problem
 
 from d2lmini.gates import (
-    MAX_PARAMETER_BYTES,
     GRUScratch,
     LSTMScratch,
     TorchGated,
@@ -20,6 +19,7 @@ from d2lmini.gates import (
     init_gated_params,
     lstm_step,
 )
+from d2lmini.model_sizes import MAX_PARAMETER_BYTES
 from d2lmini.rnn import predict
 from d2lmini.text import Vocab, tokenize
 from d2lmini.train import TrainConfig, evaluate_perplexity, train
@@ -123,17 +123,6 @@ def test_unknown_torch_cell_is_refused():
         TorchGated(["gru"], 5, 4)  # was torch's "unhashable type: 'list'"
 
 
-# Anything a caller might pass as a size, a generator or a flag (#43 item 9: 40 such cases reached torch's
-# own errors, "randn(): argument 'size' ... must be tuple of ints", "Trying to create tensor with negative
-# dimension", a forget bias written into an empty slice).
-ANY_ARGUMENT = (st.integers(-3, 50) | st.integers() | st.floats() | st.just(math.nan) | st.booleans()
-                | st.none() | st.text(max_size=3) | st.integers(-3, 50).map(np.int64)
-                | st.integers(1, 9).map(np.float32) | st.integers(1, 9).map(torch.tensor)
-                | st.fractions(max_denominator=3) | st.lists(st.integers(1, 5), max_size=2)
-                | st.builds(lambda seed: torch.Generator().manual_seed(seed), st.integers(0, 9)))
-SIZE = {"vocab_size": "vocabulary size", "num_hiddens": "hidden size"}
-
-
 def _construct(kind: str, vocab_size, num_hiddens, extra):
     """Build the gated model `kind` with the drawn arguments (`extra`: its third argument, if any)."""
     if kind == "gru":
@@ -152,13 +141,10 @@ def _expected_problem(kind: str, vocab_size, num_hiddens, extra) -> str | None:
     None if every argument is one it can build with."""
     if kind == "torch" and extra not in ("gru", "lstm"):
         return "cell"
-    for name, value, high in (("vocab_size", vocab_size, 10_000_000), ("num_hiddens", num_hiddens, 100_000)):
-        whole = isinstance(value, int | np.integer) and not isinstance(value, bool)
-        if not (whole and 1 <= value <= high):
-            return SIZE[name]
-    generator = extra if kind in ("gru", "lstm-generator", "params") else None
-    if not (generator is None or isinstance(generator, torch.Generator)):
-        return "generator"
+    problem = size_problem(vocab_size, num_hiddens) or generator_problem(
+        extra if kind in ("gru", "lstm-generator", "params") else None)
+    if problem:
+        return problem
     gates = 4 if kind.startswith("lstm") or extra == "lstm" else 3
     if 4 * gated_parameter_count(int(vocab_size), int(num_hiddens), gates) > MAX_PARAMETER_BYTES:
         return "GB of parameters"
