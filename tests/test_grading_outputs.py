@@ -240,14 +240,19 @@ def test_build_site_never_deletes_a_folder_it_did_not_make(tmp_path, capsys):
     sys.path.insert(0, str(ROOT / "tools"))
     import build_site  # a tool script, imported from tools/
 
+    def refused(argv):  # a usage error (exit 2), checked before Sphinx is looked for (#43 item 9)
+        with pytest.raises(SystemExit) as stopped:
+            build_site.main(argv)
+        return stopped.value.code == 2
+
     out = write(tmp_path / "mine", {"src/thesis.tex": "mine", "html/index.html": "mine", "notes.md": "x"})
-    assert build_site.main(["--out", str(out)]) == 2
+    assert refused(["--out", str(out)])
     assert "holds src/, html/, which this tool did not make" in capsys.readouterr().err
-    assert build_site.main(["--out", str(out), "--update-catalogs"]) == 2
+    assert refused(["--out", str(out), "--update-catalogs"])
     assert {p.relative_to(out).as_posix() for p in out.rglob("*")} == {
         "src", "src/thesis.tex", "html", "html/index.html", "notes.md"}
     (tmp_path / "file").write_text("x", "utf-8")
-    assert build_site.main(["--out", str(tmp_path / "file")]) == 2
+    assert refused(["--out", str(tmp_path / "file")])
     fresh = write(tmp_path / "fresh", {"notes.md": "x"})
     build_site.claim(fresh)  # no folder of its own there yet: the tool's from now on
     write(fresh, {"src/en/conf.py": "", "html/index.html": ""})  # what a build leaves

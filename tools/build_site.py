@@ -24,10 +24,13 @@ both have is typeset once), and its CommonHTML fonts are served with each editio
 needs no MathJax in the browser, nor a CDN. Without `--mathjax`, MathJax from its CDN typesets them
 in the reader's browser (a preview; the site's tests fail it: its requests leave the site).
 Prints the seconds each build took and each site's size; exits non-zero when Sphinx fails or warns.
+Every argument is checked before anything is deleted or Sphinx starts (`parse_arguments`, then
+`missing_program`): a wrong one stops the tool with one line naming it (exit 2), never a traceback.
 """
 
 import argparse
 import datetime
+import importlib.util
 import os
 import re
 import shutil
@@ -67,23 +70,94 @@ class OutFolderError(Exception):
     """--out is not a folder this tool may replace folders in; nothing was deleted."""
 
 
+def path_argument(text: str) -> Path:
+    """argparse's type for a folder: refuse an empty name (Path("") is the current folder) or a NUL."""
+    if not text:
+        raise argparse.ArgumentTypeError("give a folder, not an empty name")
+    if "\0" in text:
+        raise argparse.ArgumentTypeError(f"{text!r} holds a NUL character, which no path can")
+    return Path(text)
+
+
+def nearest_existing(path: Path) -> Path:
+    """Return `path` or the nearest of its parents that exists (or is a link): where creating it starts."""
+    path = path.absolute()
+    while not (path.exists() or path.is_symlink()) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def out_problem(out: Path) -> str | None:
+    """Why `out` cannot be this tool's output folder, in one line naming --out, or None; writes nothing.
+
+    It must be (or be creatable as) a folder you may write in, outside the site's sources (a build in
+    site/ would be copied into the next build's sources), holding no `src`, `html`, `doctrees` or
+    `gettext` this tool did not make.
+    """
+    try:
+        start = nearest_existing(out)
+        if out.is_symlink() and not out.exists():
+            return f"--out {out} is a link that leads nowhere (to {os.readlink(out)})"
+        if start == out.absolute() and not out.is_dir():
+            return f"--out {out} is a file, not a folder"
+        if not start.is_dir():
+            return f"--out {out} is inside {start}, which is a file, not a folder"
+        if out.resolve().is_relative_to(SITE.resolve()):
+            return f"--out {out} is inside site/, the site's sources: give a folder outside it"
+        if not os.access(start, os.W_OK | os.X_OK):
+            return f"--out {out}: you may not write in {start}"
+        if (out / MARKER).is_file():
+            return None
+        theirs = [name for name in OWN if (out / name).exists() or (out / name).is_symlink()]
+    except OSError as error:  # a name too long, a folder you may not read
+        return f"--out {out}: {error.strerror or error}"
+    except RuntimeError:  # Path.resolve on a loop of links (Python 3.11)
+        return f"--out {out} leads through a loop of links"
+    if theirs:
+        return (f"--out {out} holds {', '.join(t + '/' for t in theirs)}, which this tool did not make (no "
+                f"{MARKER} there): nothing was deleted. Give a new or empty folder, or remove those yourself")
+    return None
+
+
 def claim(out: Path) -> None:
     """Make `out` this tool's (its marker), or raise OutFolderError if a folder it replaces is not its own.
 
     A folder of yours named `src`, `html`, `doctrees` or `gettext` in --out is never deleted: the
-    tool refuses before it deletes or writes anything.
+    tool refuses before it deletes or writes anything (`out_problem`).
     """
+    problem = out_problem(out)
+    if problem:
+        raise OutFolderError(problem)
     if (out / MARKER).is_file():
         return
-    if out.exists() and not out.is_dir():
-        raise OutFolderError(f"--out {out} is a file, not a folder")
-    theirs = [name for name in OWN if (out / name).exists() or (out / name).is_symlink()]
-    if theirs:
-        raise OutFolderError(
-            f"--out {out} holds {', '.join(t + '/' for t in theirs)}, which this tool did not make (no "
-            f"{MARKER} there): nothing was deleted. Give a new or empty folder, or remove those yourself")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text("tools/build_site.py replaces src/, html/, doctrees/, gettext/ here\n", "utf-8")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / MARKER).write_text("tools/build_site.py replaces src/, html/, doctrees/, gettext/ here\n",
+                                  "utf-8")
+    except OSError as error:  # what os.access could not foresee: root on a read-only place, a full disk
+        raise OutFolderError(f"--out {out}: cannot write there ({error.strerror or error})") from None
+
+
+def mathjax_problem(mathjax: Path | None) -> str | None:
+    """Why `mathjax` is not an npm mathjax-full@3 folder, in one line naming --mathjax, or None."""
+    if mathjax is None:
+        return None
+    install = "the node_modules/mathjax-full that npm install mathjax-full@3.2.2 makes"
+    try:
+        if not mathjax.exists():
+            return f"--mathjax {mathjax} does not exist: give {install}"
+        if not mathjax.is_dir():
+            return f"--mathjax {mathjax} is a file, not a folder: give {install}"
+        if not (mathjax / "js" / "mathjax.js").is_file() or not mathjax_fonts(mathjax).is_dir():
+            return f"--mathjax {mathjax}: not an npm mathjax-full@3 folder; give {install}"
+    except OSError as error:
+        return f"--mathjax {mathjax}: {error.strerror or error}"
+    return None
+
+
+def mathjax_fonts(mathjax: Path) -> Path:
+    """The CommonHTML fonts of an npm mathjax-full@3 folder."""
+    return mathjax / "es5" / "output" / "chtml" / "fonts" / "woff-v2"
 
 
 def search_words(glossary: Path = GLOSSARY) -> list[str]:
@@ -112,11 +186,7 @@ def stage(src: Path, language: str, mathjax: Path | None) -> None:
     if mathjax is not None:
         # The fonts of the formulas typeset_math.mjs writes (its stylesheet goes beside them); site/conf.py
         # sees this folder and writes the formulas for it instead of loading MathJax.
-        fonts = mathjax / "es5" / "output" / "chtml" / "fonts" / "woff-v2"
-        if not (mathjax / "js" / "mathjax.js").exists() or not fonts.is_dir():
-            raise SystemExit(f"--mathjax {mathjax}: not an npm mathjax-full@3 folder "
-                             "(npm install mathjax-full@3.2.2)")
-        shutil.copytree(fonts, src / "_static" / "mathjax" / "woff-v2")
+        shutil.copytree(mathjax_fonts(mathjax), src / "_static" / "mathjax" / "woff-v2")
 
 
 def folder_size(folder: Path) -> int:
@@ -248,21 +318,68 @@ def tidy_header(path: Path, name: str) -> None:
         pofile.write_po(handle, catalog, width=100)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Build the site, or update the catalogs; 2 with one line when --out is not this tool's to replace."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="default: build/site")
-    parser.add_argument("--mathjax", type=Path,
+def one_line(text: str) -> str:
+    """`text` with every character that is not printable (a line break in a path) written as Python
+    escapes it, so that a message stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser whose error stays one line, whatever the arguments it quotes hold."""
+
+    def error(self, message: str):
+        super().error(one_line(message))
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The tool's command line."""
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=path_argument, default=ROOT / "build" / "site",
+                        help="default: build/site")
+    parser.add_argument("--mathjax", type=path_argument,
                         help="an npm mathjax-full@3 folder (node_modules/mathjax-full): typeset the formulas")
     parser.add_argument("--update-catalogs", action="store_true",
                         help="update site/locale's catalogs from the English pages, then stop")
+    return parser
+
+
+def parse_arguments(argv: list[str] | None, parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """Return the checked arguments; a wrong one is argparse's error naming it (exit 2). Writes nothing."""
     args = parser.parse_args(argv)
+    if args.update_catalogs and args.mathjax is not None:
+        parser.error("--mathjax typesets a build's formulas and --update-catalogs builds no pages: "
+                     "give one of them")
+    problem = out_problem(args.out) or mathjax_problem(args.mathjax)
+    if problem:
+        parser.error(problem)
+    return args
+
+
+def missing_program(args: argparse.Namespace) -> str | None:
+    """What the run `args` asks for needs and this machine lacks, in one line, or None."""
+    needed = {"sphinx": "Sphinx"} | ({"sphinx_intl": "sphinx-intl"} if args.update_catalogs else {})
+    for module, name in needed.items():
+        if importlib.util.find_spec(module) is None:
+            return (f"{name} is not installed in this Python ({sys.executable}): use the site's venv "
+                    "(pip install -r site/requirements.txt)")
+    if args.mathjax is not None and shutil.which("node") is None:
+        return "--mathjax typesets the formulas with Node.js, and there is no node on PATH"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the site, or update the catalogs; 2 with one line for an argument that cannot work."""
+    parser = make_parser()
+    args = parse_arguments(argv, parser)
+    missing = missing_program(args)
+    if missing:
+        parser.error(missing)
     try:
         if args.update_catalogs:
             return update_catalogs(args.out)
         return build(args.out, args.mathjax)
     except OutFolderError as error:
-        print(f"build_site: {error}", file=sys.stderr)
+        print(f"build_site: {one_line(str(error))}", file=sys.stderr)
         return 2
 
 
