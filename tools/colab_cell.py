@@ -4,9 +4,11 @@
     python tools/colab_cell.py --check  # exit 1 if any notebook's cell is missing or stale
 
 On Google Colab, Kaggle (or a VS Code kernel without the course installed) nothing
-provides d2lmini, so each notebook starts with one cell that installs it from the project's
-repository, and does nothing where d2lmini is already importable. The address is written
-once, in pyproject.toml's [project.urls] Repository. The platform's torch, numpy, matplotlib
+provides d2lmini, so each notebook starts with one cell that installs it, and does nothing where
+d2lmini is already importable: this release (pyproject.toml's version) from the package index, or,
+where the index has no such release, from the project's repository with git; the address is
+written once, in pyproject.toml's [project.urls] Repository. A d2lmini from the index whose
+metadata names another repository is removed, not used. The platform's torch, numpy, matplotlib
 and ipywidgets must stay as they are: d2lmini is installed with `--no-deps`, then only the
 requirements (read from its metadata) whose package is missing, such as anywidget with
 psygnal and pyppmd, under a constraints file written at run time that holds every installed
@@ -31,8 +33,7 @@ MARKER = "# Colab / Kaggle: install d2lmini"
 
 def repository_url() -> str:
     """Return the project's repository address from pyproject.toml."""
-    with open(ROOT / "pyproject.toml", "rb") as handle:
-        return tomllib.load(handle)["project"]["urls"]["Repository"]
+    return project()["urls"]["Repository"]
 
 
 CELL = """\
@@ -94,42 +95,87 @@ def pip_install(*arguments):
 
 # The Chinese edition's first cell sets D2LMINI_LANG before this one; d2lmini's catalogs are not here yet.
 CHINESE = os.environ.get("D2LMINI_LANG", "").lower().startswith("zh")
+RELEASE = "d2lmini=={version}"  # tools/colab_cell.py writes pyproject.toml's version here
+REPOSITORY = "{url}"
+
+
+def ours():
+    \"\"\"Whether the installed d2lmini names this course's repository (not a namesake from some index).\"\"\"
+    urls = importlib.metadata.metadata("d2lmini").get_all("Project-URL") or []
+    return any(u.split(",", 1)[-1].strip().rstrip("/") == REPOSITORY for u in urls)
+
+
+def say(english, chinese):
+    \"\"\"The line in this edition's language.\"\"\"
+    return chinese if CHINESE else english
+
+
+def install_d2lmini():
+    \"\"\"Install d2lmini without its dependencies; return what was installed, pip's error or "", and
+    the line that says where it came from.\"\"\"
+    wheel = os.environ.get("D2LMINI_WHEEL")  # CI: a wheel built from this repository (simulate_platforms.py)
+    if wheel:
+        return wheel, pip_install("--no-deps", wheel), say(f"Installed {{wheel}}.", f"已安装 {{wheel}}。")
+    # A wheel only: a namesake's sdist would run its own build code here.
+    error = pip_install("--no-deps", "--only-binary", "d2lmini", RELEASE)
+    if not error and ours():
+        return RELEASE, "", say(f"Installed {{RELEASE}} from the package index.",
+                                f"已从软件包索引安装 {{RELEASE}}。")
+    if error and "no matching distribution found for d2lmini" not in error.lower():
+        return RELEASE, error, ""
+    if not error:  # a namesake from some index, not this course's package: never keep it
+        subprocess.run([sys.executable, "-m", "pip", "uninstall", "--yes", "--quiet", "d2lmini"])
+    source = f"d2lmini @ git+{{REPOSITORY}}"
+    why = say("is not on the package index", "不在软件包索引上") if error else say(
+        "on the package index is not this course's", "在软件包索引上的不是本课程的包")
+    return source, pip_install("--no-deps", source), say(f"{{RELEASE}} {{why}}: installed {{source}}.",
+                                                         f"{{RELEASE}} {{why}}：已安装 {{source}}。")
 
 
 if importlib.util.find_spec("d2lmini") is None:
-    # CI sets D2LMINI_WHEEL to a wheel built from this repository (tools/simulate_platforms.py).
-    source = os.environ.get("D2LMINI_WHEEL", "d2lmini @ git+{url}")
+    source, error, route = install_d2lmini()
     missing = []
-    error = pip_install("--no-deps", source)
     if not error:
         missing = missing_requirements(importlib.metadata.requires("d2lmini"), installed_versions())
         error = pip_install(*missing) if missing else ""
         if error:  # so that running the cell again retries everything
             subprocess.run([sys.executable, "-m", "pip", "uninstall", "--yes", "--quiet", "d2lmini"])
-    if error and CHINESE:
-        print(f"无法安装 {{source}}。pip 的报错：\\n{{error}}\\n没有联网？在 Kaggle 上：Settings > "
-              "Internet > on（需要已验证手机号的账号）。然后再运行一次本单元格。", file=sys.stderr)
-    elif error:
-        print(f"Could not install {{source}}. pip said:\\n{{error}}\\nNo internet? On Kaggle: Settings > "
-              "Internet > on (it needs a phone-verified account). Then run this cell again.", file=sys.stderr)
-    elif "KAGGLE_KERNEL_RUN_TYPE" in os.environ and any(r.startswith("anywidget") for r in missing):
-        print("已安装。Kaggle 要重启后才显示面板：Run > Restart & clear cell outputs，然后从头运行本笔记本。"
-              if CHINESE else "Installed. Kaggle shows the panels only after a restart: Run > Restart & "
-              "clear cell outputs, then run the notebook from the top.")
+    if error:
+        print(say(f"Could not install {{source}}. pip said:\\n{{error}}\\nNo internet? On Kaggle: Settings > "
+                  "Internet > on (it needs a phone-verified account). Then run this cell again.",
+                  f"无法安装 {{source}}。pip 的报错：\\n{{error}}\\n没有联网？在 Kaggle 上：Settings > "
+                  "Internet > on（需要已验证手机号的账号）。然后再运行一次本单元格。"), file=sys.stderr)
+    else:
+        print(route)
+    restart = "KAGGLE_KERNEL_RUN_TYPE" in os.environ and any(r.startswith("anywidget") for r in missing)
+    if restart and not error:
+        print(say("Kaggle shows the panels only after a restart: Run > Restart & clear cell outputs, then "
+                  "run the notebook from the top.",
+                  "Kaggle 要重启后才显示面板：Run > Restart & clear cell outputs，然后从头运行本笔记本。"))
 """
 
 
-def install_cell_source(url: str) -> str:
-    """Return the source of the install cell for the repository at `url`.
+def project() -> dict:
+    """Return pyproject.toml's [project] table."""
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        return tomllib.load(handle)["project"]
 
-    Plain Python (no `%pip` magic), so that a failed install is noticed: pip's exit status is
-    checked and a failure is reported with pip's own error lines (plain text) and what to do, in
-    Chinese where the Chinese edition's first cell set D2LMINI_LANG. d2lmini itself
-    is installed with `--no-deps`; then only the requirements whose package is missing, under a
-    constraints file that holds every installed distribution at its version, so pip may add
-    packages but never replace one.
+
+def install_cell_source(url: str, version: str | None = None) -> str:
+    """Return the source of the install cell for the repository at `url` and release `version`
+    (pyproject.toml's where None).
+
+    It installs `d2lmini==version` from the package index (a wheel, whose metadata must name `url`),
+    and only where the index has no such release, d2lmini from the repository with git; it says in
+    one line which route it took. Plain Python (no `%pip` magic), so that a failed install is
+    noticed: pip's exit status is checked and a failure is reported with pip's own error lines
+    (plain text) and what to do, in Chinese where the Chinese edition's first cell set
+    D2LMINI_LANG. d2lmini itself is installed with `--no-deps`; then only the requirements whose
+    package is missing, under a constraints file that holds every installed distribution at its
+    version, so pip may add packages but never replace one.
     """
-    return CELL.format(marker=MARKER, url=url).rstrip("\n")
+    version = version or project()["version"]
+    return CELL.format(marker=MARKER, url=url.rstrip("/"), version=version).rstrip("\n")
 
 
 def first_code_cell(notebook):
