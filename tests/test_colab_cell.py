@@ -113,7 +113,7 @@ def test_with_d2lmini_present_the_cell_does_nothing(monkeypatch, capsys):
 
 def test_this_release_comes_from_the_index_without_dependencies_then_only_what_is_missing(
         monkeypatch, capsys):
-    url = colab_cell.repository_url()  # the installed d2lmini's metadata names it: the release is ours
+    url = colab_cell.repository_url()  # the installed d2lmini's metadata names it: this course's release
     recorder = PipRecorder()
     requires = ["torch>=2.3", "anywidget>=0.9,<1", "surely-not-installed-here>=1"]
     run_cell_without_d2lmini(url, monkeypatch, recorder, requires)

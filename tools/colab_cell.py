@@ -99,7 +99,7 @@ RELEASE = "d2lmini=={version}"  # tools/colab_cell.py writes pyproject.toml's ve
 REPOSITORY = "{url}"
 
 
-def ours():
+def names_this_repository():
     \"\"\"Whether the installed d2lmini names this course's repository (not a namesake from some index).\"\"\"
     urls = importlib.metadata.metadata("d2lmini").get_all("Project-URL") or []
     return any(u.split(",", 1)[-1].strip().rstrip("/") == REPOSITORY for u in urls)
@@ -118,7 +118,7 @@ def install_d2lmini():
         return wheel, pip_install("--no-deps", wheel), say(f"Installed {{wheel}}.", f"已安装 {{wheel}}。")
     # A wheel only: a namesake's sdist would run its own build code here.
     error = pip_install("--no-deps", "--only-binary", "d2lmini", RELEASE)
-    if not error and ours():
+    if not error and names_this_repository():
         return RELEASE, "", say(f"Installed {{RELEASE}} from the package index.",
                                 f"已从软件包索引安装 {{RELEASE}}。")
     if error and "no matching distribution found for d2lmini" not in error.lower():
