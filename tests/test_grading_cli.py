@@ -436,10 +436,10 @@ def test_similarity_csv_compares_every_record_and_follows_a_regrading(tmp_path):
 
     out = tmp_path / "out"
     assert regrade("subs", {"ada.ipynb": "loop", "bob.ipynb": "filled", "cy.ipynb": "stub"}) == []
-    assert summary(out / "similarity.csv").startswith("no two students' graded functions are 85% alike")
+    assert summary(out / "similarity.csv").startswith("no two students' graded functions are 80% alike")
     assert regrade("again", {"bob.ipynb": "renamed"}) == [(IDS[1], "step_fn", "ada", "bob", "1.000")]
     assert len(gradebook(out)) == 3 and all(float(row["total"]) == 0 for row in gradebook(out).values())
-    assert summary(out / "similarity.csv").startswith("1 pair(s) of students' graded functions at least 85%")
+    assert summary(out / "similarity.csv").startswith("1 pair(s) of students' graded functions at least 80%")
     assert regrade("third", {"ada.ipynb": "filled"}, only=[IDS[1]]) == []  # ada's function replaced
     assert regrade("fourth", {"cy.ipynb": "filled"}) == [(IDS[1], "step_fn", "ada", "cy", "1.000")]
 

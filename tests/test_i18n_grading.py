@@ -263,7 +263,7 @@ def test_similarity_summary_is_told_in_the_graders_language(zh, tmp_path):
     for path in (found, tmp_path / "missing.csv"):
         assert_chinese(summary(path))
     zh()
-    assert summary(found) == ("1 pair(s) of students' graded functions at least 85% alike, as evidence to "
+    assert summary(found) == ("1 pair(s) of students' graded functions at least 80% alike, as evidence to "
                               f"read, not a verdict: {found}")
 
 

@@ -7,17 +7,34 @@ Two kinds, per student and coding exercise, written to results.json (`stats["evi
   exercise bans them; this lists them wherever they happened, and a student's code could hide
   them, so they are evidence, not proof);
 - **similarity** of the graded function's source (its `def` in the submitted notebook) to the
-  package's functions and to `solutions/`, by `difflib.SequenceMatcher` on the source text
-  with comments and docstrings removed (`ast.unparse`): a ratio at or above `SIMILAR` is listed.
+  package's functions and to `solutions/`: a ratio at or above `SIMILAR` is listed.
+
+Similarity (here and among classmates, `d2lmini.grading.similarity`) is measured on the body's
+Python tokens with every name the function binds written `_` (`canonical_tokens`), by copydetect's
+winnowing fingerprints: every run of `KGRAM` tokens is hashed once per function (`fingerprint`),
+and `likeness` is the share of the two bodies' tokens that lie in runs both have (each run matched
+as often as it occurs in the other). So a reordered, re-spaced or renamed copy, or one with a dead
+statement or a split expression, keeps most of its runs, while two unrelated functions share only
+runs shorter than `KGRAM`, however long they are. A pair costs a set intersection: linear, where
+`difflib` was quadratic in the functions' length.
 """
 
 import ast
-import difflib
 import functools
+import io
+import tokenize
+import zlib
+from dataclasses import dataclass
 
 from d2lmini.grading.sandbox import PACKAGE
 
-SIMILAR = 0.85  # the ratio from which a function is reported as similar
+SIMILAR = 0.8  # the likeness from which a function is reported as similar
+KGRAM = 10  # tokens per fingerprinted run: `_ = torch . zeros ( _ , _ )` is 10
+MIN_TOKENS = 20  # a body shorter than this is not compared (e.g. `return W[X]`, one line of torch)
+SKIPPED = {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.ENDMARKER}
+NAMED = {tokenize.INDENT, tokenize.DEDENT}  # tokens written by their kind, not their text
+FUNCTION = ast.FunctionDef | ast.AsyncFunctionDef
+BINDING = FUNCTION | ast.ClassDef
 FLAGGED_CALLS = ("rnn", "lstm", "gru", "cross_entropy", "nll_loss", "log_softmax", "clip_grad")
 
 
@@ -59,15 +76,118 @@ def submitted_function(cells: list[str], name: str) -> str | None:
     return found
 
 
+def _bound_names(function: ast.AST) -> set[str]:
+    """The names that `function` binds: parameters, assigned and loop variables, inner definitions
+    (not its imports: `import torch` inside it still reads `torch`)."""
+    names = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, BINDING):
+            names.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+
+def _anonymise(function: ast.AST) -> None:
+    """Write every name that `function` binds as `_`, wherever it occurs (annotations dropped)."""
+    bound = _bound_names(function)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id in bound:
+            node.id = "_"
+        elif isinstance(node, ast.arg):
+            node.arg, node.annotation = "_", None
+        elif isinstance(node, BINDING):
+            node.name = "_"
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            node.name = "_"
+
+
+@functools.lru_cache(maxsize=4096)
+def canonical_tokens(source: str) -> tuple[str, ...]:
+    """The tokens of the body of the (first) function in `source`, its own names written `_`.
+
+    () if `source` defines no function Python can read.
+    """
+    try:
+        function = next(n for n in ast.parse(source).body if isinstance(n, FUNCTION))
+        _anonymise(function)
+        text = ast.unparse(ast.Module(body=function.body, type_ignores=[]))
+        return tuple(tokenize.tok_name[t.type] if t.type in NAMED else t.string
+                     for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type not in SKIPPED)
+    except (SyntaxError, ValueError, RecursionError, StopIteration, tokenize.TokenError):
+        return ()
+
+
+def idle(tokens: tuple[str, ...]) -> bool:
+    """True if a body of these tokens does nothing: only `pass`, `...` or `return None`."""
+    return not set(tokens) - {"pass", "...", "return", "None"}
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """A body's runs of `KGRAM` tokens: `where[h]` lists where the run hashed `h` starts."""
+
+    tokens: tuple[str, ...]
+    where: dict[int, list[int]]
+
+
+def _letters(tokens: tuple[str, ...]) -> str:
+    """The tokens as one character each, so copydetect's k-grams of characters are k-grams of tokens.
+
+    crc32, not `hash`: the same token is the same character in every process.
+    """
+    return "".join(chr(0x10000 + zlib.crc32(t.encode("utf-8", "surrogatepass")) % 0x100000) for t in tokens)
+
+
+@functools.lru_cache(maxsize=4096)
+def fingerprint(tokens: tuple[str, ...]) -> Fingerprint | None:
+    """The fingerprint of a body of `tokens`, or None if it is not compared (idle or too short)."""
+    if len(tokens) < max(MIN_TOKENS, KGRAM) or idle(tokens):
+        return None
+    from copydetect.utils import get_document_fingerprints  # its package imports matplotlib.pyplot: 1 s
+
+    # Window 1 keeps every k-gram, as copydetect does by default: a wider window would keep the
+    # k-grams of least `hash`, which Python salts per process, and the ratios would change per run.
+    _, where = get_document_fingerprints(_letters(tokens), KGRAM, 1)
+    return Fingerprint(tokens, {int(h): starts for h, starts in where.items()})
+
+
+def _covered(starts: list[int]) -> int:
+    """How many tokens the runs of `KGRAM` tokens starting at `starts` cover together."""
+    from copydetect.utils import get_copied_slices
+
+    if not starts:
+        return 0
+    slices = get_copied_slices(starts, KGRAM)
+    return int((slices[1] - slices[0]).sum())
+
+
+def likeness(a: Fingerprint, b: Fingerprint) -> float:
+    """The share of the tokens of `a` and `b` in runs the other has too, each run matched at most as
+    often as the other has it (so a run repeated in a long function counts once per match), in [0, 1]."""
+    if a.tokens == b.tokens:
+        return 1.0
+    shared = a.where.keys() & b.where.keys()
+    starts_a = [i for h in shared for i in a.where[h][:len(b.where[h])]]
+    starts_b = [i for h in shared for i in b.where[h][:len(a.where[h])]]
+    return (_covered(starts_a) + _covered(starts_b)) / (len(a.tokens) + len(b.tokens))
+
+
 def similar(text: str, others: dict[str, str]) -> list[tuple[str, float]]:
     """The entries of `others` whose source is at least `SIMILAR` alike to `text`, most alike first."""
+    mine = fingerprint(canonical_tokens(text))
+    if mine is None:
+        return []
     hits = []
     for where, other in others.items():
-        matcher = difflib.SequenceMatcher(None, text, other, autojunk=False)
-        if matcher.real_quick_ratio() >= SIMILAR and matcher.quick_ratio() >= SIMILAR:
-            ratio = matcher.ratio()
-            if ratio >= SIMILAR:
-                hits.append((where, round(ratio, 3)))
+        theirs = fingerprint(canonical_tokens(other))
+        ratio = likeness(mine, theirs) if theirs is not None else 0.0
+        if ratio >= SIMILAR:
+            hits.append((where, round(ratio, 3)))
     return sorted(hits, key=lambda hit: -hit[1])[:5]
 
 

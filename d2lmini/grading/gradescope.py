@@ -33,7 +33,8 @@ from d2lmini.i18n import ENGLISH, ENVIRONMENT_VARIABLE, _, language
 
 PACKAGE = Path(__file__).parents[1]
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
-GRADER_PACKAGES = ("ipykernel>=6.29", "jupyter_client>=8", "nbformat>=5.10", "cloudpickle>=3")
+GRADER_PACKAGES = ("ipykernel>=6.29", "jupyter_client>=8", "nbformat>=5.10", "cloudpickle>=3",
+                   "copydetect>=0.5,<0.6")  # the grading extra: kernels, and the similarity evidence
 KERNEL_MEMORY_MB = 512  # Gradescope's container has 768 MB: the kernel gets this much of it
 RELEASED_EXERCISES = "exercises.json"  # in the zip when it grades a release (`--manifest`)
 
