@@ -97,14 +97,17 @@ class Mistake:
 
     `gives(*args)` computes what a function with the mistake returns for a case's inputs (in
     the form of the reference's result, before the case's `convert`); without `gives`, the
-    mistake is a result with inf or nan where the reference's is finite (an overflow). `cause`
-    is English, marked with `N_`, and shown translated (`_`).
+    mistake is recognised by `shows(got, expected, rtol, atol)`, how the wrong result relates to
+    the right one (`mistakes.shared`: the right numbers transposed, with the opposite sign...),
+    or, without either, it is a result with inf or nan where the reference's is finite (an
+    overflow). `cause` is English, marked with `N_`, and shown translated (`_`).
     """
 
     cause: str
     gives: Callable | None = None
     section: str = ""  # the notebook's section to re-read, English, marked with N_ ("" for none)
     fields: tuple[tuple[str, str], ...] = ()  # (field, value): the {field}s of `cause` (a weight's name)
+    shows: Callable[[object, object, float, float], bool] | None = None
 
     def said(self) -> str:
         """The words every feedback gives this mistake (self-check, grader, Gradescope): "Likely cause: ..."
@@ -465,10 +468,15 @@ def recognised_mistake(got, expected, case: Case, pristine: tuple, mistakes: Seq
     function ran, and compared with the check's tolerances. A mistake whose whole result is
     `got` is named first; else (if `partly`), for a result of several outputs, the first whose
     result accounts for every wrong output while the others are right (the mistake made in one
-    output only: a loss without its mask beside a right gradient).
+    output only: a loss without its mask beside a right gradient), then the first mistake recognised
+    by how `got` relates to `expected` (`Mistake.shows`: the shared fallbacks, which may also hold in
+    some outputs only, so they too give way to a hint on the pattern of wrong outputs).
     """
-    results = []
+    results, relations = [], []
     for mistake in mistakes:
+        if mistake.shows is not None:
+            relations.append(mistake)
+            continue
         if mistake.gives is None:
             if _not_finite(got) and not _not_finite(expected):
                 return mistake
@@ -481,8 +489,19 @@ def recognised_mistake(got, expected, case: Case, pristine: tuple, mistakes: Seq
         if first_difference(got, wrong, "", case.names, rtol, atol) is None:
             return mistake
         results.append((mistake, wrong))
-    return next((mistake for mistake, wrong in results
-                 if partly and _accounts_for(got, wrong, expected, rtol, atol)), None)
+    if not partly:
+        return None
+    return next((mistake for mistake, wrong in results if _accounts_for(got, wrong, expected, rtol, atol)),
+                None) or next((m for m in relations if _shows(m, got, expected, rtol, atol)), None)
+
+
+def _shows(mistake: Mistake, got, expected, rtol: float, atol: float) -> bool:
+    """True if `got` relates to `expected` as `mistake.shows` says; False when the relation cannot be
+    judged on these values (a check never raises)."""
+    try:
+        return bool(mistake.shows(got, expected, rtol, atol))
+    except Exception:  # a result no relation can read is not recognised
+        return False
 
 
 def _accounts_for(got, wrong, expected, rtol: float, atol: float) -> bool:

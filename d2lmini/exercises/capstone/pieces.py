@@ -9,8 +9,8 @@ holds its inputs and the reference *function* (never an expected value), and eac
 refuses torch's built-in version of itself (`refusals.RNN`, `refusals.CROSS_ENTROPY`;
 clipping is refused always) and the package's own code under any name. A wrong piece is
 told which of its outputs are right and which wrong, the likely cause when its result is one
-of the piece's typical mistakes (`d2lmini.exercises.mistakes.capstone`), else a hint keyed to
-the pattern of wrong outputs.
+of the piece's typical mistakes (`d2lmini.exercises.mistakes.capstone`, then the shared ones of
+`d2lmini.exercises.mistakes.shared`), else a hint keyed to the pattern of wrong outputs.
 
 `params` is always the list [W_xh, W_hh, b_h, W_hq, b_q]. `forward` returns (outputs,
 hiddens); `backward(X, state, hiddens, d_outputs, d_final, params)` returns (the five
@@ -40,7 +40,7 @@ from d2lmini.exercises.coding import (
     take_pairs,
 )
 from d2lmini.exercises.guard.refusals import CROSS_ENTROPY, RNN
-from d2lmini.exercises.mistakes.capstone import MISTAKES
+from d2lmini.exercises.mistakes import mistakes_of
 from d2lmini.i18n import N_, _
 from d2lmini.metrics import perplexity_from_logits
 from d2lmini.rnn import rnn_forward, rnn_step
@@ -120,7 +120,7 @@ def check_minibatches(minibatches) -> Verdict:
                           _("Row i of each minibatch continues row i of the one before, and Y is X shifted "
                             "by one character."),
                           signature="minibatches(indices, batch_size, num_steps)",
-                          mistakes=MISTAKES["minibatches"])
+                          mistakes=mistakes_of("08:minibatches"))
 
 
 # --- the forward pass ----------------------------------------------------------------------
@@ -164,7 +164,7 @@ def check_forward(forward) -> Verdict:
     return check_function(forward, _forward_cases,
                           _("Your forward pass gives the package's outputs and hidden states."),
                           RULES["forward"], signature="forward(X, state, params)", bans=(RNN,),
-                          diagnose=forward_hint, mistakes=MISTAKES["forward"])
+                          diagnose=forward_hint, mistakes=mistakes_of("08:forward"))
 
 
 # --- the loss and its gradient -------------------------------------------------------------
@@ -211,7 +211,7 @@ def check_loss_and_grad(loss_and_grad) -> Verdict:
                           _("Your loss and its gradient match the package's, even for large logits."),
                           RULES["loss_and_grad"], signature="loss_and_grad(outputs, Y)",
                           rtol=1e-4, atol=1e-6, bans=(CROSS_ENTROPY,), diagnose=loss_hint,
-                          mistakes=MISTAKES["loss_and_grad"])
+                          mistakes=mistakes_of("08:loss_and_grad"))
 
 
 # --- backpropagation through time ----------------------------------------------------------
@@ -300,7 +300,7 @@ def check_backward(backward) -> Verdict:
                              RULES["backward"],
                              signature="backward(X, state, hiddens, d_outputs, d_final, params)",
                              rtol=1e-4, atol=1e-5, bans=(RNN,), diagnose=backward_hint,
-                             mistakes=MISTAKES["backward"])
+                             mistakes=mistakes_of("08:backward"))
     return _named_items(verdict, GRADIENTS, GRADIENT_NAMES)
 
 
@@ -361,7 +361,7 @@ def check_clip(clip) -> Verdict:
                               never({"clip_grad_norm_", "clip_grad_value_"},
                                     N_("Write the clipping yourself, without torch.nn.utils."))],
                              signature="clip(grads, theta)", rtol=1e-5, atol=1e-7, diagnose=clip_hint,
-                             mistakes=MISTAKES["clip"], form=new_tensors)
+                             mistakes=mistakes_of("08:clip"), form=new_tensors)
     return _named_items(verdict, CLIPPED[0], tuple(_clipped_gradient(i) for i in range(7)))
 
 
@@ -385,7 +385,7 @@ def _sgd_cases(device: torch.device):
 def check_sgd(sgd) -> Verdict:
     """Piece 6: `sgd(params, grads, lr)` returns new tensors p - lr * g (the inputs unchanged)."""
     return check_function(sgd, _sgd_cases, _("Your update takes one SGD step and leaves its inputs alone."),
-                          signature="sgd(params, grads, lr)", mistakes=MISTAKES["sgd"])
+                          signature="sgd(params, grads, lr)", mistakes=mistakes_of("08:sgd"))
 
 
 # --- perplexity ----------------------------------------------------------------------------
@@ -410,7 +410,7 @@ def check_perplexity(perplexity) -> Verdict:
                           _("Your perplexity is e to the mean cross-entropy in nats, stable for large "
                             "logits."),
                           RULES["perplexity"], signature="perplexity(logits, targets)",
-                          rtol=1e-4, bans=(CROSS_ENTROPY,), mistakes=MISTAKES["perplexity"],
+                          rtol=1e-4, bans=(CROSS_ENTROPY,), mistakes=mistakes_of("08:perplexity"),
                           form=python_number)
 
 

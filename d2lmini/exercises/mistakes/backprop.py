@@ -218,8 +218,9 @@ LEAKY_BPTT = (
     # With a state that is never negative, H_t > 0 holds almost everywhere: the same numbers as no derivative.
     Mistake(
         N_(
-            "ReLU's derivative is missing, or read from H_t > 0 (true almost everywhere here, as H_t mixes "
-            "A_t with the old state): it is 1 where A_t > 0 and 0 elsewhere, so recompute A_t."
+            "ReLU's derivative is missing, or read from a state > 0 (H_t or H_(t-1): true almost everywhere "
+            "here, as a state mixes A_t with the old state): it is 1 where A_t > 0 and 0 elsewhere, so "
+            "recompute A_t."
         ),
         partial(_leaky_with, slope="H"),
         STEP_SECTION,

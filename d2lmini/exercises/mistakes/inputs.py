@@ -33,8 +33,8 @@ LOOKUP = (
     ),
     Mistake(
         N_(
-            "X is flattened first: the lookup keeps X's shape and adds one dimension for the row, "
-            "X.shape + (hiddens,)."
+            "X's shape is lost (X flattened first, or its size-1 dimensions squeezed away): the lookup keeps "
+            "X's shape and adds one dimension for the row, X.shape + (hiddens,)."
         ),
         partial(_lookup_with, flat=True),
         LOOKUP_SECTION,
@@ -64,7 +64,8 @@ def _one_hot_with(
     X, vocab_size, width="vocab", dtype=torch.float32, shift=0, flat=False, vocab_first=False, inverted=False
 ):
     """One-hot vectors of X with the flags' mistakes (width from the indices, wrong dtype, off by one...)."""
-    size = {"vocab": vocab_size, "largest": int(X.max()) + 1, "plus one": vocab_size + 1}[width]
+    size = {"vocab": vocab_size, "largest": int(X.max()) + 1, "plus one": vocab_size + 1,
+            "minus one": vocab_size - 1}[width]
     index = X.reshape(-1) if flat else X
     hot = (index.unsqueeze(-1) - shift == torch.arange(size, device=X.device)).to(dtype)
     hot = 1 - hot if inverted else hot
@@ -86,6 +87,14 @@ ONE_HOT = (
             "run from 0 to vocab_size - 1."
         ),
         partial(_one_hot_with, width="plus one"),
+        ONE_HOT_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the vectors have vocab_size - 1 entries: index i has its 1 at position i, and the indices "
+            "run from 0 to vocab_size - 1, so there are vocab_size positions."
+        ),
+        partial(_one_hot_with, width="minus one"),
         ONE_HOT_SECTION,
     ),
     Mistake(
@@ -135,7 +144,10 @@ ONE_HOT = (
         ONE_HOT_SECTION,
     ),
     Mistake(
-        N_("the vocabulary dimension comes first: it is the last one, X.shape + (vocab_size,)."),
+        N_(
+            "the vocabulary dimension comes first (the result transposed): it is the last one, X.shape + "
+            "(vocab_size,)."
+        ),
         partial(_one_hot_with, vocab_first=True),
         ONE_HOT_SECTION,
     ),

@@ -15,6 +15,10 @@ PERPLEXITY_SECTION = N_("notebook 07, section 3 (Perplexity: an effective number
 UNITS_SECTION = N_("notebook 07, section 4 (Nats, bits per character and perplexity)")
 ENTROPY_SECTION = N_("notebook 07, section 2 (Cross-entropy: the average surprise over a text)")
 KN_SECTION = N_("notebook 07, section 5 (The baseline ladder on the bundled corpus)")
+ONE_NORM = N_(
+    "the norm is one gradient's norm (the first's, or the largest's): it runs over every entry of every "
+    "gradient together."
+)
 
 
 def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False, inverted=False, entries="squares"):
@@ -33,6 +37,8 @@ def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False, invert
     )
     if norm_of == "largest":
         norm = float(counted.max())
+    elif norm_of == "first":
+        norm = float(counted[0])
     elif norm_of == "sum":
         norm = float(counted.sum())
     else:
@@ -87,11 +93,7 @@ CLIP = (
         partial(_clip_with, norm_of="sum"),
         RULE_SECTION,
     ),
-    Mistake(
-        N_("the norm is the largest gradient's norm: it runs over every entry of every gradient together."),
-        partial(_clip_with, norm_of="largest"),
-        RULE_SECTION,
-    ),
+    Mistake(ONE_NORM, partial(_clip_with, norm_of="largest"), RULE_SECTION),
     Mistake(
         N_(
             "the norm counts only the first three gradients: it runs over every gradient passed, however "
@@ -105,6 +107,8 @@ CLIP = (
         partial(_clip_with, norm_of="not last"),
         RULE_SECTION,
     ),
+    # After the first three: on some gradients the first one's norm is also the largest one's.
+    Mistake(ONE_NORM, partial(_clip_with, norm_of="first"), RULE_SECTION),
     Mistake(
         N_("the norm adds up absolute values (an L1 norm): it is the square root of the sum of the squares."),
         partial(_clip_with, entries="absolute"),
@@ -300,12 +304,35 @@ def _kn_with(
     first = {"discounted": max(count - discount, 0), "raw": count, "unclamped": count - discount}[
         seen
     ] / total
-    types = {"types": len(followers), "tokens": total, "none": 1, "vocabulary": len(set(text))}[weight]
+    types = {"types": len(followers), "tokens": total, "none": 1, "vocabulary": len(set(text)),
+             "contexts of char": sum(1 for _first, second in pairs if second == char)}[weight]
     weight_of_rest = discount * types / total
     return first + {"lambda": weight_of_rest, "one": 1.0, "one minus": 1 - weight_of_rest}[mix] * p_cont
 
 
+def _kn_fixed_discount(text, context, char, discount):
+    """Kneser-Ney with the discount argument ignored: 0.75, the usual value, written in."""
+    del discount
+    return _kn_with(text, context, char, 0.75)
+
+
 KN_BIGRAM = (
+    Mistake(
+        N_(
+            "the discount argument is ignored: a number written into the function (0.75 is only the usual "
+            "default) gives wrong probabilities for any other discount the caller passes."
+        ),
+        _kn_fixed_discount,
+        KN_SECTION,
+    ),
+    Mistake(
+        N_(
+            "the weight of the continuation probability counts the contexts before char: λ counts the "
+            "distinct characters seen after the context, discount × that number / the context's count."
+        ),
+        partial(_kn_with, weight="contexts of char"),
+        KN_SECTION,
+    ),
     Mistake(
         N_(
             "the lower-order distribution is the characters' frequency: Kneser-Ney's continuation "

@@ -25,12 +25,25 @@ def _step_with(
     with_state=True,
     state_sign=1,
     input_after=False,
+    only_state=False,
+    state_weight=True,
+    scale=1.0,
+    blocks="same",
 ):
-    """The RNN step tanh(X W_xh + H W_hh + b_h) with the flags' mistakes (defaults: none)."""
+    """The RNN step tanh(X W_xh + H W_hh + b_h) with the flags' mistakes (defaults: none): `blocks` says
+    whether the inputs side by side and the weights stacked are in the same order."""
     recurrent = W_hh.T if transpose else W_hh  # one product, as notebook 02's fused step asks
     if input_after:
         return activation(H @ recurrent + b_h) + X @ W_xh
-    inner = torch.cat((X, state_sign * H), 1) @ torch.cat((W_xh, recurrent), 0) if with_state else X @ W_xh
+    if only_state:
+        return X @ W_xh + activation(H @ recurrent) + b_h
+    inputs = (state_sign * H, X) if blocks == "inputs swapped" else (X, state_sign * H)
+    weights = (recurrent, W_xh) if blocks == "weights swapped" else (W_xh, recurrent)
+    if not state_weight:
+        inner = X @ W_xh + H
+    else:
+        inner = torch.cat(inputs, 1) @ torch.cat(weights, 0) if with_state else X @ W_xh
+    inner = scale * inner
     if bias_after:
         return activation(inner) + b_h
     return activation(inner + bias * b_h)
@@ -95,12 +108,43 @@ def _step_mistakes(section: str) -> tuple[Mistake, ...]:
             partial(_step_with, with_state=False),
             section,
         ),
+        Mistake(
+            N_("H is added without its weight: the previous state enters the step through W_hh, H @ W_hh."),
+            partial(_step_with, state_weight=False),
+            section,
+        ),
+        Mistake(
+            N_(
+                "the two products are averaged: the step adds them, X W_xh + H W_hh, and the bias, before "
+                "the tanh."
+            ),
+            partial(_step_with, scale=0.5),
+            section,
+        ),
+        Mistake(
+            N_("tanh wraps only the state's product: both products and the bias go inside it."),
+            partial(_step_with, only_state=True),
+            section,
+        ),
+        *(
+            Mistake(
+                N_(
+                    "the blocks are side by side in one order and stacked in the other: [X, H] multiplies "
+                    "W_xh stacked above W_hh, so that each input meets its own weight."
+                ),
+                partial(_step_with, blocks=blocks),
+                FUSED_SECTION,
+            )
+            for blocks in ("inputs swapped", "weights swapped")
+        ),
     )
 
 
 RNN_STEP = _step_mistakes(STEP_SECTION)
-# With the input's product outside the tanh there are two products, which the fused step's rule refuses.
-FUSED_STEP = tuple(m for m in _step_mistakes(FUSED_SECTION) if "input_after" not in m.gives.keywords)
+# With a product outside the tanh there are two products, which the fused step's rule refuses.
+FUSED_STEP = tuple(
+    m for m in _step_mistakes(FUSED_SECTION) if not {"input_after", "only_state"} & set(m.gives.keywords)
+)
 
 
 def _states_with(
@@ -114,17 +158,27 @@ def _states_with(
     stack=True,
     reverse=False,
     start=0.0,
+    loop_over=1,
+    kept="all",
     **step,
 ):
     """H_1 ... H_T from a zero H_0 with the flags' mistakes: the step's (see `_step_with`), the state not
-    carried, the states shifted by one (H_0 ... H_(T-1)), batch-major, or concatenated."""
+    carried (or carried before its tanh), the states shifted by one (H_0 ... H_(T-1)), H_0 kept too, the
+    loop over the batch's dimension, batch-major, concatenated, only the last, or every one the last."""
     zero = torch.zeros(tokens.shape[0], W_hh.shape[0], dtype=W_hh.dtype, device=W_hh.device)
     H, states = zero + start, [zero] if shift else []
-    for t in reversed(range(tokens.shape[1])) if reverse else range(tokens.shape[1]):
+    for t in reversed(range(tokens.shape[1])) if reverse else range(tokens.shape[loop_over]):
         X = torch.nn.functional.one_hot(tokens[:, t], W_xh.shape[0]).to(W_xh.dtype)
+        if carry == "pre-activation":  # H holds X W_xh + H W_hh + b_h; its tanh is stored
+            H = _step_with(X, H, W_xh, W_hh, b_h, activation=lambda a: a)
+            states.append(torch.tanh(H))
+            continue
         H = _step_with(X, H if carry else zero, W_xh, W_hh, b_h, **step)
         states.append(H)
-    states = states[:-1] if shift else states
+    states = states[:-1] if shift is True else states
+    if kept == "last":
+        return states[-1]
+    states = [states[-1]] * len(states) if kept == "every one the last" else states
     if not stack:
         return torch.cat(states)
     stacked = torch.stack(states)
@@ -169,6 +223,43 @@ def _states_mistakes() -> tuple[Mistake, ...]:
                 "sequence, from the first position on."
             ),
             partial(_states_with, reverse=True),
+            UNROLL_SECTION,
+        ),
+        Mistake(
+            N_(
+                "the states include H_0: the result holds H_1 ... H_T, the state after each step, not the "
+                "initial state before them."
+            ),
+            partial(_states_with, shift="with H_0"),
+            UNROLL_SECTION,
+        ),
+        Mistake(
+            N_("only the last state is returned: the result holds every state, H_1 ... H_T, stacked."),
+            partial(_states_with, kept="last"),
+            UNROLL_SECTION,
+        ),
+        Mistake(
+            N_(
+                "every stored state is the last one: the state was changed in place (H[:] = ..., +=), so "
+                "each stored entry is the same tensor. Compute a new tensor at each step."
+            ),
+            partial(_states_with, kept="every one the last"),
+            UNROLL_SECTION,
+        ),
+        Mistake(
+            N_(
+                "the state carried is the sum before the tanh: the step carries H_t = tanh(...), the very "
+                "state it stores, into the next step."
+            ),
+            partial(_states_with, carry="pre-activation"),
+            UNROLL_SECTION,
+        ),
+        Mistake(
+            N_(
+                "the loop runs over the batch's dimension: tokens is (batch, steps), so the loop over time "
+                "runs over its second dimension, tokens.shape[1]."
+            ),
+            partial(_states_with, loop_over=0),
             UNROLL_SECTION,
         ),
         Mistake(

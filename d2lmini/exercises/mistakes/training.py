@@ -72,8 +72,9 @@ TRAIN_LOOP = (
     ),
     Mistake(
         N_(
-            "the gradients are zeroed between backward and the step, so the step moves nothing: zero "
-            "them before backward."
+            "the step moves nothing: when optimizer.step() runs the gradients are zero (zeroed between "
+            "backward and the step, or the step taken before backward). Per minibatch: zero_grad, "
+            "backward, step."
         ),
         partial(_epoch_with, zero_grad="after backward"),
         TRAINING_SECTION,
