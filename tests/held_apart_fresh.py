@@ -30,6 +30,12 @@ Data:
 
 Many wrong answers are one-mistake edits of a student's right answer (`_edit` replaces text that
 must occur exactly as often as stated), as most real mistakes are; others are written out whole.
+
+No longer held apart: from the commit that added this paragraph on (#45), the catalogue of mistakes
+was extended using this set's unnamed answers as evidence of the kinds of mistakes it lacked (and
+its wrongly named ones to make detectors more specific), so the named-cause rate this set gives
+measures catalogue work that has seen it, not held-apart work; a set written after that is needed
+for that.
 """
 
 # ---------------------------------------------------------------------------------------------------------
