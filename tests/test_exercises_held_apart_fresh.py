@@ -1,11 +1,17 @@
-"""#45's "Done when" measurement on a fresh held-apart set (`tests/held_apart_fresh.py`, commit 391e993).
+"""#45's "Done when" measurement on the held-apart sets written after the first one.
 
-The set was written from the notebooks, exercises.json and the solutions only, without reading the
+- "fresh": `tests/held_apart_fresh.py` (commit 391e993). Since then it has been used to extend the
+  catalogue of mistakes, so it no longer counts as held apart; its assertions stay.
+- "third": `tests/held_apart_third.py` (commit 967a009), written by a helper session when the
+  fresh set stopped being held apart.
+
+Each set was written from the notebooks, exercises.json and the solutions only, without reading the
 catalogue of mistakes, and committed before any answer was run through a self-check. Here every
 answer goes through its exercise's self-check as the notebook calls it (`ex.check_xxx(fn)`, in
 English, with stdout captured): each right answer must be accepted, no wrong answer may be
 ("Correct!"), and at least 80 % of the wrong answers must get a named cause ("Likely cause: ...",
-as `tools/mistake_rates.py` counts it). The per-notebook rates are printed (`pytest -s` shows them).
+as `tools/mistake_rates.py` counts it). Every test runs once per set, through the same code; the
+per-notebook rates are printed (`pytest -s` shows them).
 """
 
 import contextlib
@@ -14,10 +20,12 @@ import importlib
 import io
 import json
 import os
+import types
 from collections import defaultdict
 from pathlib import Path
 
 import held_apart_fresh
+import held_apart_third
 import pytest
 
 pytestmark = pytest.mark.torch_dependent
@@ -27,9 +35,13 @@ EXERCISES = json.loads((Path(__file__).resolve().parents[1] / "d2lmini/grading/e
 SPEC = {entry["id"]: entry for entry in EXERCISES}
 # The two 08 checks that train for minutes are left out of the set, as its brief says.
 TRAINING = {"08:train", "08:capstone"}
-# Exercises added after the set was written (391e993): answers to them must be written, like the set, by
+# Per set, the exercises added after it was written: answers to them must be written, like the set, by
 # someone who has not read their catalogued mistakes; until then the set says it does not cover them.
-ADDED_AFTER_THE_SET = {"09:lstm_step_backward"}
+SETS = {
+    "fresh": (held_apart_fresh, {"09:lstm_step_backward"}),  # 391e993
+    "third": (held_apart_third, set()),  # 967a009: every coding exercise of 01-09 but the two above
+}
+BY_SET = pytest.mark.parametrize("name", list(SETS))
 
 
 def check_of(exercise: str):
@@ -38,19 +50,26 @@ def check_of(exercise: str):
     return getattr(importlib.import_module(spec["module"]), spec["check"])
 
 
-def function_of(exercise: str, label: str, source: str):
+def function_of(name: str, exercise: str, label: str, source: str):
     """The answer's function, compiled as a notebook cell would compile it."""
     namespace: dict = {}
     exec(compile(source, f"<cell {exercise}: {label}>", "exec"), namespace)  # noqa: S102 - a student's cell
-    return namespace[held_apart_fresh.ENTRY_POINTS[exercise]]
+    return namespace[SETS[name][0].ENTRY_POINTS[exercise]]
 
 
-def judge(exercise: str, label: str, source: str):
-    """The verdict of the exercise's self-check on this answer, in English, with stdout captured."""
+def judge(name: str, exercise: str, label: str, source: str):
+    """The verdict of the exercise's self-check on this answer, in English, with stdout captured.
+
+    A check that raises instead of giving a verdict is recorded as a refusal without a named cause
+    (`crashed`), so the rates can still be measured; `test_every_answer_gets_a_verdict` lists them.
+    """
     saved = os.environ.pop("D2LMINI_LANG", None)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            return check_of(exercise)(function_of(exercise, label, source))
+            return check_of(exercise)(function_of(name, exercise, label, source))
+    except Exception as error:  # noqa: BLE001 - a check bug, reported by its own test
+        return types.SimpleNamespace(correct=False, crashed=True,
+                                     message=f"the check raised {type(error).__name__}: {error}")
     finally:
         if saved is not None:
             os.environ["D2LMINI_LANG"] = saved
@@ -65,21 +84,21 @@ def named(verdict) -> bool:
 
 
 @functools.cache
-def wrong_verdicts() -> tuple:
-    return tuple((exercise, label, judge(exercise, label, source))
-                 for exercise, label, source in held_apart_fresh.WRONG)
+def wrong_verdicts(name: str) -> tuple:
+    return tuple((exercise, label, judge(name, exercise, label, source))
+                 for exercise, label, source in SETS[name][0].WRONG)
 
 
 @functools.cache
-def correct_verdicts() -> tuple:
-    return tuple((exercise, label, judge(exercise, label, source))
-                 for exercise, label, source in held_apart_fresh.CORRECT)
+def correct_verdicts(name: str) -> tuple:
+    return tuple((exercise, label, judge(name, exercise, label, source))
+                 for exercise, label, source in SETS[name][0].CORRECT)
 
 
-def rates() -> dict[str, tuple[int, int]]:
+def rates(name: str) -> dict[str, tuple[int, int]]:
     """Per notebook (and "all"): (wrong answers, answers with a named cause)."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for exercise, _label, verdict in wrong_verdicts():
+    for exercise, _label, verdict in wrong_verdicts(name):
         for key in (exercise[:2], "all"):
             counts[key][0] += 1
             counts[key][1] += named(verdict)
@@ -87,56 +106,90 @@ def rates() -> dict[str, tuple[int, int]]:
     return {key: (counts[key][0], counts[key][1]) for key in order}
 
 
-def rate_table() -> str:
-    lines = ["notebook  answers  named   rate"]
-    for key, (total, hits) in rates().items():
+def rate_table(name: str) -> str:
+    lines = [f"set {name!r}", "notebook  answers  named   rate"]
+    for key, (total, hits) in rates(name).items():
         lines.append(f"{key:>8}  {total:>7}  {hits:>5}  {hits / total:>6.1%}")
     return "\n".join(lines)
 
 
-def test_the_set_covers_every_coding_exercise_of_01_to_09():
+@BY_SET
+def test_the_set_covers_every_coding_exercise_of_01_to_09(name):
+    module, added_after_the_set = SETS[name]
     coding = {entry["id"] for entry in EXERCISES if entry["kind"] == "coding" and entry["id"][:2] <= "09"}
-    covered = {exercise for exercise, _, _ in held_apart_fresh.WRONG}
-    assert covered == coding - TRAINING - ADDED_AFTER_THE_SET
-    assert ADDED_AFTER_THE_SET <= coding  # an exercise that is gone leaves this list
-    assert set(held_apart_fresh.ENTRY_POINTS) == covered
-    assert len(held_apart_fresh.WRONG) >= 300 and len(held_apart_fresh.CORRECT) >= 20
+    covered = {exercise for exercise, _, _ in module.WRONG}
+    assert covered == coding - TRAINING - added_after_the_set
+    assert added_after_the_set <= coding  # an exercise that is gone leaves this list
+    assert set(module.ENTRY_POINTS) == covered
+    assert {exercise for exercise, _, _ in module.CORRECT} == covered
+    assert len(module.WRONG) >= 300 and len(module.CORRECT) >= 20
     assert all(len(SPEC[exercise]["slots"]) == 1 for exercise in covered)  # one function per answer
 
 
-def test_every_correct_answer_is_accepted():
+@BY_SET
+def test_every_correct_answer_is_accepted(name):
     rejected = [f"{exercise} [{label}]: {verdict.message[:300]}"
-                for exercise, label, verdict in correct_verdicts() if not accepted(verdict)]
+                for exercise, label, verdict in correct_verdicts(name) if not accepted(verdict)]
     assert rejected == [], "\n".join(rejected)
 
 
-def accepted_wrong_answers() -> set:
-    return {(exercise, label) for exercise, label, verdict in wrong_verdicts() if accepted(verdict)}
+def accepted_wrong_answers(name: str) -> set:
+    return {(exercise, label) for exercise, label, verdict in wrong_verdicts(name) if accepted(verdict)}
 
 
-def test_no_wrong_answer_is_accepted():
+def crashes(name: str) -> list[str]:
+    return [f"{exercise} [{label}]: {verdict.message[:200]}"
+            for exercise, label, verdict in correct_verdicts(name) + wrong_verdicts(name)
+            if getattr(verdict, "crashed", False)]
+
+
+@BY_SET
+def test_every_answer_gets_a_verdict(name):
+    # When the third set was first run, 08's check_clip raised ValueError (zip() argument 2 is longer
+    # than argument 1) on an answer that returns a list of per-tensor norms where the joint norm is asked.
+    crashed = crashes(name)
+    assert crashed == [], "\n".join(crashed)
+
+
+@BY_SET
+def test_no_wrong_answer_is_accepted(name):
     # When the set was first run 4 wrong answers got "Correct!" (06 and 07/08 accepted the inputs
     # themselves where new tensors are asked and a tensor where a number is; 07's Kneser-Ney cases had
     # no pair that overlaps itself, so `str.count` passed): the checks now refuse them (#45).
-    wrongly = sorted(accepted_wrong_answers())
+    # When the third set was first run 6 wrong answers got "Correct!": 01's all_states and 03's lookup
+    # returning float32 for float64 weights and 08's sgd converting to float32 (no case in another
+    # dtype), 07's and 08's perplexity clamping p(target) at 1e-10 / 1e-12 (no case where the true
+    # token's probability is that small), and 08's clip returning the norm as a tensor.
+    wrongly = sorted(accepted_wrong_answers(name))
     assert wrongly == [], "\n".join(f"{exercise} [{label}]" for exercise, label in wrongly)
 
 
-@pytest.mark.xfail(strict=True, reason="first measured 50.1 % (169 of 337 wrong answers get a named cause) "
-                                      "before anything was changed; per notebook 01 60 %, 02 44 %, 03 44 %, "
-                                      "04 47 %, 05 58 %, 06 47 %, 07 62 %, 08 41 %, 09 60 %. Still 50.1 % "
-                                      "(169/337, every notebook's rate the same) after the four checks that "
-                                      "accepted a wrong answer were fixed: the four are now refused with "
-                                      "what is wrong in their form or value, not a catalogued cause, and "
-                                      "no catalogue entry was added, so nothing moved the rate")
-def test_at_least_80_percent_of_the_wrong_answers_get_a_named_cause():
-    print("\n" + rate_table())
-    total, hits = rates()["all"]
-    assert hits / total >= NAMED_AT_LEAST, rate_table()
+FRESH_BAR = pytest.mark.xfail(strict=True, reason=(
+    "first measured 50.1 % (169 of 337 wrong answers get a named cause) before anything was "
+    "changed; per notebook 01 60 %, 02 44 %, 03 44 %, 04 47 %, 05 58 %, 06 47 %, 07 62 %, "
+    "08 41 %, 09 60 %. Still 50.1 % (169/337, every notebook's rate the same) after the four checks "
+    "that accepted a wrong answer were fixed: the four are now refused with what is wrong in "
+    "their form or value, not a catalogued cause, and no catalogue entry was added, so nothing "
+    "moved the rate"
+))
+THIRD_BAR = pytest.mark.xfail(strict=True, reason=(
+    "first measured 52.1 % (173 of 332 wrong answers get a named cause), before anything was changed "
+    "for this set; per notebook 01 76 %, 02 53 %, 03 45 %, 04 71 %, 05 56 %, 06 73 %, 07 59 %, "
+    "08 37 %, 09 59 %"
+))
 
 
-def test_the_named_cause_rates_are_printed_per_notebook():
-    table = rate_table()
+@pytest.mark.parametrize("name", [pytest.param("fresh", marks=FRESH_BAR),
+                                  pytest.param("third", marks=THIRD_BAR)])
+def test_at_least_80_percent_of_the_wrong_answers_get_a_named_cause(name):
+    print("\n" + rate_table(name))
+    total, hits = rates(name)["all"]
+    assert hits / total >= NAMED_AT_LEAST, rate_table(name)
+
+
+@BY_SET
+def test_the_named_cause_rates_are_printed_per_notebook(name):
+    table = rate_table(name)
     print("\n" + table)
-    notebooks = {line.split()[0] for line in table.splitlines()[1:]}
+    notebooks = {line.split()[0] for line in table.splitlines()[2:]}
     assert notebooks == {f"{n:02d}" for n in range(1, 10)} | {"all"}
