@@ -18,6 +18,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 
 TORCH_FREE = {
+    "test_build_site_arguments": "the site builder's command line, checked before Sphinx runs; no tensor",
     "test_colab_cell": "the install cell's shell logic, run with pip against fake and failing indexes",
     "test_corpus": "downloads, checksums and caches of text files",
     "test_cost": "the time estimate's arithmetic over settings; no tensor is computed",
@@ -47,6 +48,7 @@ TORCH_FREE = {
     "test_site_catalogs": "the site's gettext catalogs against site/index.md and docs/instructors.md (Babel)",
     "test_settings_controls": "ipywidgets controls made from declarations and read back; no tensor computed",
     "test_translations": "the catalogs, the Chinese notebooks' sources and a font; no tensor is computed",
+    "test_release": "the version in pyproject, the package metadata and the release workflow; no tensor",
     "test_runs": "the run store's bookkeeping over given results",
     "test_settings": "the settings' declarations and what is derived from them",
     "test_study_time": "counts words and cells of the stored notebooks",
