@@ -39,7 +39,10 @@ def test_the_repository_address_is_a_github_repository():
 def test_the_first_code_cell_installs_d2lmini_only_where_it_is_missing(path):
     code = [c for c in load(path)["cells"] if c["cell_type"] == "code"]
     first = "".join(code[0]["source"])
-    assert f'"d2lmini @ git+{repository_url()}"' in first, "run: python tools/colab_cell.py"
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        version = tomllib.load(handle)["project"]["version"]
+    assert f'RELEASE = "d2lmini=={version}"' in first, "run: python tools/colab_cell.py"
+    assert f'REPOSITORY = "{repository_url()}"' in first, "run: python tools/colab_cell.py"
     assert 'if importlib.util.find_spec("d2lmini") is None:' in first
     assert "--no-deps" in first, "the install must not replace Colab's own torch"
     assert "pyppmd" in first, "the one dependency Colab lacks must be named"

@@ -109,6 +109,35 @@ def test_the_first_cell_names_the_books_sections(path):
     assert "《深度学习进阶：自然语言处理》 | §5" in block or "《深度学习进阶：自然语言处理》 | §6" in block
 
 
+BADGE = re.compile(r"\[!\[([^\]]+)\]\((https://[^)]+)\)\]\((https://[^)]+)\)")
+CHINESE_EDITION = sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]*_*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + CHINESE_EDITION,
+                         ids=lambda p: f"{p.parent.name}/{p.stem}" if p.parent.name == "zh" else p.stem)
+def test_the_first_cell_opens_this_very_notebook_in_colab_and_kaggle(path):
+    """Each edition's own file, from README's branch, with alt text in the edition's language."""
+    first = markdown_cells(path)[0]
+    title, _, rest = LANG_SPAN.sub("", first).removeprefix('<div lang="zh-CN">\n\n').partition("\n\n")
+    assert title.startswith("# ") and rest.startswith(reader_cells.LAUNCH_START), \
+        "run: python tools/reader_cells.py (English) or fill the catalog (Chinese), see tools/reader_cells.py"
+    chinese = path.parent.name == "zh"
+    relative = path.relative_to(ROOT).as_posix()
+    on_github = f"{reader_cells.repository_url()}/blob/{reader_cells.BRANCH}/{relative}"
+    badges = BADGE.findall(first)
+    assert [alt for alt, _, _ in badges] == (["在 Colab 中打开", "在 Kaggle 中打开"] if chinese
+                                             else ["Open in Colab", "Open in Kaggle"])
+    (_, _, colab), (_, _, kaggle) = badges
+    assert colab == on_github.replace("https://github.com/", "https://colab.research.google.com/github/")
+    assert kaggle == "https://kaggle.com/kernels/welcome?src=" + on_github
+
+
+def test_readme_s_badges_open_the_branch_the_notebooks_open():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    colab = BADGE.findall(reader_cells.launch_block("00_start_here", reader_cells.repository_url()))[0]
+    assert f"[![{colab[0]}]({colab[1]})]({colab[2]})" in readme
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_end_of_every_notebook_says_where_to_ask(path):
     cells = markdown_cells(path)

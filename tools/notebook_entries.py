@@ -294,15 +294,8 @@ def update_map(spec: Declaration | None, stems: list[str]) -> bool:
 
 
 def badges(relative: str, zh: bool) -> str:
-    """The Colab and Kaggle badges of the notebook at `relative` (README's form)."""
-    owner_repo = colab_cell.repository_url().removeprefix("https://github.com/")
-    colab, kaggle = ("在 Colab 中打开", "在 Kaggle 中打开") if zh else ("Open in Colab", "Open in Kaggle")
-    return (
-        f"[![{colab}](https://colab.research.google.com/assets/colab-badge.svg)]"
-        f"(https://colab.research.google.com/github/{owner_repo}/blob/main/{relative}) "
-        f"[![{kaggle}](https://kaggle.com/static/images/open-in-kaggle.svg)]"
-        f"(https://kaggle.com/kernels/welcome?src=https://github.com/{owner_repo}/blob/main/{relative})"
-    )
+    """The Colab and Kaggle badges of the notebook at `relative` (README's form, the notebooks' own)."""
+    return reader_cells.launch_badges(relative, colab_cell.repository_url(), zh)
 
 
 def add_readme_rows(spec: Declaration, stems: list[str]) -> bool:

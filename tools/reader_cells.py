@@ -3,8 +3,11 @@
     python tools/reader_cells.py          # update notebooks/*.ipynb and README.md
     python tools/reader_cells.py --check  # exit 1 if any of them is missing or stale
 
-Three things, each generated so that they cannot drift apart:
+Four things, each generated so that they cannot drift apart:
 
+- under the title of each notebook's first Markdown cell, its own "Open in Colab" and "Open in Kaggle"
+  badges (the Chinese edition's, with Chinese alt text and links to notebooks/zh/, are its catalog's
+  translation of that cell: `launch_block(..., chinese=True)` writes them);
 - at the end of each notebook's first Markdown cell, the sections of 《动手学深度学习》 (Chinese and
   English numbering) and of 《深度学习进阶：自然语言处理》 it covers, from docs/book_sections.toml;
 - README's 对照表, the same map for every notebook, between its `sections` markers;
@@ -33,6 +36,16 @@ BOOKS = {"d2l_zh": "《动手学深度学习》", "d2l_en": "*Dive into Deep Lea
 BLOCK_START = "<!-- book-sections: written by tools/reader_cells.py from docs/book_sections.toml -->"
 BLOCK_END = "<!-- /book-sections -->"
 BLOCK = re.compile(re.escape(BLOCK_START) + r".*?" + re.escape(BLOCK_END), re.S)
+LAUNCH_START = "<!-- open-in: written by tools/reader_cells.py -->"
+LAUNCH_END = "<!-- /open-in -->"
+LAUNCH = re.compile(re.escape(LAUNCH_START) + r".*?" + re.escape(LAUNCH_END), re.S)
+BRANCH = "main"  # the branch README's badges open (tests/test_reader_cells.py compares them)
+# Per platform: the badge's alt text in English and in Chinese, its image, the address that opens a
+# notebook of the GitHub repository there.
+PLATFORMS = {"Colab": ("Open in Colab", "在 Colab 中打开", "https://colab.research.google.com/assets/colab-badge.svg",
+                       "https://colab.research.google.com/github/{repository}/blob/{branch}/{path}"),
+             "Kaggle": ("Open in Kaggle", "在 Kaggle 中打开", "https://kaggle.com/static/images/open-in-kaggle.svg",
+                        "https://kaggle.com/kernels/welcome?src=https://github.com/{repository}/blob/{branch}/{path}")}
 QUESTIONS_HEADING = "## Questions?"
 README_START, README_END = "<!-- sections:begin -->", "<!-- sections:end -->"
 
@@ -78,6 +91,32 @@ def with_sections_block(text: str, block: str) -> str:
     return text.rstrip("\n") + "\n\n" + block
 
 
+def launch_badges(relative: str, url: str, chinese: bool = False) -> str:
+    """Return the "Open in Colab" and "Open in Kaggle" badges of the notebook at `relative` (its path in
+    the repository at `url`), their alt text in Chinese where `chinese`."""
+    repository = url.removeprefix("https://github.com/").rstrip("/")
+    badges = []
+    for english, chinese_alt, image, link in PLATFORMS.values():
+        address = link.format(repository=repository, branch=BRANCH, path=relative)
+        badges.append(f"[![{chinese_alt if chinese else english}]({image})]({address})")
+    return " ".join(badges)
+
+
+def launch_block(notebook: str, url: str, chinese: bool = False) -> str:
+    """Return the badges that open `notebook` (its stem) of the English edition, or of the Chinese one
+    (notebooks/zh/, alt text in Chinese), between their markers."""
+    relative = f"notebooks/{'zh/' if chinese else ''}{notebook}.ipynb"
+    return "\n".join([LAUNCH_START, launch_badges(relative, url, chinese), LAUNCH_END])
+
+
+def with_launch_block(text: str, block: str) -> str:
+    """Return `text` with `block` replacing its old one, or put after its first line (the title)."""
+    if LAUNCH.search(text):
+        return LAUNCH.sub(lambda _: block, text)
+    title, _, rest = text.partition("\n")
+    return f"{title}\n\n{block}\n\n{rest.lstrip(chr(10))}"
+
+
 def questions_source(notebook: str, url: str) -> str:
     """Return the "Questions?" cell of `notebook`: where to ask and where to report a problem."""
     title = quote(f"{notebook}: ")
@@ -94,6 +133,7 @@ def put_reader_cells(notebook, name: str, sections: dict, url: str) -> bool:
     before = [cell.source for cell in notebook.cells]
     first = next(cell for cell in notebook.cells if cell.cell_type == "markdown")
     first.source = with_sections_block(first.source, sections_block(sections, name))
+    first.source = with_launch_block(first.source, launch_block(name, url))
     source = questions_source(name, url)
     existing = [c for c in notebook.cells
                 if c.cell_type == "markdown" and c.source.startswith(QUESTIONS_HEADING)]
