@@ -871,3 +871,27 @@ def test_clip_refuses_the_inputs_themselves_where_new_tensors_are_asked():
     result = capstone.check_clip(clip_returning_the_inputs_below_theta)
     assert not result and "new tensors" in result.message and "memory" in result.message, result.message
     assert "clipped gradient 0" in result.message, result.message
+
+
+def test_sgd_keeps_the_parameters_dtype():
+    # #45, the third held-apart set: a result converted to float32 was accepted while every case was float32.
+    assert capstone.check_sgd(lambda params, grads, lr: [p - lr * g
+                                                         for p, g in zip(params, grads, strict=True)])
+    result = capstone.check_sgd(lambda params, grads, lr: [(p - lr * g).float()
+                                                           for p, g in zip(params, grads, strict=True)])
+    assert not result and "float64" in result.message, result.message
+
+
+def clip_returning_the_per_tensor_norms(grads, theta):
+    norms = [float(g.norm()) for g in grads]
+    joint = math.sqrt(sum(n * n for n in norms))
+    scale = min(1.0, theta / joint) if joint > 0 else 1.0
+    return [g * scale for g in grads], norms
+
+
+def test_clip_returning_a_list_of_norms_gets_a_verdict_not_an_error():
+    # #45, the third held-apart set: check_clip raised "zip() argument 2 is longer than argument 1"; a
+    # check never raises on a student's value, it says what is wrong (the norm is one number).
+    result = capstone.check_clip(clip_returning_the_per_tensor_norms)
+    assert not result and "the norm" in result.message and "a number, not a list" in result.message, \
+        result.message

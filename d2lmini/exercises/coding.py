@@ -413,7 +413,9 @@ def _same_structure(got, expected) -> bool:
     if isinstance(expected, list | tuple):
         return (type(got) in (list, tuple) and len(got) == len(expected)
                 and all(_same_structure(g, e) for g, e in zip(got, expected, strict=True)))
-    return True
+    # A sequence where one value is expected (a list of norms for the norm) is not this structure: its
+    # leaves would outnumber the outputs' names (#45: this raised in 08's check_clip).
+    return not isinstance(got, list | tuple)
 
 
 def _leaves(value) -> list:
