@@ -1,9 +1,11 @@
 """Tests for the self-checks of notebook 01."""
 
 import pytest
+import torch
 from IPython.lib.pretty import pretty
 
 from d2lmini.exercises.hidden_state import (
+    check_all_states,
     check_hidden_state_shape,
     check_ngram_order,
     check_rnn_parameter_count,
@@ -63,3 +65,21 @@ def test_a_verdict_prints_nothing_and_displays_its_message(capsys):
     assert capsys.readouterr().out == ""
     assert pretty(wrong).startswith("Not yet.") and pretty(right).startswith("Correct!")
     assert pretty(wrong) == wrong.message and str(right) == right.message
+
+
+def all_states_from_a_zero_state(tokens, W_xh, W_hh, b_h, dtype=None):
+    H = torch.zeros(tokens.shape[0], W_hh.shape[0], dtype=dtype or W_hh.dtype, device=W_hh.device)
+    states = []
+    for t in range(tokens.shape[1]):
+        H = torch.tanh(W_xh[tokens[:, t]] + H @ W_hh + b_h)
+        states.append(H)
+    return torch.stack(states)
+
+
+def test_all_states_keep_the_weights_dtype():
+    # #45, the third held-apart set: a zero state made float32 whatever the weights' dtype was accepted
+    # while every case was float32; a float64 case refuses it and names the dtype, not the values.
+    right = check_all_states(all_states_from_a_zero_state)
+    assert right, right.message
+    result = check_all_states(lambda *args: all_states_from_a_zero_state(*args, dtype=torch.float32))
+    assert not result and "float64" in result.message, result.message

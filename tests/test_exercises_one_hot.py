@@ -58,6 +58,14 @@ def test_carry_state(answer, right):
     assert bool(ex.check_carry_state(answer)) is right
 
 
+def test_lookup_keeps_the_dtype_of_W():
+    # #45, the third held-apart set: a lookup copies rows of W, so it keeps W's dtype; a result converted
+    # to float32 was accepted while every W was float32.
+    assert ex.check_lookup(lambda W, X: W[X])
+    result = ex.check_lookup(lambda W, X: W[X].float())
+    assert not result and "float64" in result.message, result.message
+
+
 def test_lookup_accepts_row_indexing_and_rejects_the_rest(capsys):
     assert ex.check_lookup(lambda W, X: W[X])
     assert ex.check_lookup(lambda W, X: F.embedding(X, W))

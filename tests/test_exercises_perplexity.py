@@ -106,6 +106,21 @@ def test_a_perplexity_returned_as_a_tensor_is_refused_and_named(check):
     assert "tensor" in result.message and "Python number" in result.message, result.message
 
 
+def perplexity_clamping_the_probability(logits, targets):
+    p = torch.softmax(logits, dim=1)  # stable, but the log of a clamped probability
+    picked = p[torch.arange(len(targets)), targets].clamp(min=1e-10)
+    return math.exp(-torch.log(picked).mean().item())
+
+
+@pytest.mark.parametrize("check", [ex.check_perplexity_function, capstone.check_perplexity])
+def test_a_probability_clamped_before_the_log_is_refused(check):
+    # Both exercises promise stability for huge logits; one row whose true token has log-probability near
+    # -1000 tells a clamp (log 1e-10 = -23) from the log-sum-exp (#45, the third held-apart set).
+    assert check(perplexity_as_a_number), check(perplexity_as_a_number).message
+    result = check(perplexity_clamping_the_probability)
+    assert not result, result.message
+
+
 def kn_bigram_counting_pairs_with_str_count(text, context, char, discount=0.75):
     pairs = {text[i:i + 2] for i in range(len(text) - 1)}
     p_cont = len({p for p in pairs if p[1] == char}) / len(pairs)

@@ -155,6 +155,13 @@ def _all_states_cases(device: torch.device):
         args = (tokens, rand(vocab, hiddens), rand(hiddens, hiddens), rand(hiddens))
         yield Case(f"batch={batch}, steps={steps}, vocab={vocab}, hiddens={hiddens}", args,
                    reference=all_states_reference, locate=_locate_state)
+    # Weights in float64: the states have the weights' dtype, so a zero state made float32 whatever the
+    # weights is seen (#45, the third held-apart set).
+    rand64 = sampler(13, device, torch.float64)
+    tokens = torch.randint(5, (2, 3), generator=generator).to(device)
+    yield Case(_("batch=2, steps=3, vocab=5, hiddens=3, weights in float64"),
+               (tokens, rand64(5, 3), rand64(3, 3), rand64(3)), reference=all_states_reference,
+               locate=_locate_state)
 
 
 def _locate_state(what: str, index: tuple) -> str:

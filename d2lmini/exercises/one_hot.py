@@ -93,6 +93,11 @@ def _lookup_cases(device: torch.device):
             X = torch.tensor([2, 0, 2, 2]).to(device)  # repeated tokens and both ends of the vocabulary
         yield Case(_("X of shape {shape}, W of shape ({vocab}, {hiddens})").format(
             shape=shape, vocab=vocab, hiddens=hiddens), (W, X), reference=_lookup_reference)
+    # A lookup copies rows of W, so it keeps W's dtype: a float64 W tells it from a result converted to
+    # float32 (#45, the third held-apart set).
+    W, X = sampler(31, device, torch.float64)(6, 4), torch.tensor([[5, 0, 3], [3, 1, 5]]).to(device)
+    yield Case(_("X of shape {shape}, W of shape ({vocab}, {hiddens}) in float64").format(
+        shape=(2, 3), vocab=6, hiddens=4), (W, X), reference=_lookup_reference)
 
 
 def _lookup_reference(W: torch.Tensor, X: torch.Tensor) -> torch.Tensor:

@@ -131,6 +131,14 @@ def _perplexity_cases(device: torch.device):
         yield Case(_("{logits}, {n} characters, vocabulary "
                      "{vocab}").format(logits=_(label), n=n, vocab=vocab),
                    (logits, targets), reference=reference_perplexity)
+    # Confident and wrong once: a logit of 1000 on a wrong character puts log p(true character) near
+    # -1000 in that row, far below what a probability clamped before the log (log 1e-10 = -23) can
+    # give; averaged over 20 rows the perplexity (about e^50) is still finite, in float32 too.
+    logits = rand(20, 4)
+    targets = torch.randint(4, (20,), generator=generator).to(device)
+    logits[0, (int(targets[0]) + 1) % 4] += 1000.0
+    yield Case(_("random logits with one logit of 1000 on a wrong character, 20 characters, vocabulary 4"),
+               (logits, targets), reference=reference_perplexity)
 
 
 def check_perplexity_function(fn) -> Verdict:

@@ -380,6 +380,11 @@ def _sgd_cases(device: torch.device):
         # TRANSLATORS: "parameter {i}" names one of the parameters, numbered from 0.
         yield Case(_("five parameters, learning rate {lr:g}").format(lr=lr), (params, grads, lr),
                    names=[_("parameter {i}").format(i=i) for i in range(5)], reference=_sgd_reference)
+    # Parameters in float64: the new ones keep the parameters' dtype (#45, the third held-apart set).
+    rand64 = sampler(87, device, torch.float64)
+    params, grads = [rand64(*s) for s in shapes], [rand64(*s) for s in shapes]
+    yield Case(_("five parameters in float64, learning rate {lr:g}").format(lr=0.1), (params, grads, 0.1),
+               names=[_("parameter {i}").format(i=i) for i in range(5)], reference=_sgd_reference)
 
 
 def check_sgd(sgd) -> Verdict:
@@ -401,6 +406,13 @@ def _perplexity_cases(device: torch.device):
         label = _("{rows} predictions over {vocab} tokens, logits of size about {scale:g}").format(
             rows=rows, vocab=vocab, scale=scale)
         yield Case(label, (logits, targets), reference=perplexity_from_logits)
+    # Confident and wrong once: a logit of 1000 on a wrong token puts log p(target) near -1000 in that
+    # row, far below what a probability clamped before the log (log 1e-12 = -28) can give; averaged
+    # over 20 rows the perplexity (about e^50) still fits in float32.
+    logits, targets = rand(20, 4), _tokens(20, 4, 20).to(device)
+    logits[0, (int(targets[0]) + 1) % 4] += 1000.0
+    yield Case(_("20 predictions over 4 tokens, one logit of 1000 on a wrong token"), (logits, targets),
+               reference=perplexity_from_logits)
 
 
 def check_perplexity(perplexity) -> Verdict:
