@@ -42,6 +42,13 @@ SETS = {
     "third": (held_apart_third, set()),  # 967a009: every coding exercise of 01-09 but the two above
 }
 BY_SET = pytest.mark.parametrize("name", list(SETS))
+# Answers a set labels wrong that its exercise, read again, accepts: recorded here (the sets are never
+# edited after a check has seen them), left out of the wrong answers, and each must stay accepted.
+MISLABELLED = {
+    ("third", "08:clip", "the norm returned as a tensor, not a number"):
+        "08's table and stub ask for 'that norm', not a Python number (the perplexity row below it says "
+        "'a number', and its check requires one): a 0-dim tensor holding the joint norm is right",
+}
 
 
 def check_of(exercise: str):
@@ -86,7 +93,8 @@ def named(verdict) -> bool:
 @functools.cache
 def wrong_verdicts(name: str) -> tuple:
     return tuple((exercise, label, judge(name, exercise, label, source))
-                 for exercise, label, source in SETS[name][0].WRONG)
+                 for exercise, label, source in SETS[name][0].WRONG
+                 if (name, exercise, label) not in MISLABELLED)
 
 
 @functools.cache
@@ -151,6 +159,12 @@ def test_every_answer_gets_a_verdict(name):
     assert crashed == [], "\n".join(crashed)
 
 
+def test_each_mislabelled_answer_is_in_its_set_and_accepted():
+    for (name, exercise, label), why in MISLABELLED.items():
+        [source] = [source for e, lab, source in SETS[name][0].WRONG if (e, lab) == (exercise, label)]
+        assert accepted(judge(name, exercise, label, source)), (exercise, label, why)
+
+
 @BY_SET
 def test_no_wrong_answer_is_accepted(name):
     # When the set was first run 4 wrong answers got "Correct!" (06 and 07/08 accepted the inputs
@@ -159,7 +173,8 @@ def test_no_wrong_answer_is_accepted(name):
     # When the third set was first run 6 wrong answers got "Correct!": 01's all_states and 03's lookup
     # returning float32 for float64 weights and 08's sgd converting to float32 (no case in another
     # dtype), 07's and 08's perplexity clamping p(target) at 1e-10 / 1e-12 (no case where the true
-    # token's probability is that small), and 08's clip returning the norm as a tensor.
+    # token's probability is that small); the sixth, 08's clip returning the norm as a tensor, is
+    # right by the exercise's own words (MISLABELLED).
     wrongly = sorted(accepted_wrong_answers(name))
     assert wrongly == [], "\n".join(f"{exercise} [{label}]" for exercise, label in wrongly)
 
