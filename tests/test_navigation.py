@@ -12,7 +12,7 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ORDER = [notebook.stem for notebook in COURSE]
 CORE = [notebook.stem for notebook in COURSE if not notebook.optional]  # what "Next" links walk through
 MAP = COURSE[0].stem
-LINK = re.compile(r"\]\(([^)\s]+\.ipynb)\)")
+LINK = re.compile(r"\](?!\(https?://)\(([^)\s]+\.ipynb)\)")  # relative: not the Colab and Kaggle badges
 
 
 def markdown_cells(name: str) -> list[str]:

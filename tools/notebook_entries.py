@@ -80,9 +80,13 @@ def known_translations(spec: Declaration, closing: tuple[str, str]) -> dict[str,
     first_en, first_zh = mark(skeleton_cells(spec)[0][1]), skeleton_cells(spec)[0][2]
     if spec.stem in sections.get("notebooks", {}):
         block = reader_cells.sections_block(sections, spec.stem)
-        known[reader_cells.with_sections_block(first_en, block)] = reader_cells.with_sections_block(
-            first_zh, chinese_sections_block(block)
-        )
+        first_en = reader_cells.with_sections_block(first_en, block)
+        first_zh = reader_cells.with_sections_block(first_zh, chinese_sections_block(block))
+        known[first_en] = first_zh
+    url = colab_cell.repository_url()  # and under the title, the badges that open each edition's notebook
+    known[reader_cells.with_launch_block(first_en, reader_cells.launch_block(spec.stem, url))] = (
+        reader_cells.with_launch_block(first_zh, reader_cells.launch_block(spec.stem, url, chinese=True))
+    )
     known.update(questions_translation(spec))
     return known
 
