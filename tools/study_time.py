@@ -49,6 +49,8 @@ OPTIONAL = "(optional)"
 PANEL_CELL = re.compile(r"^\s*\w+\s*=\s*make_\w*panel\(", re.M)
 # The mark-up of a language (tools/chinese_spans.py) is not read.
 LANG_SPAN = re.compile(r'</?span(?: lang="[\w-]+")?>')
+# The "Open in Colab / Kaggle" badges under a title (tools/reader_cells.py): buttons, not prose to read.
+LAUNCH_BADGES = re.compile(r"<!-- open-in:.*?<!-- /open-in -->", re.S)
 EXPLORE = re.compile(r"\*\*Exercise \d+ \(explore")
 
 
@@ -152,7 +154,7 @@ def notebook_time(path: Path) -> NotebookTime:
 def _count(cell, tally: Tally) -> None:
     source = cell.source
     if cell.cell_type == "markdown":
-        tally.words += len(LANG_SPAN.sub("", source).split())
+        tally.words += len(LANG_SPAN.sub("", LAUNCH_BADGES.sub("", source)).split())
     elif cell.cell_type == "code":
         stripped = source.lstrip()
         if stripped.startswith("answer = None"):
