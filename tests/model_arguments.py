@@ -7,6 +7,7 @@ constructors check their arguments with `d2lmini.model_sizes` (#43 item 9).
 import math
 
 import numpy as np
+import pytest
 import torch
 from hypothesis import strategies as st
 
@@ -35,3 +36,19 @@ def size_problem(vocab_size, num_hiddens) -> str | None:
 def generator_problem(generator) -> str | None:
     """"generator" unless `generator` is None or a torch.Generator (every drawn one is on the CPU)."""
     return None if generator is None or isinstance(generator, torch.Generator) else "generator"
+
+
+def assert_built_or_refused(construct, problem: str | None, sizes: tuple | None) -> None:
+    """`construct()` builds a model when `problem` is None (of `sizes`, (vocab_size, num_hiddens), as plain
+    ints, unless None: a parameter dict), else raises a one-line TypeError/ValueError holding `problem`.
+    On the meta device, so that a large valid model costs no memory."""
+    with torch.device("meta"):
+        if problem is None:
+            model = construct()
+            if sizes is not None:
+                assert (model.vocab_size, model.num_hiddens) == sizes
+                assert type(model.vocab_size) is int and type(model.num_hiddens) is int
+            return
+        with pytest.raises((TypeError, ValueError)) as refused:
+            construct()
+    assert problem in str(refused.value) and "\n" not in str(refused.value)

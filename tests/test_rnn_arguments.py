@@ -12,7 +12,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from model_arguments import ANY_ARGUMENT, generator_problem, size_problem
+from model_arguments import ANY_ARGUMENT, assert_built_or_refused, generator_problem, size_problem
 
 from d2lmini.model_sizes import MAX_PARAMETER_BYTES
 from d2lmini.rnn import RNNScratch, TorchRNN, init_rnn_params, predict, rnn_parameter_count
@@ -61,17 +61,9 @@ def test_any_constructor_argument_builds_the_rnn_or_is_refused_naming_it(kind, v
                                                                          extra):
     """A model of the given sizes, or a TypeError/ValueError naming the argument in one line, never torch's
     own error. On the meta device, so that a large valid model costs no memory."""
-    problem = _expected_problem(kind, vocab_size, num_hiddens, extra)
-    with torch.device("meta"):
-        if problem is None:
-            model = _construct(kind, vocab_size, num_hiddens, extra)
-            if not kind.startswith("params"):
-                assert (model.vocab_size, model.num_hiddens) == (vocab_size, num_hiddens)
-                assert type(model.vocab_size) is int and type(model.num_hiddens) is int
-            return
-        with pytest.raises((TypeError, ValueError)) as refused:
-            _construct(kind, vocab_size, num_hiddens, extra)
-    assert problem in str(refused.value) and "\n" not in str(refused.value)
+    assert_built_or_refused(lambda: _construct(kind, vocab_size, num_hiddens, extra),
+                            _expected_problem(kind, vocab_size, num_hiddens, extra),
+                            None if kind.startswith("params") else (vocab_size, num_hiddens))
 
 
 @pytest.mark.parametrize("build", [
