@@ -204,26 +204,44 @@ def test_in_user_isolation_the_graders_own_folder_is_made_enterable(tmp_path, us
         shutil.rmtree(open_folder, ignore_errors=True)
 
 
-@pytest.mark.slow
 def test_preflight_starts_a_kernel_once_per_process_and_setup_but_checks_each_folder(tmp_path, monkeypatch):
+    # what preflight starts is stood in for (the real start is every class test's): here, how often
     from d2lmini.grading import judge
 
     started = []
-    real = judge.Kernel
 
-    def counted(*args, **kwargs):
-        started.append(args[0])
-        return real(*args, **kwargs)
+    class Started:
+        def __init__(self, folder, *args, **kwargs):
+            started.append(folder)
 
-    monkeypatch.setattr(judge, "Kernel", counted)
+        def run(self, *args):
+            return None, False
+
+        def shutdown(self):
+            pass
+
+        def ready(self):
+            return None
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(judge, "_import_problem", lambda scratch, limits: None)
+    monkeypatch.setattr(judge, "Kernel", Started)
+    monkeypatch.setattr(judge, "Caller", Started)
     monkeypatch.setattr(judge, "_STARTED", set())
     for name in ("first", "second"):
         work = tmp_path / name
         work.mkdir()
         preflight(work, Limits())
-    assert len(started) == 1, started  # before: a kernel, a caller and an import check for every class
+    assert len(started) == 2, started  # a kernel and a caller; before: both again for every class
     preflight(tmp_path / "second", Limits(memory_mb=Limits().memory_mb + 1))  # other limits: started anew
-    assert len(started) == 2, started
+    assert len(started) == 4, started
     monkeypatch.setenv("D2LMINI_PREFLIGHT_TEST", "1")  # another environment: started anew
     preflight(tmp_path / "second", Limits())
-    assert len(started) == 3, started
+    assert len(started) == 6, started
+    closed = tmp_path / "closed"
+    monkeypatch.setattr(judge, "_closed_folder", lambda work: "closed" if work == closed else None)
+    with pytest.raises(GraderUnavailable, match="closed"):  # each class's own folders, every time
+        preflight(closed, Limits())
+    assert len(started) == 6, started
