@@ -9,6 +9,7 @@ with the build replaced where the arguments are right.
 
 import contextlib
 import io
+import json
 import os
 import sys
 from pathlib import Path
@@ -218,3 +219,12 @@ def test_a_program_the_run_needs_and_this_machine_lacks_is_named_before_it_start
             pytest.raises(SystemExit) as stopped:
         build_site.main([places[word[1:-1]] if word.startswith("{") else word for word in argv])
     assert stopped.value.code == 2 and built == [] and words in error_line(capsys.readouterr().err)
+
+
+def test_the_site_shows_each_notebooks_badges_as_text_links_loading_nothing_from_another_host():
+    # the badges tools/reader_cells.py writes loaded images from Colab's and Kaggle's hosts on every page
+    staged = build_site.with_text_links((build_site.NOTEBOOKS / "04_rnn_scratch.ipynb").read_text("utf-8"))
+    assert "colab-badge.svg" not in staged and "open-in-kaggle.svg" not in staged
+    assert "[Open in Colab](https://colab.research.google.com/github/" in staged
+    assert "[Open in Kaggle](https://kaggle.com/kernels/welcome?src=https://github.com/" in staged
+    json.loads(staged)  # still a notebook

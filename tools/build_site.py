@@ -171,6 +171,16 @@ def search_words(glossary: Path = GLOSSARY) -> list[str]:
     return sorted(set(words))
 
 
+# A badge, [![alt](image)](address), as each notebook's first cell has them (tools/reader_cells.py).
+BADGE = re.compile(r"\[!\[([^\]]*)\]\([^)\s]*\)\]\(([^)\s]*)\)")
+
+
+def with_text_links(text: str) -> str:
+    """`text` (a notebook's JSON) with every image badge written as a text link: no page of the site loads
+    an image from another host, so it works offline and tells no one who reads it."""
+    return BADGE.sub(r"[\1](\2)", text)
+
+
 def stage(src: Path, language: str, mathjax: Path | None) -> None:
     """Copy what the `language` edition is built from into the empty folder `src`."""
     notebooks = EDITIONS[language][1]
@@ -181,7 +191,7 @@ def stage(src: Path, language: str, mathjax: Path | None) -> None:
     (src / "notebooks").mkdir()
     (src / "_downloads" / "notebooks").mkdir(parents=True)
     for path in sorted(notebooks.glob("*.ipynb")):
-        shutil.copy(path, src / "notebooks" / path.name)
+        (src / "notebooks" / path.name).write_text(with_text_links(path.read_text("utf-8")), "utf-8")
         shutil.copy(path, src / "_downloads" / "notebooks" / path.name)
     if mathjax is not None:
         # The fonts of the formulas typeset_math.mjs writes (its stylesheet goes beside them); site/conf.py
