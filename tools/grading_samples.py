@@ -14,7 +14,6 @@ import ast
 import copy
 import importlib.util
 import inspect
-import json
 import math
 import re
 import sys
@@ -22,14 +21,15 @@ from pathlib import Path
 
 import nbformat
 
+from d2lmini.grading import manifest
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS, SOLUTIONS = ROOT / "notebooks", ROOT / "solutions"
 STUB = re.compile(r"^def (\w+)\(", re.MULTILINE)
 
 
 # A cell that asks a question, holds a stub or calls an exercise's check (what grading needs of a notebook).
-MANIFEST = ROOT / "d2lmini" / "grading" / "exercises.json"
-CHECKS = sorted({entry["check"] for entry in json.loads(MANIFEST.read_text("utf-8"))})
+CHECKS = sorted({exercise.check for exercise in manifest.load()})
 EXERCISE_CELL = re.compile(rf"answer = |\b(?:{'|'.join(CHECKS)})\(|^def \w+\((?s:.*)return None")
 
 
