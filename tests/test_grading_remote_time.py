@@ -27,18 +27,29 @@ time.sleep(60)
 """
 
 
-def _call(pause: float, reply: dict, seconds: float):
-    process = subprocess.Popen([sys.executable, "-c", CALLER.format(pause=pause, reply=reply)],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def _guarded(script: str, seconds: float | None, direct: bool = False):
+    """(what a RemoteFunction over a process running `script` gave under a `seconds` guard, or called
+    directly; the seconds it took; the RemoteFunction)."""
+    process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     function = RemoteFunction(process, 300, "my_step")
     started = time.monotonic()
     try:
-        return run_guarded(function, (1.0,), seconds=seconds), time.monotonic() - started, function
+        result = function(1.0) if direct else run_guarded(function, (1.0,), seconds=seconds)
+        return result, time.monotonic() - started, function
     finally:
         process.kill()
         process.wait()
         process.stdin.close()
         process.stdout.close()
+
+
+def _call(pause: float, reply: dict, seconds: float):
+    return _guarded(CALLER.format(pause=pause, reply=reply), seconds)
+
+
+# A caller that answers with the time limit it was sent, as the call's value (and `extra`).
+ECHO = ("import json, sys; request = json.loads(sys.stdin.readline()); "
+        "print(json.dumps(dict({extra}, value=request['seconds'])), flush=True)")
 
 
 def test_a_reply_that_comes_after_the_limit_still_counts_when_the_call_kept_it_there():
@@ -48,30 +59,16 @@ def test_a_reply_that_comes_after_the_limit_still_counts_when_the_call_kept_it_t
 
 
 def test_the_caller_is_told_the_checks_limit_and_its_timeout_is_reported_as_one():
-    process = subprocess.Popen([sys.executable, "-c", "import json, sys; request = json.loads(sys.stdin."
-                                "readline()); print(json.dumps({'timed_out': True, 'error': None, 'value': "
-                                "request['seconds']}), flush=True)"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    try:
-        outcome = run_guarded(RemoteFunction(process, 300, "my_step"), (1.0,), seconds=2.5)
-    finally:
-        process.kill()
-        process.wait()
+    outcome, _, _ = _guarded(ECHO.format(extra="{'timed_out': True, 'error': None}"), seconds=2.5)
     assert outcome.timed_out and outcome.seconds == 2.5, outcome
     assert isinstance(outcome.error, guard.RanPastItsLimit)
 
 
 def test_the_limit_sent_is_the_checks_and_a_direct_call_may_take_the_callers_longest():
-    outcome, _, function = _call(0.0, {"value": encode(None)}, seconds=2.5)
-    assert outcome.error is None
-    process = subprocess.Popen([sys.executable, "-c", "import json, sys; request = json.loads(sys.stdin."
-                                "readline()); print(json.dumps({'value': request['seconds']}), flush=True)"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    try:
-        assert RemoteFunction(process, 300, "my_step")(1.0) == remote.CALL_SECONDS
-    finally:
-        process.kill()
-        process.wait()
+    outcome, _, _ = _guarded(ECHO.format(extra="{}"), seconds=2.5)
+    assert outcome.error is None and outcome.value == 2.5, outcome
+    value, _, _ = _guarded(ECHO.format(extra="{}"), seconds=None, direct=True)
+    assert value == remote.CALL_SECONDS
 
 
 def test_a_caller_that_never_answers_is_stopped_after_the_longer_wait(monkeypatch):
