@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # torch's compiled core unable to load again, which no package can prevent.
 FRESH_RUN = textwrap.dedent("""
     import os, signal, sys, textwrap
+    import IPython  # in every kernel before its first cell: `import d2lmini` then holds ■ over its imports
 
     # SIGINT raises KeyboardInterrupt, as in a kernel running a cell (a background job ignores it)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -88,6 +89,19 @@ FRESH_RUN = textwrap.dedent("""
     assert not namespace["history"].stopped and namespace["history"].valid_perplexity
     print("SECOND OK")
 """)
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["in IPython", "plain process"])
+def test_the_package_imports_whole_only_where_an_interrupt_can_reach_a_cell(kernel):
+    """In IPython (every kernel) `import d2lmini` imports torch._dynamo and pyplot whole, with ■ held; a
+    plain process, like the grader's caller started once per exercise, does not pay for them."""
+    probe = ("import sys\n" + ("import IPython\n" if kernel else "") + "import d2lmini\n"
+             "print(sorted({'torch._dynamo', 'matplotlib.pyplot'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    expected = ["matplotlib.pyplot", "torch._dynamo"] if kernel else []
+    assert done.stdout.strip() == str(expected)
 
 
 def interrupt_a_fresh_run(moment: str) -> str:
