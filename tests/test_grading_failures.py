@@ -8,6 +8,7 @@ at all stops before anyone is graded, saying why.
 """
 
 import csv
+import dataclasses
 import os
 import shutil
 import signal
@@ -235,13 +236,18 @@ def test_preflight_starts_a_kernel_once_per_process_and_setup_but_checks_each_fo
         work.mkdir()
         preflight(work, Limits())
     assert len(started) == 2, started  # a kernel and a caller; before: both again for every class
-    preflight(tmp_path / "second", Limits(memory_mb=Limits().memory_mb + 1))  # other limits: started anew
+    for kind in ("cell_seconds", "notebook_seconds", "restarts"):  # a kernel starts under any of these
+        preflight(tmp_path / "second", dataclasses.replace(Limits(), **{kind: getattr(Limits(), kind) + 1}))
+    assert len(started) == 2, started
+    preflight(tmp_path / "second", Limits(memory_mb=Limits().memory_mb + 1))  # bounds on the start: anew
     assert len(started) == 4, started
+    preflight(tmp_path / "second", Limits(file_mb=Limits().file_mb + 1))
+    assert len(started) == 6, started
     monkeypatch.setenv("D2LMINI_PREFLIGHT_TEST", "1")  # another environment: started anew
     preflight(tmp_path / "second", Limits())
-    assert len(started) == 6, started
+    assert len(started) == 8, started
     closed = tmp_path / "closed"
     monkeypatch.setattr(judge, "_closed_folder", lambda work: "closed" if work == closed else None)
     with pytest.raises(GraderUnavailable, match="closed"):  # each class's own folders, every time
         preflight(closed, Limits())
-    assert len(started) == 6, started
+    assert len(started) == 8, started

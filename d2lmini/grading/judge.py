@@ -10,7 +10,6 @@ has none of the package's reference code, with the check's own bans.
 
 import ast
 import contextlib
-import dataclasses
 import functools
 import importlib
 import io
@@ -180,9 +179,10 @@ def preflight(work: Path, limits: Limits) -> None:
     """Start one trivial kernel in `work` as a student's would be started; raise `GraderUnavailable`,
     saying why, if it cannot start (before anyone is graded: a class of zeros is never written).
 
-    Once a kernel and a caller have started in this process with the same isolation, limits, Python
+    Once a kernel and a caller have started in this process with the same isolation, bounds on
+    memory and files (the limits a start depends on; the time limits and restarts do not), Python
     and environment, a later call checks only `work`'s own folders."""
-    started = (sandbox.probe(), dataclasses.astuple(limits), sys.executable,
+    started = (sandbox.probe(), limits.memory_mb, limits.file_mb, sys.executable,
                tuple(sorted(os.environ.items())))
     problem = _closed_folder(work)
     if problem is None and started in _STARTED:
