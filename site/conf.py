@@ -25,7 +25,7 @@ course_titles = {"en": project, "zh_CN": "d2lmini：从零实现循环神经网�
 author = "the d2lmini authors"
 copyright = "the d2lmini authors"
 extensions = ["myst_nb", "course_links"]
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "pyproject.toml", "locale", "_downloads"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "pyproject.toml", "locale", "_downloads", "_print"]
 templates_path = ["_templates"]
 
 # The Chinese edition's translations of index.md and instructors.md: locale/<language>/LC_MESSAGES/
@@ -70,6 +70,11 @@ html_theme = "sphinx_book_theme"
 html_title = "d2lmini"
 html_static_path = ["_static"]
 html_css_files = ["course.css"]
+# The course as one PDF per edition (tools/build_site.py): the singlehtml builder with the tag "pdf",
+# printed by Chromium; its print stylesheet and the CJK font it embeds (_print/) are that build's alone.
+if "pdf" in tags:  # noqa: F821 (Sphinx gives conf.py its tags)
+    html_static_path.append("_print")
+    html_css_files.append("course-print.css")
 html_extra_path = ["_downloads"]
 html_theme_options = {
     "repository_url": REPOSITORY,

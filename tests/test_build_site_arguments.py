@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import build_site  # noqa: E402  (a tool script, imported from tools/)
 
-OPTIONS = ("--out", "--mathjax", "--update-catalogs")
+OPTIONS = ("--out", "--mathjax", "--update-catalogs", "--no-pdf")
 
 
 @pytest.fixture(scope="module")
@@ -79,10 +79,13 @@ def run_main(argv: list[str]) -> tuple[int, str, list]:
 
 
 def error_line(stderr: str) -> str:
-    """The one line of argparse's error (after its usage line); fails on anything else, a traceback too."""
+    """The one line of argparse's error (after its usage, which may wrap); fails on anything else, a
+    traceback too."""
     lines = stderr.strip().splitlines()
-    assert len(lines) == 2 and lines[0].startswith("usage:") and " error: " in lines[1], stderr
-    return lines[1]
+    usage_wrapped = all(line.startswith(" ") for line in lines[1:-1])
+    assert len(lines) >= 2 and lines[0].startswith("usage:") and usage_wrapped, stderr
+    assert " error: " in lines[-1], stderr
+    return lines[-1]
 
 
 def expected(pieces: list[tuple[str, ...]]) -> str | None:
@@ -92,12 +95,17 @@ def expected(pieces: list[tuple[str, ...]]) -> str | None:
             return piece[0]
     out = [place for option, *place in pieces if option == "--out"][-1][0]
     mathjax = [place[0] for option, *place in pieces if option == "--mathjax"]
-    if mathjax and ("--update-catalogs",) in pieces:
+    catalogs, no_pdf = ("--update-catalogs",) in pieces, ("--no-pdf",) in pieces
+    if mathjax and catalogs:
         return "--update-catalogs"
+    if no_pdf and catalogs:
+        return "--no-pdf"
     if OUT_PROBLEM.get(out, "--out"):
         return "--out"
     if mathjax and MATHJAX_PROBLEM.get(mathjax[-1], "--mathjax"):
         return "--mathjax"
+    if not (catalogs or no_pdf or mathjax):  # the PDFs' formulas need MathJax
+        return "--no-pdf"
     return None
 
 
@@ -105,7 +113,8 @@ OUT_PLACES = ["fresh", "empty", "claimed", "file", "inside-file", "foreign", "da
               "too-long", "no-name", "nul"]
 MATHJAX_PLACES = ["mj-good", "mj-empty", "mj-missing", "file", "nul", "no-name", "dangling", "too-long"]
 PIECE = (st.tuples(st.just("--out"), st.sampled_from(OUT_PLACES))
-         | st.tuples(st.just("--mathjax"), st.sampled_from(MATHJAX_PLACES)) | st.just(("--update-catalogs",)))
+         | st.tuples(st.just("--mathjax"), st.sampled_from(MATHJAX_PLACES)) | st.just(("--update-catalogs",))
+         | st.just(("--no-pdf",)))
 
 
 @settings(max_examples=300, deadline=None)
@@ -119,6 +128,8 @@ def test_every_place_as_out_or_mathjax_runs_or_is_refused_naming_it(places, piec
         assert (status, len(calls)) == (0, 1), stderr
         last_out = [value for option, value in zip(argv, argv[1:], strict=False) if option == "--out"][-1]
         assert calls[0][0] == Path(last_out)
+        if ("--update-catalogs",) not in pieces:  # build(out, mathjax, pdf): the PDFs unless --no-pdf
+            assert calls[0][2] is (("--no-pdf",) not in pieces)
     else:
         assert (status, calls) == (2, []), stderr
         assert option in error_line(stderr)
@@ -196,7 +207,7 @@ def test_a_folder_that_cannot_be_written_stops_the_build_in_one_line(tmp_path, c
         with pytest.raises(build_site.OutFolderError, match="cannot write there .Read-only file system"):
             build_site.claim(tmp_path / "site")
         with mock.patch.object(build_site, "missing_program", lambda args: None):
-            assert build_site.main(["--out", str(tmp_path / "site")]) == 2
+            assert build_site.main(["--out", str(tmp_path / "site"), "--no-pdf"]) == 2
     assert capsys.readouterr().err == f"build_site: --out {tmp_path / 'site'}: cannot write there " \
                                       "(Read-only file system)\n"
 
@@ -206,19 +217,47 @@ def test_mathjax_and_update_catalogs_together_are_refused(places):
     assert (status, calls) == (2, []) and "--update-catalogs builds no pages" in error_line(stderr)
 
 
+def test_no_pdf_and_update_catalogs_together_are_refused(places):
+    status, stderr, calls = run_main(["--out", places["fresh"], "--update-catalogs", "--no-pdf"])
+    assert (status, calls) == (2, []) and "--update-catalogs builds none" in error_line(stderr)
+
+
+def test_the_pdfs_without_mathjax_are_refused_naming_both_ways_out(places):
+    """Chromium prints what a page holds: without --mathjax its formulas would be TeX (or MathJax's CDN)."""
+    status, stderr, calls = run_main(["--out", places["fresh"]])
+    line = error_line(stderr)
+    assert (status, calls) == (2, []) and "give --mathjax" in line and "or --no-pdf" in line
+    status, _, calls = run_main(["--out", places["fresh"], "--no-pdf"])
+    assert status == 0 and calls[0][1:] == (None, False)
+
+
 @pytest.mark.parametrize("argv, missing, words", [
-    (["--out", "{fresh}"], "sphinx", "Sphinx is not installed in this Python"),
-    (["--out", "{fresh}", "--update-catalogs"], "sphinx_intl", "sphinx-intl is not installed"),
-    (["--out", "{fresh}", "--mathjax", "{mj-good}"], "node", "there is no node on PATH")])
+    (["--out", "{fresh}", "--no-pdf"], ("sphinx",), "Sphinx is not installed in this Python"),
+    (["--out", "{fresh}", "--update-catalogs"], ("sphinx_intl",), "sphinx-intl is not installed"),
+    (["--out", "{fresh}", "--mathjax", "{mj-good}"], ("node",), "there is no node on PATH"),
+    (["--out", "{fresh}", "--mathjax", "{mj-good}"], build_site.CHROMIUM_NAMES,
+     "none of chromium, chromium-browser, google-chrome, google-chrome-stable is on PATH: apt-get install "
+     "chromium, or give --no-pdf")])
 def test_a_program_the_run_needs_and_this_machine_lacks_is_named_before_it_starts(places, capsys, argv,
                                                                                   missing, words):
     built = []
     with mock.patch.object(build_site, "build", lambda *args: built.append(args) or 0), \
-            mock.patch("importlib.util.find_spec", lambda name: None if name == missing else object()), \
-            mock.patch("shutil.which", lambda name: None if name == missing else "/usr/bin/" + name), \
-            pytest.raises(SystemExit) as stopped:
+            mock.patch("importlib.util.find_spec", lambda name: None if name in missing else object()), \
+            mock.patch("shutil.which", lambda name: None if name in missing else "/usr/bin/" + name), \
+            mock.patch.dict(os.environ, {build_site.CHROMIUM_ENV: ""}), pytest.raises(SystemExit) as stopped:
         build_site.main([places[word[1:-1]] if word.startswith("{") else word for word in argv])
     assert stopped.value.code == 2 and built == [] and words in error_line(capsys.readouterr().err)
+
+
+def test_a_chromium_named_by_the_environment_that_is_no_program_is_named(places, capsys, monkeypatch):
+    monkeypatch.setenv(build_site.CHROMIUM_ENV, places["mj-missing"])
+    which = {"node": "/usr/bin/node"}  # and no program at the path $D2LMINI_CHROMIUM names
+    with mock.patch("importlib.util.find_spec", lambda name: object()), \
+            mock.patch("shutil.which", which.get), pytest.raises(SystemExit) as stopped:
+        build_site.main(["--out", places["fresh"], "--mathjax", places["mj-good"]])
+    line = error_line(capsys.readouterr().err)
+    assert stopped.value.code == 2
+    assert f"$D2LMINI_CHROMIUM names {places['mj-missing']}, which is no program" in line
 
 
 def test_the_site_shows_each_notebooks_badges_as_text_links_loading_nothing_from_another_host():

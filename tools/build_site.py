@@ -1,6 +1,6 @@
 """Build the course site in English and Simplified Chinese from the stored notebooks (never executed).
 
-    python tools/build_site.py [--mathjax node_modules/mathjax-full] [--out build/site]
+    python tools/build_site.py --mathjax node_modules/mathjax-full [--out build/site] [--no-pdf]
     python tools/build_site.py --update-catalogs    # site/index.md, docs/instructors.md -> site/locale
 
 Runs in a venv with `site/requirements.txt` (Sphinx, MyST-NB, the book theme, jieba, sphinx-intl).
@@ -23,6 +23,14 @@ with it, with their speech (both editions in one run: the speech rule engine sta
 both have is typeset once), and its CommonHTML fonts are served with each edition, so that a page
 needs no MathJax in the browser, nor a CDN. Without `--mathjax`, MathJax from its CDN typesets them
 in the reader's browser (a preview; the site's tests fail it: its requests leave the site).
+The whole course as one PDF per edition (`PDFS`: `<out>/html/d2lmini-course.pdf`,
+`<out>/html/zh/d2lmini-course-zh.pdf`, linked from each home page): Sphinx's singlehtml builder from
+the same staged sources and conf.py, with the tag `pdf` (its print stylesheet and the shipped CJK font,
+site/_print/), into `<out>/singlehtml/<language>` (not published), its formulas typeset in the same
+typeset_math.mjs run, then printed by `chromium --headless --print-to-pdf` from the local file (no
+TeX; the PDF's outline is the pages' headings; `$D2LMINI_CHROMIUM` names another Chromium). The PDFs
+need --mathjax (Chromium prints what the page holds when it has loaded) and Chromium; `--no-pdf` builds
+the site alone, a quicker preview (its home pages' PDF links then lead nowhere).
 Prints the seconds each build took and each site's size; exits non-zero when Sphinx fails or warns.
 Every argument is checked before anything is deleted or Sphinx starts (`parse_arguments`, then
 `missing_program`): a wrong one stops the tool with one line naming it (exit 2), never a traceback.
@@ -63,7 +71,20 @@ CATALOG_HEADER = """\
 CJK = re.compile(r"[\u3400-\u9fff]+")
 # Written into --out on its first build: only then are the folders below (OWN) this tool's to replace.
 MARKER = ".made-by-build_site"
-OWN = ("src", "html", "doctrees", "gettext")
+OWN = ("src", "html", "doctrees", "gettext", "singlehtml")
+# Each edition's PDF of the whole course, in its folder of the site (site/_ext/course_links.py's PDFS, which
+# the home pages link); the shipped font that prints its Chinese (d2lmini/fonts.py), and its licence.
+PDFS = {"en": "d2lmini-course.pdf", "zh_CN": "d2lmini-course-zh.pdf"}
+PDF_FONTS = (ROOT / "d2lmini" / "fonts" / "NotoSansCJKsc-Regular-subset.otf",
+             ROOT / "d2lmini" / "fonts" / "OFL.txt")
+# The Chromium that prints them: $D2LMINI_CHROMIUM if set (as for the site's tests), else the first of these
+# on PATH (Debian's chromium; GitHub's runners have google-chrome).
+CHROMIUM_ENV = "D2LMINI_CHROMIUM"
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# Headless Chromium printing a local file: nothing but that file's folder, no profile left behind.
+CHROMIUM_PRINT = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run", "--no-proxy-server",
+                  "--no-pdf-header-footer", "--generate-pdf-document-outline", "--virtual-time-budget=30000"]
 
 
 class OutFolderError(Exception):
@@ -185,6 +206,9 @@ def stage(src: Path, language: str, mathjax: Path | None) -> None:
     """Copy what the `language` edition is built from into the empty folder `src`."""
     notebooks = EDITIONS[language][1]
     shutil.copytree(SITE, src, ignore=shutil.ignore_patterns("__pycache__", "*.mo", "requirements.txt"))
+    (src / "_print" / "fonts").mkdir()
+    for font_file in PDF_FONTS:  # the PDF build's (`-t pdf`) alone: the site's pages never load it
+        shutil.copy(font_file, src / "_print" / "fonts" / font_file.name)
     shutil.copy(ROOT / "pyproject.toml", src / "pyproject.toml")
     shutil.copy(ROOT / "docs" / "instructors.md", src / "instructors.md")
     (src / SEARCH_WORDS).write_text("".join(f"{word} 1000 n\n" for word in search_words()), "utf-8")
@@ -204,10 +228,12 @@ def folder_size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
-def sphinx(builder: str, src: Path, out: Path, doctrees: Path, language: str) -> int:
-    """Run sphinx-build quietly with warnings as errors; return its exit status."""
+def sphinx(builder: str, src: Path, out: Path, doctrees: Path, language: str,
+           tags: tuple[str, ...] = ()) -> int:
+    """Run sphinx-build quietly with warnings as errors, with conf.py's `tags`; return its exit status."""
     command = [sys.executable, "-m", "sphinx", "-b", builder, "-q", "-W", "--keep-going",
-               "-d", str(doctrees), "-D", f"language={language}", str(src), str(out)]
+               "-d", str(doctrees), "-D", f"language={language}", *(f"-t{tag}" for tag in tags),
+               str(src), str(out)]
     return subprocess.run(command, check=False).returncode
 
 
@@ -239,20 +265,90 @@ def drop_copies(html: Path) -> None:
             sources.rmdir()
 
 
-def typeset(html: Path, mathjax: Path) -> int:
-    """Typeset the formulas of both editions' pages with tools/typeset_math.mjs (Node); its exit status."""
+def typeset(html: Path, mathjax: Path, singles: list[Path]) -> int:
+    """Typeset the formulas of both editions' pages, and of the one page of each singlehtml build in
+    `singles`, with tools/typeset_math.mjs (Node, one run: a formula is typeset once); its exit status."""
     command = ["node", str(ROOT / "tools" / "typeset_math.mjs"), "--mathjax", str(mathjax)]
     for language, (folder, _) in EDITIONS.items():
         command += ["--stylesheet", str(html / folder / "_static" / "mathjax" / "chtml.css")]
         command += [str(page) for page in edition_pages(html, language)]
+    for single in singles:
+        command += ["--stylesheet", str(single / "_static" / "mathjax" / "chtml.css"),
+                    str(single / "index.html")]
     return subprocess.run(command, check=False).returncode
 
 
-def build(out: Path, mathjax: Path | None) -> int:
-    """Build both editions into `out`/html; print each one's time and size, then the whole site's."""
+def pdf_pages(pdf: Path) -> int:
+    """The number of pages of a PDF Chromium printed (its page objects; Chromium writes no object streams)."""
+    return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", pdf.read_bytes()))
+
+
+def find_chromium() -> str | None:
+    """The Chromium that prints the PDFs: the one $D2LMINI_CHROMIUM names, else the first of CHROMIUM_NAMES
+    on PATH; None if there is none."""
+    named = os.environ.get(CHROMIUM_ENV)
+    if named:
+        return shutil.which(named)
+    return next((found for found in map(shutil.which, CHROMIUM_NAMES) if found), None)
+
+
+def print_pdf(chromium: str, page: Path, pdf: Path, profile: Path) -> str | None:
+    """Print the local `page` to `pdf` with headless `chromium`; None, or what went wrong in one line."""
+    pdf.unlink(missing_ok=True)
+    command = [chromium, *CHROMIUM_PRINT, f"--user-data-dir={profile}", f"--print-to-pdf={pdf}",
+               page.as_uri()]
+    try:
+        done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return f"{chromium} did not print {page} within 10 minutes"
+    if done.returncode or not pdf.is_file() or pdf.stat().st_size == 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"{chromium} did not print {page} (exit {done.returncode}): {one_line(last)}"
+    return None
+
+
+def build_singles(out: Path) -> tuple[int, dict[str, float]]:
+    """Build each edition's singlehtml page (tag pdf) from its staged sources into `out`/singlehtml; return
+    Sphinx's exit status and the seconds of each edition's build."""
+    seconds = {}
+    for language in EDITIONS:
+        start = time.perf_counter()
+        status = sphinx("singlehtml", out / "src" / language, out / "singlehtml" / language,
+                        out / "doctrees" / language, language, ("pdf",))
+        seconds[language] = time.perf_counter() - start
+        if status:
+            print(f"the {language} PDF's page failed to build (Sphinx exit {status})", file=sys.stderr)
+            return status, seconds
+    shutil.rmtree(out / "singlehtml" / "jupyter_execute", ignore_errors=True)
+    return 0, seconds
+
+
+def print_pdfs(out: Path, built: dict[str, float]) -> int:
+    """Print each edition's singlehtml page into its folder of the site as its PDF; print each one's seconds
+    (its singlehtml build's, from `built`, and Chromium's), size and pages."""
+    html, chromium = out / "html", find_chromium()
+    for language, (folder, _) in EDITIONS.items():
+        pdf = html / folder / PDFS[language]
+        start = time.perf_counter()
+        page = out / "singlehtml" / language / "index.html"
+        problem = print_pdf(chromium, page, pdf, out / "singlehtml" / "chromium")
+        seconds = time.perf_counter() - start
+        if problem:
+            print(f"build_site: the {language} PDF: {problem}", file=sys.stderr)
+            return 1
+        print(f"printed {language}: {pdf} ({pdf_pages(pdf)} pages, {pdf.stat().st_size / 1e6:.1f} MB) in "
+              f"{built[language] + seconds:.1f} s (singlehtml {built[language]:.1f} s, "
+              f"Chromium {seconds:.1f} s)")
+    shutil.rmtree(out / "singlehtml" / "chromium", ignore_errors=True)
+    return 0
+
+
+def build(out: Path, mathjax: Path | None, pdf: bool = False) -> int:
+    """Build both editions into `out`/html, and with `pdf` each one's PDF; print each one's time and size,
+    then the whole site's."""
     html = out / "html"
     claim(out)
-    for folder in (out / "src", html, out / "doctrees"):
+    for folder in (out / "src", html, out / "doctrees", out / "singlehtml"):
         shutil.rmtree(folder, ignore_errors=True)
     total, built = 0.0, {}
     for language, (folder, _) in EDITIONS.items():
@@ -266,14 +362,26 @@ def build(out: Path, mathjax: Path | None) -> int:
             print(f"the {language} site's build failed (Sphinx exit {status})", file=sys.stderr)
             return status
     drop_copies(html)
+    singles = {}
+    if pdf:
+        status, singles = build_singles(out)
+        total += sum(singles.values())
+        if status:
+            return status
     if mathjax is not None:
         start = time.perf_counter()
-        status = typeset(html, mathjax)
+        status = typeset(html, mathjax, [out / "singlehtml" / language for language in singles])
         seconds = time.perf_counter() - start
         total += seconds
-        print(f"typeset the formulas of both editions in {seconds:.1f} s")
+        print(f"typeset the formulas of both editions{' and their PDFs' if pdf else ''} in {seconds:.1f} s")
         if status:
             print(f"typesetting the formulas failed (exit {status})", file=sys.stderr)
+            return status
+    if pdf:
+        start = time.perf_counter()
+        status = print_pdfs(out, singles)
+        total += time.perf_counter() - start
+        if status:
             return status
     for language, seconds in built.items():
         target = html / EDITIONS[language][0]
@@ -350,6 +458,8 @@ def make_parser() -> argparse.ArgumentParser:
                         help="an npm mathjax-full@3 folder (node_modules/mathjax-full): typeset the formulas")
     parser.add_argument("--update-catalogs", action="store_true",
                         help="update site/locale's catalogs from the English pages, then stop")
+    parser.add_argument("--no-pdf", action="store_true",
+                        help="build the site without its PDFs (a quicker preview; no Chromium needed)")
     return parser
 
 
@@ -359,9 +469,14 @@ def parse_arguments(argv: list[str] | None, parser: argparse.ArgumentParser) -> 
     if args.update_catalogs and args.mathjax is not None:
         parser.error("--mathjax typesets a build's formulas and --update-catalogs builds no pages: "
                      "give one of them")
+    if args.update_catalogs and args.no_pdf:
+        parser.error("--no-pdf leaves out a build's PDFs and --update-catalogs builds none: give one of them")
     problem = out_problem(args.out) or mathjax_problem(args.mathjax)
     if problem:
         parser.error(problem)
+    if not (args.update_catalogs or args.no_pdf or args.mathjax):
+        parser.error("the PDFs' formulas are typeset by --mathjax: give --mathjax "
+                     "(node_modules/mathjax-full), or --no-pdf for the site alone")
     return args
 
 
@@ -374,6 +489,10 @@ def missing_program(args: argparse.Namespace) -> str | None:
                     "(pip install -r site/requirements.txt)")
     if args.mathjax is not None and shutil.which("node") is None:
         return "--mathjax typesets the formulas with Node.js, and there is no node on PATH"
+    if not (args.update_catalogs or args.no_pdf) and find_chromium() is None:
+        where = (f"${CHROMIUM_ENV} names {os.environ[CHROMIUM_ENV]}, which is no program"
+                 if os.environ.get(CHROMIUM_ENV) else f"none of {', '.join(CHROMIUM_NAMES)} is on PATH")
+        return f"the PDFs are printed by Chromium, and {where}: apt-get install chromium, or give --no-pdf"
     return None
 
 
@@ -387,7 +506,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.update_catalogs:
             return update_catalogs(args.out)
-        return build(args.out, args.mathjax)
+        return build(args.out, args.mathjax, not args.no_pdf)
     except OutFolderError as error:
         print(f"build_site: {one_line(str(error))}", file=sys.stderr)
         return 2

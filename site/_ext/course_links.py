@@ -10,7 +10,8 @@ home page's `{course-editions}` directive links both editions, the first noteboo
 links and the whole course (the edition's folder of notebooks) on Binder. A link in a page's source
 to a file that is a page of the other edition (notebooks/zh/*.ipynb from an English notebook,
 ../NN.ipynb from a Chinese one, a site page's translation catalog from that page) becomes a link to
-that page there.
+that page there. A link to an edition's PDF of the whole course by its name (`PDFS`; written by
+tools/build_site.py into that edition's folder after Sphinx) becomes a link to it from the page.
 """
 
 import html
@@ -46,6 +47,8 @@ LABELS = {
         "start": "从笔记本 00 开始", "colon": "：", "whole": "在 Binder 中打开整套课程",
     },
 }
+# Each edition's PDF of the whole course, in its folder of the site (tools/build_site.py prints them).
+PDFS = {"en": "d2lmini-course.pdf", "zh_CN": "d2lmini-course-zh.pdf"}
 # Where each page's source lies in the repository (its links are relative to it), per edition.
 # The Chinese site pages' text is docs/instructors.md and site/index.md translated, links unchanged.
 CATALOG_FOLDER = "site/locale/zh_CN/LC_MESSAGES"
@@ -95,12 +98,27 @@ def report_link(repository: str, page: str, language: str = "en") -> str:
     return f"{repository}/issues/new?{query}"
 
 
-def page_url(from_language: str, from_page: str, to_language: str, to_page: str) -> str:
-    """The relative address, from the page `from_page` of one edition, of `to_page` in an edition."""
+def file_url(from_language: str, from_page: str, to_language: str, name: str) -> str:
+    """The relative address, from the page `from_page` of one edition, of the file `name` (a path from its
+    edition's folder) in an edition."""
     up = "../" * from_page.count("/")
     if from_language != to_language:
         up += "../" if from_language == "zh_CN" else "zh/"
-    return f"{up}{to_page}.html"
+    return f"{up}{name}"
+
+
+def page_url(from_language: str, from_page: str, to_language: str, to_page: str) -> str:
+    """The relative address, from the page `from_page` of one edition, of `to_page` in an edition."""
+    return file_url(from_language, from_page, to_language, f"{to_page}.html")
+
+
+def pdf_link(language: str, docname: str, target: str) -> nodes.reference | None:
+    """A link from the page `docname` to the edition's PDF that `target` names, or None if it names none."""
+    found = [each for each, name in PDFS.items() if target == name]
+    if not found:
+        return None
+    url = file_url(language, docname, found[0], PDFS[found[0]])
+    return nodes.reference("", "", internal=False, refuri=url, classes=["course-pdf"])
 
 
 def source_of(language: str, docname: str) -> str:
@@ -125,16 +143,25 @@ def page_of(path: str, language: str) -> tuple[str, str] | None:
 
 
 class OtherEditionLinks(SphinxPostTransform):
-    """Turn a link to another edition's page (unresolved by MyST) into a link to that page."""
+    """Turn a link to another edition's page, or to an edition's PDF (both unresolved by MyST), into a
+    link to it."""
 
     default_priority = 5  # before MyST's resolver (9), which would warn that the target is missing
 
     def run(self, **kwargs) -> None:
-        language, docname = edition(self.config), self.env.docname
-        base = posixpath.dirname(source_of(language, docname))
+        language = edition(self.config)
         for node in list(self.document.findall(addnodes.pending_xref)):
             target = node.get("reftarget", "")
             if node.get("reftype") != "myst" or "://" in target or target.startswith("#"):
+                continue
+            # The page the link is written in: the singlehtml build resolves every page's links in one
+            # document, the home page's.
+            docname = node.get("refdoc") or self.env.docname
+            base = posixpath.dirname(source_of(language, docname))
+            reference = pdf_link(language, docname, target)
+            if reference is not None:
+                reference += node.children
+                node.replace_self(reference)
                 continue
             path, _, anchor = target.partition("#")
             found = page_of(posixpath.normpath(posixpath.join(base, path)), language)
