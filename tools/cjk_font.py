@@ -8,8 +8,9 @@ sure to have a CJK font, so the package carries one (`d2lmini/fonts/`), under th
 Licence 1.1 that Noto's fonts are published with (no Reserved Font Name, so a subset may keep its
 name). The full font is 16 MB; the subset holds what the figures can draw: ASCII, the CJK and
 full-width punctuation, the 3,755 common characters of GB 2312's first level, and every character of
-the package's Chinese catalogs (`tests/test_fonts.py` fails when a new translation uses one the
-subset lacks: run this again).
+the Chinese catalogs: the package's, the notebooks' and the course site's (the site's PDF prints its
+Chinese with this font too, tools/build_site.py; tests/test_translations.py and tests/test_site.py fail
+when a new translation uses one the subset lacks: run this again).
 """
 
 import argparse
@@ -23,9 +24,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from d2lmini.fonts import CJK_FONT  # noqa: E402
-from tools.translations import PACKAGE_LOCALE, read_catalog  # noqa: E402
+from tools.translations import NOTEBOOK_LOCALE, PACKAGE_LOCALE, read_catalog  # noqa: E402
 
 DEBIAN_SOURCE = Path("/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc")
+# The course site's Chinese catalogs (its own pages; tools/build_site.py --update-catalogs).
+SITE_LOCALE = ROOT / "site" / "locale" / "zh_CN" / "LC_MESSAGES"
 FAMILY = "Noto Sans CJK SC"
 
 
@@ -42,9 +45,10 @@ def gb2312_level_one() -> str:
 
 
 def catalog_characters() -> str:
-    """Return every character the package's Chinese catalogs use."""
+    """Return every character the Chinese catalogs use: the package's, the notebooks' and the site's."""
     used = set()
-    for path in sorted(PACKAGE_LOCALE.glob("*.po")):
+    catalogs = [*PACKAGE_LOCALE.glob("*.po"), *NOTEBOOK_LOCALE.glob("*.po"), *SITE_LOCALE.glob("*.po")]
+    for path in sorted(catalogs):
         for message in read_catalog(path):
             strings = message.string if isinstance(message.string, tuple) else (message.string,)
             for string in strings:
