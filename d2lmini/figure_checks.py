@@ -42,7 +42,7 @@ VISION_NAMES = {"normal": N_("normal"), "protanopia": N_("protanopia"), "deutera
 # A number as people write it: 12, -0.98, 1,234, 3.5e+04, 37% (not the 2 of "log2" or "X_2").
 NUMBER = re.compile(r"(?<![\w.^])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])", re.I)
 ENTITY = re.compile(r"&(?:#\d+|#x[0-9a-f]+|[a-z]+\d*);|<[a-z/!][^>]*>", re.I)
-DECORATION = "decoration"  # the gid of lines that only structure a drawing (grid lines inside a block)
+DECORATION = "decoration"  # the gid of lines and shapes that only structure a drawing (a block's grid lines)
 
 
 def numbers_in(text: str) -> list[tuple[float, float]]:
@@ -181,19 +181,40 @@ def _line_problems(ax) -> list[str]:
         colour = _over(mcolors.to_rgba(line.get_color(), line.get_alpha()), behind)
         problems += _low_contrast(_("line {name}").format(name=repr(line.get_label())), colour, behind,
                                   MIN_LINE_CONTRAST)
+    behind = _over(ax.get_facecolor(), figure.get_facecolor())
+    in_bars = set()
     for container in ax.containers:
         if not isinstance(container, BarContainer) or not container.patches:
             continue
-        bar = container.patches[0]
-        behind = _over(ax.get_facecolor(), figure.get_facecolor())
-        face = _low_contrast(_("bar"), _over(bar.get_facecolor(), behind), behind, MIN_LINE_CONTRAST)
-        edge = (_low_contrast(_("bar"), _over(bar.get_edgecolor(), behind), behind, MIN_LINE_CONTRAST)
-                if bar.get_linewidth() > 0 else face)
-        if face and edge:
-            # TRANSLATORS: {name} is the bars' name, quoted; {problem} says how faint the fill is.
-            problems += [_("bars {name}: neither fill nor edge stands out ({problem})").format(
-                name=repr(container.get_label()), problem=face[0])]
+        in_bars.update(container.patches)
+        # Every bar, not only the first: a colour map may be palest where the bars are tallest.
+        faint = [problem for bar in container.patches for problem in _faint_patch(bar, behind)][:1]
+        # TRANSLATORS: {name} is the bars' name, quoted; {problem} says how faint the fill is.
+        problems += [_("bars {name}: neither fill nor edge stands out ({problem})").format(
+            name=repr(container.get_label()), problem=problem) for problem in faint]
+    shapes = [patch for patch in ax.patches
+              if patch not in in_bars and not isinstance(patch, FancyArrowPatch)]
+    faint = [problem for patch in shapes for problem in _faint_patch(patch, behind)]
+    if faint:
+        # TRANSLATORS: {count} filled shapes (a grid's cells, boxes) are faint; {problem} is the first one.
+        message = _("{count} filled shapes: neither fill nor edge stands out (first: {problem})")
+        problems.append(message.format(count=len(faint), problem=faint[0]))
     return problems
+
+
+def _faint_patch(patch, behind) -> list[str]:
+    """Return a problem if `patch` is filled with something other than `behind` and neither its fill
+    nor its edge reaches 3:1 against `behind` (WCAG 1.4.11: what a filled shape shows must be seen)."""
+    if (not patch.get_visible() or not patch.get_fill() or _rgba(patch.get_facecolor())[3] == 0
+            or patch.get_gid() == DECORATION):
+        return []
+    face_colour = _over(patch.get_facecolor(), behind)
+    if np.allclose(face_colour, behind):
+        return []  # no fill to see: a box the background's colour, drawn by its edge (checked as a line)
+    face = _low_contrast(_("fill"), face_colour, behind, MIN_LINE_CONTRAST)
+    edge = (_low_contrast(_("edge"), _over(patch.get_edgecolor(), behind), behind, MIN_LINE_CONTRAST)
+            if patch.get_linewidth() > 0 else face)
+    return face if face and edge else []
 
 
 def _dashes(line: Line2D):

@@ -7,7 +7,7 @@ artists it placed, keyed by name, so tests can check what was drawn.
 """
 
 import torch
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch, Rectangle
 
 from d2lmini.figure_checks import DECORATION
 from d2lmini.gradcheck import gradient_norms_back_in_time
@@ -218,6 +218,11 @@ SPACE = "\u2423"  # the visible-space symbol, used wherever a space would be inv
 PALETTE = ["#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
            "#b3de69", "#fccde5", "#bc80bd", "#ccebc5", "#ffed6f", "#d9d9d9"]
 UNUSED = "#f0f0f0"
+# The partition figure's minibatch fills: the course's series colours, each 4.5:1 or more against the
+# white background (WCAG 1.4.11 asks 3:1 of a fill that carries meaning; PALETTE's tints are 1.1-2.4:1),
+# so the characters on them are white. A cell in no minibatch keeps the pale UNUSED fill with a dark edge.
+PARTITION_COLOURS = SERIES_COLOURS
+PARTITION_TEXT_COLOUR = "#ffffff"
 
 
 def show_char(token: str) -> str:
@@ -361,34 +366,29 @@ def partition_alt(text: str, positions: list[torch.Tensor], title: str = "") -> 
     used = sum(where is not None for where in position_owner(len(text), positions))
     rows, steps = tuple(positions[0].shape) if positions else (0, 0)
     # TRANSLATORS: {batches} is how many minibatches there are; each has {rows} rows of {steps} characters.
-    described = _("the {length} characters of the text in a grid, coloured by the minibatch (of {batches}, "
-                  "each {rows} rows of {steps} characters) each is an input of, with its row number; {used} "
-                  "of {length} characters are inputs, the rest grey.").format(
+    described = _("the {length} characters of the text in a grid; each cell that is an input shows the "
+                  "number of its minibatch (of {batches}, each {rows} rows of {steps} characters) at its top "
+                  "left and its row at its bottom right, on the minibatch's colour; {used} of {length} "
+                  "characters are inputs, the rest pale grey and unnumbered.").format(
         length=len(text), batches=len(positions), rows=rows, steps=steps, used=used)
     # TRANSLATORS: a figure's name ("random sampling"), then what it shows.
     return _("{title}: {described}").format(title=_(title), described=described) if title else described
 
 
 def draw_partition(ax, text: str, positions: list[torch.Tensor], title: str = "", width: int = 30) -> None:
-    """Draw `text` as a grid of characters coloured by the minibatch each one is an input of (notebook 03).
+    """Draw `text` as a grid of characters, each marked with the minibatch it is an input of (notebook 03).
 
-    A small number in every cell is the row of the minibatch; grey cells are not inputs. The
-    title ends with how many characters are inputs (`partition_alt` says it in words); `title` is
-    shown translated where a catalog has it. `positions` is the result of
-    `minibatch_positions(len(text), ...)`.
+    An input's cell shows its minibatch's number at the top left and its row at the bottom right, on
+    the minibatch's colour (`PARTITION_COLOURS`), so the figure reads without colour too; pale grey
+    cells with a dark edge are not inputs. The title ends with how many characters are inputs
+    (`partition_alt` says it in words); `title` is shown translated where a catalog has it.
+    `positions` is the result of `minibatch_positions(len(text), ...)`.
     """
     owner = position_owner(len(text), positions)
     used = sum(where is not None for where in owner)
     rows, steps = tuple(positions[0].shape) if positions else (0, 0)
     for p, c in enumerate(text):
-        x, y = p % width, -(p // width)
-        where = owner[p]
-        color = UNUSED if where is None else PALETTE[where[0] % len(PALETTE)]
-        ax.add_patch(Rectangle((x, y), 1, 1, facecolor=color, edgecolor="white"))
-        ax.text(x + 0.5, y + 0.55, show_char(c), ha="center", va="center", fontsize=9, family="monospace")
-        if where is not None:
-            ax.text(x + 0.92, y + 0.08, str(where[1]), ha="right", va="bottom", fontsize=5,
-                    color=TEXT_COLOUR)
+        _draw_partition_cell(ax, p % width, -(p // width), show_char(c), owner[p])
     lines = (len(text) + width - 1) // width
     ax.set_xlim(0, width)
     ax.set_ylim(-lines + 1, 1)
@@ -398,6 +398,35 @@ def draw_partition(ax, text: str, positions: list[torch.Tensor], title: str = ""
         batches=len(positions), rows=rows, steps=steps, used=used, length=len(text))
     ax.set_title(_("{title}: {counts}").format(title=_(title), counts=counts) if title else counts,
                  fontsize=10)
+
+
+def partition_colour(minibatch: int) -> str:
+    """Return the fill of minibatch number `minibatch` in `draw_partition` (and its legend)."""
+    return PARTITION_COLOURS[minibatch % len(PARTITION_COLOURS)]
+
+
+def _draw_partition_cell(ax, x: int, y: int, char: str, where: tuple[int, int] | None) -> None:
+    """Draw one cell of `draw_partition`: `char`, and for an input (`where`: (minibatch, row)) both."""
+    if where is None:
+        ax.add_patch(Rectangle((x, y), 1, 1, facecolor=UNUSED, edgecolor=REFERENCE_LINE_COLOUR,
+                               linewidth=0.5))
+        ax.text(x + 0.5, y + 0.5, char, ha="center", va="center", fontsize=9, family="monospace",
+                color=TEXT_COLOUR)
+        return
+    minibatch, row = where
+    ax.add_patch(Rectangle((x, y), 1, 1, facecolor=partition_colour(minibatch), edgecolor="white"))
+    ax.text(x + 0.5, y + 0.5, char, ha="center", va="center", fontsize=9, family="monospace",
+            color=PARTITION_TEXT_COLOUR)
+    ax.text(x + 0.08, y + 0.94, str(minibatch), ha="left", va="top", fontsize=5, color=PARTITION_TEXT_COLOUR)
+    ax.text(x + 0.92, y + 0.06, str(row), ha="right", va="bottom", fontsize=5, color=PARTITION_TEXT_COLOUR)
+
+
+def partition_legend(figure, minibatches: int) -> None:
+    """Add `draw_partition`'s key to `figure`, below it: one swatch per minibatch and one for no minibatch."""
+    handles = [Patch(facecolor=partition_colour(k), label=_("minibatch {k}").format(k=k))
+               for k in range(minibatches)]
+    handles.append(Patch(facecolor=UNUSED, edgecolor=REFERENCE_LINE_COLOUR, label=_("in no minibatch")))
+    figure.legend(handles=handles, loc="lower center", ncol=minibatches + 1, fontsize=8, frameon=False)
 
 
 # --------------------------------------------------------------------------- notebook 05

@@ -21,6 +21,7 @@ from d2lmini.figures import (  # noqa: E402
     draw_unrolled_rnn,
     grid_step_for,
     position_owner,
+    show_char,
 )
 from d2lmini.plot import figure_png, png_size  # noqa: E402
 from d2lmini.widgets.one_hot import minibatch_positions  # noqa: E402
@@ -427,3 +428,48 @@ def test_show_figure_refuses_a_figure_with_a_wrong_alt():
     with pytest.raises(ValueError, match="does not draw"):
         show_figure(figure, alt.replace("4.05", "4.31"))
     plt.close(figure)
+
+
+def test_bars_palest_where_tallest_are_caught():
+    """09's influence bars (issue 47): viridis by height, 1.3:1 on white at the tallest; the first bar
+    alone (the check's old sample) is dark."""
+    figure, ax = plt.subplots()
+    try:
+        heights = [0.1, 0.2, 0.4, 0.8, 1.0]
+        ax.bar(range(5), heights, color=plt.get_cmap("viridis")(heights), label="influence")
+        assert any("'influence'" in p and "neither fill nor edge" in p for p in colour_problems(figure))
+    finally:
+        plt.close(figure)
+
+
+def test_pale_cells_of_a_grid_are_caught():
+    """03's partition figure (issue 47): pale fills (about 2:1 on white) with white edges."""
+    figure, ax = plt.subplots()
+    try:
+        for x, fill in enumerate(("#8dd3c7", "#ffffb3", "#bebada")):
+            ax.add_patch(Rectangle((x, 0), 1, 1, facecolor=fill, edgecolor="white"))
+        ax.set_xlim(0, 3)
+        assert any(p.startswith("3 filled shapes") for p in colour_problems(figure))
+    finally:
+        plt.close(figure)
+
+
+def test_partition_numbers_every_input_with_its_minibatch_and_row():
+    """Without colour, 03's partition still says which minibatch each character is in: each input's cell
+    holds its minibatch's number and its row; the alt text says so."""
+    text = "the quick brown fox jumps over the lazy dog, twice" * 2
+    positions = minibatch_positions(len(text), "sequential", 3, 5, seed=4)
+    figure, ax = plt.subplots(figsize=(9, 2))
+    try:
+        draw_partition(ax, text, positions, "sequential partitioning", width=30)
+        cells = _rectangles(ax)
+        for p, where in enumerate(position_owner(len(text), positions)):
+            inside = sorted(t.get_text() for t in ax.texts
+                            if cells[p].contains_point(ax.transData.transform(t.get_position())))
+            numbers = [] if where is None else [str(where[0]), str(where[1])]
+            expected = sorted([show_char(text[p]), *numbers])
+            assert inside == expected, (p, inside, expected)
+        alt = partition_alt(text, positions, "sequential partitioning")
+        assert "number of its minibatch" in alt and "row" in alt
+    finally:
+        plt.close(figure)
