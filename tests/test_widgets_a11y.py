@@ -9,6 +9,7 @@ browser side (axe-core, keyboard) is tests/test_browser_notebooks.py and tests/t
 
 import base64
 import html
+import html.parser
 import json
 import re
 from pathlib import Path
@@ -104,6 +105,53 @@ def test_every_control_of_every_panel_is_named_and_every_image_described(bundled
 # Words that say nothing of what one panel does: a summary made only of these is generic.
 GENERIC = {"a", "an", "the", "this", "panel", "interactive", "widget", "widgets", "use", "controls",
            "below", "above", "to", "explore", "change", "settings", "see", "what", "happens", "and", "try"}
+
+
+# Where a browser's textContent, which a live region's announcement is built from, meets the next
+# element's text without a space unless the HTML has one: a paragraph, a block or a line break.
+BLOCK_TAGS = {"p", "div", "br", "li", "ul", "ol", "table", "tr", "td", "th", "pre", "h1", "h2", "h3", "h4"}
+
+
+class _TextRuns(html.parser.HTMLParser):
+    """The text of an HTML fragment as textContent joins it, and where a block boundary fell in it."""
+
+    def __init__(self):
+        super().__init__()
+        self.text, self.boundaries = "", []
+
+    def _boundary(self, tag):
+        if tag in BLOCK_TAGS:
+            self.boundaries.append(len(self.text))
+
+    handle_starttag = handle_startendtag = lambda self, tag, attrs: self._boundary(tag)  # noqa: E731
+    handle_endtag = _boundary
+
+    def handle_data(self, data):
+        self.text += data
+
+
+def run_together(fragment: str) -> list[str]:
+    """Return each place in `fragment` where two blocks' words meet with no space between them."""
+    runs = _TextRuns()
+    runs.feed(fragment)
+    text = runs.text
+    return sorted({text[max(0, at - 12):at + 12] for at in runs.boundaries
+                   if 0 < at < len(text) and not text[at - 1].isspace() and not text[at].isspace()})
+
+
+def test_run_together_finds_sentences_without_a_space():
+    assert ["0.7the" in seam for seam in run_together("<p>temperature 0.7</p><div>the time</div>")] == [True]
+    assert ["backGRU" in seam for seam in run_together("RNN: 1 back<br>GRU: 2 back")] == [True]
+    assert run_together("<p>temperature 0.7</p> <div>the time</div>") == []
+    assert run_together("a <b>bold</b> word") == []
+
+
+def test_every_live_region_keeps_a_space_between_its_sentences(bundled):
+    """Issue 47: 09's status said "...1 backGRU...", 04's "temperature 0.7the...": a screen reader reads
+    the live region's text as one run, and the words at the seam became one."""
+    for title, panel in _panels(bundled):
+        for region in panel.access.live:
+            assert run_together(region.value) == [], title
 
 
 def _shown_words(widget, access) -> list[str]:

@@ -98,7 +98,7 @@ def test_a_diverged_and_an_all_zero_model_are_said_so_beside_a_trained_one(corpu
              "zero": _filled(LSTMScratch, size, 8, [0.0]),
              "infinite": _filled(RNNScratch, size, 8, [math.inf])}
     panel = make_side_by_side_panel(shown, TEXT, corpus.vocab, position=30, max_lag=10)
-    lines = panel.status.value.split("<br>")
+    lines = panel.status.value.split("<br> ")
     assert lines[0] == side_by_side_summary({"RNN": panel.views["RNN"]})
     assert "diverged: its weights hold NaN or infinity" in lines[1]
     assert lines[2].startswith("zero: P = ") and "every influence is 0" in lines[2]
@@ -123,7 +123,7 @@ def test_any_models_weights_give_a_panel_that_says_what_it_shows(corpus, drawn, 
               for k, (cell, hiddens, values) in enumerate(drawn)}
     position = max_lag + offset % (len(TEXT) - max_lag)
     panel = make_side_by_side_panel(models, TEXT, corpus.vocab, position=position, max_lag=max_lag)
-    lines = panel.status.value.split("<br>")
+    lines = panel.status.value.split("<br> ")
     assert len(lines) == len(models) and panel.image.value[:4] == b"\x89PNG"
     for line, (name, view) in zip(lines, panel.views.items(), strict=True):
         finite = all(map(math.isfinite, [view.probability, *view.influence]))

@@ -54,7 +54,9 @@ def model_line(name: str, view: MemoryView) -> str:
 
 def side_by_side_summary(views: dict[str, MemoryView]) -> str:
     """Return one sentence per model (`model_line`), as HTML lines."""
-    return "<br>".join(model_line(name, view) for name, view in views.items())
+    # "<br> ", not "<br>": the live region is announced as its textContent, where "1 back<br>GRU" read
+    # "1 backGRU".
+    return "<br> ".join(model_line(name, view) for name, view in views.items())
 
 
 def model_alt(name: str, view: MemoryView) -> str:

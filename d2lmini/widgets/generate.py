@@ -70,7 +70,9 @@ def generation_html(model, vocab: Vocab, prefix: str, num_chars: int, temperatur
             f'<span style="color:#1f5fa8">{html.escape(text[len(prefix):])}</span>')
     # TRANSLATORS: {how} is "temperature 0.7" or "greedy (most likely character each time)".
     legend = _("prefix in bold, {n} generated characters in blue; {how}").format(n=num_chars, how=how)
-    return text, (f'<p style="color:#555;margin:2px 0">{legend}</p>'
+    # A space between the legend and the text: a live region is announced as its textContent, where
+    # "temperature 0.7" and the generated "the ..." ran together as "0.7the".
+    return text, (f'<p style="color:#555;margin:2px 0">{legend}</p> '
                   # wrap between words only: a long run of letters overflows rather than being cut
                   f'<div style="{TEXT_STYLE}">{body}</div>')
 

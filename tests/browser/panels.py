@@ -11,8 +11,9 @@ problems in words; an empty list passes.
   (not figures or data tables) that scroll sideways (WCAG 1.4.10);
 - `spacing_problems(page, root)`: with WCAG 1.4.12's text spacing applied, labels or buttons cut off,
   and controls then outside the window;
-- `structure_problems(page, root)`: data tables without header cells, tooltips that read "null", and
-  panels with more than one live region (one a panel, the lab's too, so that a change is announced once);
+- `structure_problems(page, root)`: data tables without header cells, tooltips that read "null",
+  panels with more than one live region (one a panel, the lab's too, so that a change is announced once),
+  and live regions whose text runs two sentences together ("1 backGRU": no space at a <br> or </p>);
 - `summary_problems(page, root)`: panels where a screen reader, reading in order, meets no text before
   the first control it can focus (nothing says what the panel is), or more than `MOST_WORDS_FIRST`.
 """
@@ -108,6 +109,14 @@ WORDS_BEFORE_FIRST_CONTROL = r"""(root) => [...document.querySelectorAll(root)].
 LIVE_REGIONS = """(root) => [...document.querySelectorAll(root)]
   .map(panel => panel.querySelectorAll('[aria-live]').length)"""
 
+# Live regions whose textContent (what an announcement is built from) runs two blocks' words together:
+# its words differ from those of innerText, which puts a line break between paragraphs and at <br>.
+RUN_TOGETHER = """(root) => [...document.querySelectorAll(root + ' [aria-live]')]
+  .filter(e => e.checkVisibility())
+  .map(e => [e.textContent.split(/\\s+/).filter(w => w), e.innerText.split(/\\s+/).filter(w => w)])
+  .filter(([said, shown]) => said.join(' ') !== shown.join(' '))
+  .map(([said, shown]) => said.filter(w => !shown.includes(w)).join(' ').slice(0, 80))"""
+
 
 def most_announcements(seconds: float, progress_every: float = 10.0) -> int:
     """How often one live region may speak during an action that took `seconds` (issue 35: once per
@@ -144,6 +153,8 @@ def structure_problems(page, root: str = PANELS_ROOT) -> list[str]:
     problems = [f"a table without header cells: {t!r}" for t in page.evaluate(TABLES_WITHOUT_HEADERS, root)]
     problems += [f'a tooltip that reads "null": {e}' for e in page.evaluate(NULL_TOOLTIPS, root)]
     problems += [f"a panel with {n} live regions" for n in page.evaluate(LIVE_REGIONS, root) if n > 1]
+    problems += [f"a live region runs sentences together: {words!r}"
+                 for words in page.evaluate(RUN_TOGETHER, root)]
     return problems
 
 
