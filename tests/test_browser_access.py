@@ -9,7 +9,9 @@ On notebook 08's lab cell alone (as `test_browser_lab` builds it), in JupyterLab
   announcements a screen-reader user can live with).
 - `test_the_lab_reflows_into_one_column_at_320_css_px`: at a 320 px wide window every control of the
   panel lies inside the window and nothing but a figure or a data table scrolls sideways (1.4.10);
-  with WCAG 1.4.12's text spacing applied, no label or button is cut off.
+  with WCAG 1.4.12's text spacing applied, no label or button is cut off, there and at 1366 px.
+- `test_escape_i_i_stops_the_labs_run_with_the_focus_on_stop`: with the focus where the run put it, on
+  Stop, JupyterLab's interrupt keys (Esc, then I, I) stop the run too.
 - every data table in the panel has header cells, no tooltip reads "null", and the panel opens with a
   short summary before its first control.
 
@@ -25,6 +27,7 @@ from browser.jupyterlab import notebook_page, run_all_cells
 from browser.panels import (
     NARROW,
     announcements,
+    clear_text_spacing,
     close_left_sidebar,
     count_announcements,
     most_announcements,
@@ -100,12 +103,37 @@ def test_a_keyboard_user_stops_a_long_run_with_the_panels_stop_button():
             assert len(announced) <= most, f"{len(announced)} announcements in a {ran:.0f} s run: {announced}"
 
 
+def test_escape_i_i_stops_the_labs_run_with_the_focus_on_stop():
+    """Issue 47: the panel moves the focus to Stop for a run, and from there JupyterLab's interrupt in
+    command mode, Esc then I, I (00 and 04 teach it), must stop the run as from anywhere else: Esc
+    leaves the panel for its cell (the panel kept the I's to itself)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
+        lab_only_notebook(Path(root) / "lab.ipynb")
+        with notebook_page(Path(root), WIDE, ARTIFACTS / "access_escape_failure.png") as (page, base, token):
+            _open_lab(page, base, token)
+            _set_budget(page, "3000")
+            page.locator(".perplexity-lab button.lab-train").focus()
+            page.keyboard.press("Enter")
+            page.wait_for_function("() => document.activeElement && "
+                                   "document.activeElement.classList.contains('lab-stop')", timeout=30_000)
+            page.locator(".lab-progress", has_text="minibatch").wait_for(timeout=60_000)
+            for key in ("Escape", "i", "i"):
+                page.keyboard.press(key)
+            page.locator(".lab-message", has_text="stopped by an interrupt").wait_for(timeout=30_000)
+            assert "(stopped)" in page.locator(".lab-valid-ppl").inner_text()
+
+
 def test_the_lab_reflows_into_one_column_at_320_css_px():
     ARTIFACTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
         lab_only_notebook(Path(root) / "lab.ipynb")
         with notebook_page(Path(root), WIDE, ARTIFACTS / "access_reflow_failure.png") as (page, base, token):
             _open_lab(page, base, token)
+            # Text spacing at a laptop's width first (issue 47: "steps per minibatch", "Clear runs" and
+            # "Save as CSV" were cut off there; the 320 px layout wraps them anyway).
+            assert [f"at 1366 px: {p}" for p in spacing_problems(page, LAB)] == []
+            clear_text_spacing(page)
             close_left_sidebar(page)  # as notebook 00 tells students
             page.set_viewport_size(NARROW)
             page.wait_for_timeout(1_000)

@@ -64,13 +64,20 @@ function expandable(el) {
   }
 }
 
+// Text spacing (WCAG 1.4.12), at every width: a label or button that a reader's wider letter, word
+// and line spacing no longer fits wraps onto another line, and is never narrower than its longest
+// word, instead of being cut off with an ellipsis (ipywidgets' labels and buttons are one fixed-size
+// line). Text that fits stays on one line, so the panels look as before.
 // Reflow (WCAG 1.4.10): on a window 640 CSS px wide or less (320 px is 1280 px at 400 % zoom) a
 // panel is one column. Every widget may shrink to the width it is given (a fixed `width` of its
 // Layout becomes a most, not a least), rows wrap instead of running off the side, a control's
-// label goes above it, and only figures and data tables scroll sideways. Text spacing (1.4.12):
-// there, labels wrap rather than being cut off when a reader spaces text out. Wider windows keep
-// the panels' own layout.
+// label goes above it, and only figures and data tables scroll sideways. Wider windows keep the
+// panels' own layout.
 const REFLOW_CSS = `
+.d2l-reflow .widget-label, .d2l-reflow label, .d2l-reflow button {
+  white-space: normal; height: auto; min-height: var(--jp-widgets-inline-height, 28px);
+  min-width: min-content; }
+.d2l-reflow .widget-inline-hbox { height: auto; min-height: var(--jp-widgets-inline-height, 28px); }
 @media (max-width: 640px) {
   .d2l-reflow .jupyter-widgets, .d2l-reflow .widget-inline-hbox, .d2l-reflow .widget-inline-vbox {
     max-width: 100% !important; min-width: 0 !important; box-sizing: border-box;
@@ -106,6 +113,15 @@ function adrift(active) {
 // A control in the page that can take the focus.
 function usable(el) {
   return el.isConnected && !el.disabled && !el.closest('[disabled]');
+}
+
+// Esc leaves the panel for its notebook cell, as Esc leaves a cell's editor: JupyterLab's command-mode
+// keys then reach the notebook (Esc, I, I interrupts the kernel, whatever control held the focus,
+// the Stop control of a run too), where the panel keeps every other key to itself.
+function leave(root) {
+  const home = [root.closest('.jp-Cell'), root.closest('.jp-Notebook')]
+    .find(e => e && e.hasAttribute('tabindex'));
+  if (home) home.focus();
 }
 
 function stopControl(root, marks) {
@@ -155,6 +171,7 @@ function render({ model, el }) {
       root.addEventListener('keydown', (event) => {
         if (!(event.ctrlKey || event.metaKey || event.altKey) && !['Tab', 'Escape'].includes(event.key)
             && !(event.shiftKey && event.key === 'Enter')) event.stopPropagation();
+        if (event.key === 'Escape' && !(event.ctrlKey || event.metaKey || event.altKey)) leave(root);
       });
       // Disabling a focused control, or a redraw replacing it (toggle buttons), sends the focus to
       // the page: remember the control's element and give the focus back when it can take it.

@@ -10,7 +10,7 @@ problems in words; an empty list passes.
 - `reflow_problems(page, root)`: at the current window size, controls outside the window and boxes
   (not figures or data tables) that scroll sideways (WCAG 1.4.10);
 - `spacing_problems(page, root)`: with WCAG 1.4.12's text spacing applied, labels or buttons cut off,
-  and controls then outside the window;
+  and controls then outside the window (at any window size; `clear_text_spacing(page)` takes it away);
 - `structure_problems(page, root)`: data tables without header cells, tooltips that read "null",
   panels with more than one live region (one a panel, the lab's too, so that a change is announced once),
   and live regions whose text runs two sentences together ("1 backGRU": no space at a <br> or </p>);
@@ -41,7 +41,9 @@ COUNT_ANNOUNCEMENTS = """(root) => {
 
 # WCAG 1.4.12's text spacing, as its bookmarklet applies it.
 TEXT_SPACING = """() => {
+  if (document.getElementById('d2l-text-spacing')) return;
   const style = document.createElement('style');
+  style.id = 'd2l-text-spacing';
   style.textContent = `* { line-height: 1.5 !important; letter-spacing: 0.12em !important;
                            word-spacing: 0.16em !important; }
                        p { margin-bottom: 2em !important; }`;
@@ -146,6 +148,12 @@ def spacing_problems(page, root: str = PANELS_ROOT) -> list[str]:
     page.wait_for_timeout(500)
     return ([f"cut off with text spacing: {c}" for c in page.evaluate(CUT_LABELS, root)]
             + [f"outside the window with text spacing: {c}" for c in page.evaluate(CLIPPED_CONTROLS, root)])
+
+
+def clear_text_spacing(page) -> None:
+    """Take away the text spacing that `spacing_problems` applied (the page's own spacing again)."""
+    page.evaluate("() => document.getElementById('d2l-text-spacing')?.remove()")
+    page.wait_for_timeout(300)
 
 
 def structure_problems(page, root: str = PANELS_ROOT) -> list[str]:
