@@ -16,7 +16,11 @@ each panel they store, and every exercise as it is stored (unanswered). Every pa
 Chinese site finds the perplexity notebook; each home page links both editions and opens notebook 00
 of its own; the Chinese site pages read as their catalogs translate them; the Chinese pages'
 formulas have the English pages' speech, marked lang="en" (the speech rule engine has no Chinese
-rules). Skips (saying why) without a built site, Chromium or Playwright, unless
+rules). Each edition has its PDF of the whole course (tools/build_site.py prints it with Chromium),
+linked from its home page: every notebook's title in the site's order, one page or more each, its
+formulas typeset (no TeX), the Chinese one's text in Chinese from an embedded CJK font that has every
+character it prints; the singlehtml page it is printed from is not published. Skips (saying why)
+without a built site, Chromium or Playwright, unless
 D2LMINI_REQUIRE_BROWSER=1. A screenshot of each notebook's page goes to test-artifacts/site_NN.png
 (site_zh_NN.png for the Chinese edition).
 """
@@ -27,6 +31,7 @@ import json
 import os
 import re
 import tomllib
+import unicodedata
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
@@ -55,6 +60,14 @@ EDITIONS = {
 LAUNCH_LABELS = EDITIONS["en"][3]
 NOTEBOOK_PAGES = [("en", name) for name in NOTEBOOKS] + [("zh_CN", name) for name in CHINESE_NOTEBOOKS]
 HAN = re.compile(r"[\u3400-\u9fff]")
+# Each edition's PDF of the whole course (tools/build_site.py's PDFS), in its folder of the site.
+PDFS = {"en": "d2lmini-course.pdf", "zh_CN": "d2lmini-course-zh.pdf"}
+# The site's order: the home page's toctree (site/index.md), then the instructors' guide.
+SITE_ORDER = [f"notebooks/{name}" for name in NOTEBOOKS] + ["instructors"]
+# What the PDF's Chinese prints with (site/_print/course-print.css): the shipped Noto Sans CJK SC subset.
+CJK_FONT = ROOT / "d2lmini" / "fonts" / "NotoSansCJKsc-Regular-subset.otf"
+CJK_TEXT = re.compile(r"[\u2e80-\u2fdf\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                      r"\ufe30-\ufe4f\uff00-\uffef]")
 
 
 class PageFacts(HTMLParser):
@@ -521,3 +534,112 @@ def test_the_instructors_page_links_its_other_edition_from_its_top():
     to_english = [a["href"] for a in chinese.anchors if a.get("href") == "../instructors.html"
                   and "course-language" not in a.get("class", "")]
     assert to_chinese == ["zh/instructors.html"] and to_english == ["../instructors.html"]
+
+
+@functools.cache
+def pdf_of(language: str):
+    """The edition's PDF of the whole course, read (pypdf); fails, saying how to make it, if it is missing."""
+    from pypdf import PdfReader  # the dev extra's; only these tests read PDFs
+
+    path = find_site() / EDITIONS[language][0] / PDFS[language]
+    assert path.is_file(), f"no {path}: build the site with its PDFs (tools/build_site.py without --no-pdf)"
+    return PdfReader(path)
+
+
+@functools.cache
+def pdf_page_texts(language: str) -> tuple[str, ...]:
+    """The text of each page of the edition's PDF, without whitespace (a title may wrap)."""
+    return tuple("".join(page.extract_text().split()) for page in pdf_of(language).pages)
+
+
+def pdf_fonts(language: str) -> dict[str, dict]:
+    """Every font the edition's PDF uses: its name (no subset prefix) -> its font descriptor."""
+    fonts = {}
+    for page in pdf_of(language).pages:
+        for font in ((page.get("/Resources") or {}).get("/Font") or {}).values():
+            font = font.get_object()
+            if "/DescendantFonts" in font:  # a CID font: its descriptor is its descendant's
+                font = font["/DescendantFonts"][0].get_object()
+            descriptor = font["/FontDescriptor"].get_object()
+            name = str(descriptor["/FontName"]).split("+")[-1]
+            fonts[name] = {**descriptor, "glyphs": font.get("/CharProcs")}
+    return fonts
+
+
+def page_title(language: str, docname: str) -> str:
+    """The first heading of a page of the built site, as the reader sees it."""
+    return facts(find_site() / EDITIONS[language][0] / f"{docname}.html").headings[0]
+
+
+@pytest.mark.parametrize("language", sorted(EDITIONS))
+def test_each_home_page_links_both_editions_pdfs_of_the_whole_course(language):
+    folder = find_site()
+    home = folder / EDITIONS[language][0] / "index.html"
+    links = [unquote(anchor["href"]) for anchor in facts(home).links_with("course-pdf")]
+    targets = [(home.parent / link).resolve() for link in links]
+    expected = [(folder / EDITIONS[each][0] / PDFS[each]).resolve() for each in ("en", "zh_CN")]
+    assert targets == expected, f"{home.name} links {links}, not each edition's PDF"
+    missing = [link for link, target in zip(links, targets, strict=True) if not target.is_file()]
+    assert not missing, f"the home page links PDFs that are not in the site: {missing}"
+    assert all(not re.match(r"[a-z]+:|/", link) for link in links), f"not relative links: {links}"
+
+
+@pytest.mark.parametrize("language", sorted(EDITIONS))
+def test_each_pdf_holds_every_page_of_its_edition_in_order_one_page_or_more_each(language):
+    """Every notebook's title (and the instructors' guide's) as text, in the site's order, each on a later
+    page than the one before: each of them has a page of its own at least."""
+    texts = pdf_page_texts(language)
+    assert pdf_of(language).pdf_header.startswith("%PDF-") and len(texts) > len(SITE_ORDER)
+    found, start = {}, 1  # the first page is the home page's
+    for docname in SITE_ORDER:
+        title = "".join(page_title(language, docname).split())
+        page = next((i for i in range(start, len(texts)) if title in texts[i]), None)
+        assert page is not None, f"the {language} PDF has no {title!r} after page {start} ({found})"
+        found[docname], start = page, page + 1
+    if language == "zh_CN":
+        assert all(HAN.search(page_title(language, docname)) for docname in SITE_ORDER)
+
+
+# TeX the notebooks' formulas use dozens of times and their code never does (code has `\\[` in a regex).
+TEX_MARKS = ("$$", "\\frac", "\\begin{", "\\mathbf", "\\sum", "\\theta", "\\partial", "\\top")
+
+
+@pytest.mark.parametrize("language", sorted(EDITIONS))
+def test_each_pdfs_formulas_are_typeset_not_tex(language):
+    text = "".join(pdf_page_texts(language))
+    tex = [mark for mark in TEX_MARKS if mark in text]
+    assert not tex, f"the {language} PDF prints TeX: {tex}"
+    fonts = pdf_fonts(language)
+    assert {"MathJax_Main-Regular", "MathJax_Math-Italic"} <= set(fonts), f"no MathJax fonts: {sorted(fonts)}"
+
+
+def test_the_chinese_pdf_prints_its_chinese_with_an_embedded_cjk_font_that_has_every_character():
+    """No box for a missing glyph on a machine without a CJK font (CI's): the PDF's Chinese comes from the
+    shipped font, embedded (Chromium writes a CFF font's glyphs as a Type 3 font's), and that font has
+    every Chinese character of the Chinese edition's pages (a glyph it lacks would print as a box, and
+    would be missing from the PDF's text too) and of the PDF's text."""
+    from fontTools.ttLib import TTFont  # matplotlib's dependency
+
+    fonts = pdf_fonts("zh_CN")
+    cjk = {name: font for name, font in fonts.items() if "CJK" in name}
+    assert cjk, f"the Chinese PDF embeds no CJK font: {sorted(fonts)}"
+    assert all(font["glyphs"] or any(key.startswith("/FontFile") for key in font) for font in cjk.values()), \
+        f"a CJK font named but not embedded: {sorted(cjk)}"
+    # NFKC: a glyph drawn for 行 may be read back as the Kangxi radical ⾏ (one glyph, both characters).
+    printed = set(CJK_TEXT.findall(unicodedata.normalize("NFKC", "".join(pdf_page_texts("zh_CN")))))
+    assert len(printed) > 500, "the Chinese PDF holds little Chinese text"
+    pages = "".join(html.unescape("".join(facts(path).text)) for path in edition_pages(find_site(), "zh_CN"))
+    cmap = TTFont(CJK_FONT).getBestCmap()
+    missing = sorted(char for char in printed | set(CJK_TEXT.findall(pages)) if ord(char) not in cmap)
+    assert not missing, f"the shipped CJK font lacks {''.join(missing[:40])}: python tools/cjk_font.py"
+
+
+def test_the_page_the_pdfs_are_printed_from_is_not_published():
+    """The singlehtml build (every page in one) stays out of the site: no second copy of the site, nor its
+    print stylesheet or font."""
+    folder = find_site()
+    copies = [path.relative_to(folder).as_posix() for path in folder.rglob("*.html")
+              if 'id="document-notebooks/' in path.read_text("utf-8")]
+    extras = [path.relative_to(folder).as_posix() for path in folder.rglob("*")
+              if path.name in ("course-print.css", CJK_FONT.name)]
+    assert not copies and not extras, f"the PDFs' page is in the site: {copies + extras}"
