@@ -9,9 +9,12 @@ On notebook 08's lab cell alone (as `test_browser_lab` builds it), in JupyterLab
   announcements a screen-reader user can live with).
 - `test_the_lab_reflows_into_one_column_at_320_css_px`: at a 320 px wide window every control of the
   panel lies inside the window and nothing but a figure or a data table scrolls sideways (1.4.10);
-  with WCAG 1.4.12's text spacing applied, no label or button is cut off, there and at 1366 px.
+  with WCAG 1.4.12's text spacing applied, no label or button is cut off, there and at 1366 px; and
+  every control the keyboard can focus looks different when it has the focus (2.4.7).
 - `test_escape_i_i_stops_the_labs_run_with_the_focus_on_stop`: with the focus where the run put it, on
   Stop, JupyterLab's interrupt keys (Esc, then I, I) stop the run too.
+- `test_the_lab_redraws_its_chart_every_10_s_where_motion_is_reduced`: with prefers-reduced-motion
+  emulated, the chart follows a run at most once per 10 s.
 - every data table in the panel has header cells, no tooltip reads "null", and the panel opens with a
   short summary before its first control.
 
@@ -30,6 +33,7 @@ from browser.panels import (
     clear_text_spacing,
     close_left_sidebar,
     count_announcements,
+    focus_problems,
     most_announcements,
     reflow_problems,
     spacing_problems,
@@ -124,12 +128,47 @@ def test_escape_i_i_stops_the_labs_run_with_the_focus_on_stop():
             assert "(stopped)" in page.locator(".lab-valid-ppl").inner_text()
 
 
+# Counts every new picture in the lab (an <img>'s src set again) from now on.
+COUNT_REDRAWS = """() => {
+  window.d2lRedraws = 0;
+  new MutationObserver(records => { window.d2lRedraws += records.length; })
+    .observe(document.querySelector('.perplexity-lab'),
+             {subtree: true, attributes: true, attributeFilter: ['src']});
+}"""
+
+
+def test_the_lab_redraws_its_chart_every_10_s_where_motion_is_reduced():
+    """Issue 47: with prefers-reduced-motion (Playwright's emulation), the chart that follows a run is
+    drawn at most once per 10 s, and once more at its end (it was drawn every 0.3 s: a moving picture)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
+        lab_only_notebook(Path(root) / "lab.ipynb")
+        with notebook_page(Path(root), WIDE, ARTIFACTS / "access_motion_failure.png",
+                           reduced_motion="reduce") as (page, base, token):
+            _open_lab(page, base, token)
+            _set_budget(page, "3000")
+            page.evaluate(COUNT_REDRAWS)
+            page.locator(".perplexity-lab button.lab-train").focus()
+            started = time.monotonic()
+            page.keyboard.press("Enter")
+            page.locator(".lab-progress", has_text="minibatch").wait_for(timeout=60_000)
+            page.wait_for_timeout(12_000)
+            page.keyboard.press("Enter")  # on Stop, where the focus went
+            page.locator(".lab-message", has_text="stopped by an interrupt").wait_for(timeout=30_000)
+            ran = time.monotonic() - started
+            page.wait_for_timeout(1_000)
+            redraws = page.evaluate("() => window.d2lRedraws")
+            most = 2 + int(ran // 10)  # the first drawing, one per 10 s, and the end's
+            assert redraws <= most, f"{redraws} drawings in a {ran:.0f} s run with reduced motion"
+
+
 def test_the_lab_reflows_into_one_column_at_320_css_px():
     ARTIFACTS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="d2lmini-notebooks-") as root:
         lab_only_notebook(Path(root) / "lab.ipynb")
         with notebook_page(Path(root), WIDE, ARTIFACTS / "access_reflow_failure.png") as (page, base, token):
             _open_lab(page, base, token)
+            assert focus_problems(page, LAB) == []
             # Text spacing at a laptop's width first (issue 47: "steps per minibatch", "Clear runs" and
             # "Save as CSV" were cut off there; the 320 px layout wraps them anyway).
             assert [f"at 1366 px: {p}" for p in spacing_problems(page, LAB)] == []

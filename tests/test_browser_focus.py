@@ -8,6 +8,9 @@ on a bare page that loads `d2lmini/widgets/a11y.js` with a stand-in for its widg
 - a redraw replaces the control by a new element (toggle buttons): the new one gets the focus;
 - a run moves the focus to the panel's Stop control and, when it ends, back to the control.
 
+And the check that every focusable control shows its focus (`browser.panels.focus_problems`) finds a
+control that hides it.
+
 Skips (saying why) without Chromium or Playwright, unless D2LMINI_REQUIRE_BROWSER=1.
 """
 
@@ -15,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from browser.jupyterlab import CHROMIUM_ARGS, require_browser
+from browser.panels import focus_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 A11Y_JS = ROOT / "d2lmini" / "widgets" / "a11y.js"
@@ -29,9 +33,10 @@ PAGE = """<!doctype html><html lang="en"><body>
   <div id="access"></div>
 </div></body></html>"""
 
-# The module's render() with a model that holds the marks and ignores listeners.
+# The module's render() with a model that holds the marks and ignores listeners and what it is told.
 START = """(marks) => {
-  const model = {get: (key) => key === 'marks' ? marks : null, on: () => {}};
+  const model = {get: (key) => key === 'marks' ? marks : null, on: () => {}, set: () => {},
+                 save_changes: () => {}};
   window.d2lA11y.render({model, el: document.getElementById('access')});
 }"""
 
@@ -126,3 +131,18 @@ def test_the_focus_goes_to_stop_for_the_run_and_back_after_it(page, order):
     page.evaluate(f"() => {{ {BOX_AND_STOP} {ends[order]} }}")
     page.evaluate(FRAMES, 4)
     assert _active_id(page) == "box"
+
+
+FOCUS_PAGE = """<!doctype html><html lang="en"><head><style>
+  #hidden:focus, #hidden:focus-visible { outline: none; box-shadow: none; }
+</style></head><body><div class="panel">
+  <button id="shown">Train</button> <button id="hidden">Stop</button>
+</div></body></html>"""
+
+
+def test_the_focus_check_finds_a_control_that_hides_its_focus(page):
+    """tests/browser/panels.focus_problems (WCAG 2.4.7, issue 47), which every notebook's browser case
+    runs: a button whose focus style is taken away is found, one with the browser's own is not."""
+    page.set_content(FOCUS_PAGE)
+    problems = focus_problems(page, ".panel")
+    assert len(problems) == 1 and "'Stop'" in problems[0], problems

@@ -19,7 +19,8 @@ every panel has one live region (the lab too), every data table header cells, no
 35 words, not none: its count per panel goes to test-artifacts/summary_NN.txt); then, at a 320 px
 window with the sidebar closed, no control lies outside the window and nothing but a figure or a
 table scrolls sideways, also with WCAG 1.4.12's text spacing (a second screenshot,
-notebook_NN_320px.png); with that spacing no label or button is cut off at 1366x768 either. In
+notebook_NN_320px.png); with that spacing no label or button is cut off at 1366x768 either, and
+every control the keyboard can focus shows it (its screenshot changes, WCAG 2.4.7). In
 notebook 04, before that, a 25-character prefix typed into the text generator at 100 ms per key
 must stay whole and start the generated text
 (tests/browser/generate.py). One screenshot per notebook goes to
@@ -54,6 +55,7 @@ from browser.panels import (
     PANELS_ROOT,
     clear_text_spacing,
     close_left_sidebar,
+    focus_problems,
     reflow_problems,
     spacing_problems,
     structure_problems,
@@ -299,6 +301,7 @@ def _notebook_problems(lab, relative: str, keyboard: bool = True) -> list[str]:
         _save_summaries(page, ARTIFACTS / f"summary_{tag}.txt")
         if number == "04" and keyboard:
             problems += [f"generator: {p}" for p in typed_prefix_problems(page, ARTIFACTS / "generate.png")]
+        problems += focus_problems(page)  # WCAG 2.4.7: every control shows the keyboard's focus
         # WCAG 1.4.12 at a laptop's width too (issue 47: 05's "truncation" and three of 08's were cut).
         problems += [f"at 1366 px: {p}" for p in spacing_problems(page)]
         clear_text_spacing(page)

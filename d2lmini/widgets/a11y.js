@@ -134,6 +134,21 @@ function stopControl(root, marks) {
   return null;
 }
 
+// Tell the kernel whether the reader's system asks for reduced motion (prefers-reduced-motion): the
+// lab then redraws its chart during a run every 10 s instead of every 0.3 s.
+function reportMotion(model) {
+  const query = window.matchMedia ? window.matchMedia('(prefers-reduced-motion: reduce)') : null;
+  if (!query) return;
+  const report = () => {
+    if (model.get('reduced_motion') !== query.matches) {
+      model.set('reduced_motion', query.matches);
+      model.save_changes();
+    }
+  };
+  report();
+  if (query.addEventListener) query.addEventListener('change', report);
+}
+
 function render({ model, el }) {
   el.style.display = 'none';
   let root = null, observer = null, scheduled = false, lost = null, last = null;
@@ -202,6 +217,7 @@ function render({ model, el }) {
   const schedule = () => { if (!scheduled) { scheduled = true; requestAnimationFrame(run); } };
   model.on('change:marks', schedule);
   setTimeout(schedule, 0);
+  reportMotion(model);
   return () => { if (observer) observer.disconnect(); };
 }
 export default { render };

@@ -13,7 +13,9 @@ marks the text that shows results as a live region (`announce`, one a panel), an
 - an image gets `alt`; a live region `role="status" aria-live="polite"`;
 - keys pressed inside the panel stay in it (JupyterLab's notebook shortcuts ignore them);
 - a control disabled while the kernel works gets the focus back when it is enabled again; while it
-  is disabled, the panel's Stop control (`stopper`), enabled for the run, holds the focus.
+  is disabled, the panel's Stop control (`stopper`), enabled for the run, holds the focus;
+- Esc leaves the panel for its cell (JupyterLab's command-mode keys, Esc then I, I, reach it);
+- `reduced_motion` says whether the browser asks for reduced motion (prefers-reduced-motion).
 
 Names must contain the control's visible description (WCAG 2.5.3, label in name). A panel opens
 with `panel_summary`: one or two sentences that say what it does and how to use it, so that a
@@ -41,6 +43,8 @@ class _AccessWidget(anywidget.AnyWidget):
 
     _esm = _ESM
     marks = traitlets.Dict().tag(sync=True)
+    # Set by the browser: True where the reader's system asks for reduced motion (prefers-reduced-motion).
+    reduced_motion = traitlets.Bool(False).tag(sync=True)
 
 
 def _visible_text(description: str) -> str:
@@ -62,6 +66,11 @@ class Access:
         self.alts: dict[widgets.Widget, str] = {}
         self.live: list[widgets.Widget] = []
         self._classes: dict[widgets.Widget, str] = {}
+
+    @property
+    def reduced_motion(self) -> bool:
+        """True where the browser showing the panel asks for reduced motion: redraw less, animate nothing."""
+        return self.widget.reduced_motion
 
     def _mark(self, widget: widgets.Widget, mark: dict) -> None:
         cls = self._classes.get(widget)

@@ -72,6 +72,10 @@ STOP_HINT = N_("Stop (or ■, interrupt the kernel) stops it and keeps what was 
 # While a run trains, the panel's one live region (`message`) says how far it got at most this
 # often, so a screen reader announces progress every ten seconds, not at every redraw (WCAG 4.1.3).
 ANNOUNCE_EVERY_SECONDS = 10.0
+# How often the chart follows a run: every 0.3 s, a moving picture; for a reader whose system asks for
+# reduced motion (prefers-reduced-motion, which the panel's browser side reports), every 10 s.
+REDRAW_EVERY_SECONDS = 0.3
+REDUCED_MOTION_REDRAW_SECONDS = 10.0
 # What the panel says first (a screen reader meets it before any control).
 SUMMARY = N_("The perplexity lab: choose settings and press Train (Stop ends a run); each run's "
            "validation perplexity is compared with the baselines. Sweep, further down, tries several "
@@ -100,7 +104,8 @@ class PanelRun:
 
     Created when the run begins, from the runs' `LabPlan`s (whose estimates and baselines it
     shows): it shows the estimate, follows the training at every checkpoint (`checkpoint`: the
-    progress bar, the chart and perplexity at most every 0.3 s, a progress line in the panel's live
+    progress bar, the chart and perplexity at most every 0.3 s, or 10 s where the browser asks for
+    reduced motion, a progress line in the panel's live
     region at most every `ANNOUNCE_EVERY_SECONDS`), counts the runs finished (`run_done`) and shows
     how long it took (`end`). The last run's numbers and sample are hidden meanwhile
     (they would read as the new run's) and `restore` puts them back for a run that never started.
@@ -130,7 +135,7 @@ class PanelRun:
         panel.numbers.value, panel.sample.value = "", ""
 
     def checkpoint(self, history) -> None:
-        """At a checkpoint: move the bar, redraw at most every 0.3 s, announce progress at most every 10 s."""
+        """At a checkpoint: move the bar, redraw (`redraw_every`), announce progress at most every 10 s."""
         panel, settings = self.panel, self.live.settings
         planned = settings.max_minibatches or 1
         done = history.minibatches[-1] if history.minibatches else 0
@@ -148,7 +153,7 @@ class PanelRun:
         else:
             progress = _("minibatch {done} of {planned} · {elapsed:.1f} s of about {total:.0f} s · {hint}")
         panel.progress_text.value = progress.format(**fields)
-        if time.perf_counter() - self.last_draw > 0.3:
+        if time.perf_counter() - self.last_draw > self.redraw_every():
             self._draw(history, finished)
         if time.perf_counter() - self.last_announced > ANNOUNCE_EVERY_SECONDS and history.valid_perplexity:
             if len(self.plans) > 1:
@@ -160,6 +165,10 @@ class PanelRun:
             panel.message.value = (f"<p style='margin:2px 0'>"
                                    f"{news.format(perplexity=history.valid_perplexity[-1], **fields)}</p>")
             self.last_announced = time.perf_counter()
+
+    def redraw_every(self) -> float:
+        """Seconds between two drawings of the chart in a run: less often where motion is to be reduced."""
+        return REDUCED_MOTION_REDRAW_SECONDS if self.panel.access.reduced_motion else REDRAW_EVERY_SECONDS
 
     def _draw(self, history, finished: int) -> None:
         """Redraw the chart with the run in progress, and show its perplexity (not announced)."""

@@ -162,9 +162,10 @@ def running_jupyterlab(root_dir: Path, startup_timeout: float = 60.0):
 
 
 @contextlib.contextmanager
-def notebook_page(root_dir: Path, viewport: dict, failure_png: Path):
+def notebook_page(root_dir: Path, viewport: dict, failure_png: Path, reduced_motion: str | None = None):
     """Serve `root_dir` in JupyterLab and yield (page, base URL, token) in headless Chromium.
 
+    `reduced_motion="reduce"` emulates a system that asks for reduced motion (prefers-reduced-motion).
     Skips or fails as `require_browser` says. On an exception the page is saved to
     `failure_png` before the browser, then JupyterLab, are closed.
     """
@@ -172,7 +173,7 @@ def notebook_page(root_dir: Path, viewport: dict, failure_png: Path):
     with running_jupyterlab(root_dir) as (base, token), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
         try:
-            page = browser.new_page(viewport=viewport)
+            page = browser.new_page(viewport=viewport, reduced_motion=reduced_motion)
             try:
                 yield page, base, token
             except Exception:

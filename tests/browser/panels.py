@@ -14,9 +14,15 @@ problems in words; an empty list passes.
 - `structure_problems(page, root)`: data tables without header cells, tooltips that read "null",
   panels with more than one live region (one a panel, the lab's too, so that a change is announced once),
   and live regions whose text runs two sentences together ("1 backGRU": no space at a <br> or </p>);
+- `focus_problems(page, root)`: focusable controls whose look does not change when the keyboard
+  focuses them (WCAG 2.4.7: a visible focus indicator), measured on screenshots with and without focus;
 - `summary_problems(page, root)`: panels where a screen reader, reading in order, meets no text before
   the first control it can focus (nothing says what the panel is), or more than `MOST_WORDS_FIRST`.
 """
+
+import io
+
+from PIL import Image, ImageChops
 
 PANELS_ROOT = ".d2l-reflow"
 NARROW = {"width": 320, "height": 640}  # WCAG 1.4.10: 1280 px at 400 % zoom
@@ -163,6 +169,58 @@ def structure_problems(page, root: str = PANELS_ROOT) -> list[str]:
     problems += [f"a panel with {n} live regions" for n in page.evaluate(LIVE_REGIONS, root) if n > 1]
     problems += [f"a live region runs sentences together: {words!r}"
                  for words in page.evaluate(RUN_TOGETHER, root)]
+    return problems
+
+
+# Every control the keyboard can focus in the panels (a slider's handle and number box, an accordion's
+# headers), marked with its index so that Playwright can find each one again.
+MARK_FOCUSABLE = """(root) => [...document.querySelectorAll(root)].flatMap(panel =>
+  [...panel.querySelectorAll('button, input, select, textarea, [tabindex]')]
+    .filter(e => e.tabIndex >= 0 && !e.disabled && !e.closest('[disabled]') && e.checkVisibility()))
+  .map((e, index) => {
+    e.setAttribute('data-d2l-focus', String(index));
+    return (e.getAttribute('aria-label') || e.textContent || e.tagName).trim().slice(0, 50);
+  })"""
+# Pixels that must change around a control when it takes the focus: a 1-px outline around a small
+# checkbox changes about 60.
+FOCUS_CHANGED_PIXELS = 20
+FOCUS_MARGIN_PX = 4  # an outline may lie just outside the control
+
+
+def _changed_pixels(before: bytes, after: bytes) -> int:
+    first, second = (Image.open(io.BytesIO(png)).convert("RGB") for png in (before, after))
+    if first.size != second.size:
+        return first.size[0] * first.size[1]
+    difference = ImageChops.difference(first, second).convert("L")
+    return sum(count for level, count in enumerate(difference.histogram()) if level > 16)
+
+
+def _around(page, control) -> bytes:
+    box = control.bounding_box()
+    clip = {"x": max(box["x"] - FOCUS_MARGIN_PX, 0), "y": max(box["y"] - FOCUS_MARGIN_PX, 0),
+            "width": box["width"] + 2 * FOCUS_MARGIN_PX, "height": box["height"] + 2 * FOCUS_MARGIN_PX}
+    return page.screenshot(clip=clip, animations="disabled", caret="hide")
+
+
+def focus_problems(page, root: str = PANELS_ROOT) -> list[str]:
+    """Controls under `root` that look the same focused by the keyboard as not (WCAG 2.4.7)."""
+    names = page.evaluate(MARK_FOCUSABLE, root)
+    problems = []
+    for index, name in enumerate(names):
+        control = page.locator(f'[data-d2l-focus="{index}"]')
+        control.scroll_into_view_if_needed()
+        control.focus()  # first, so that its cell is already the active one (JupyterLab marks it)
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        page.mouse.move(0, 0)
+        page.wait_for_timeout(100)
+        before = _around(page, control)
+        page.keyboard.press("Shift")  # the keyboard was used last: the focus is shown as :focus-visible
+        control.focus()
+        page.wait_for_timeout(100)
+        changed = _changed_pixels(before, _around(page, control))
+        if changed < FOCUS_CHANGED_PIXELS:
+            problems.append(f"no visible focus on {name!r} ({changed} pixels changed)")
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
     return problems
 
 
