@@ -547,9 +547,40 @@ def pdf_of(language: str):
 
 
 @functools.cache
-def pdf_page_texts(language: str) -> tuple[str, ...]:
-    """The text of each page of the edition's PDF, without whitespace (a title may wrap)."""
-    return tuple("".join(page.extract_text().split()) for page in pdf_of(language).pages)
+def pdf_page_text(language: str, index: int) -> str:
+    """The text of one page of the edition's PDF, without whitespace (a title may wrap). Read page by page:
+    pypdf takes about a second for ten pages, and a PDF has over 300."""
+    return "".join(pdf_of(language).pages[index].extract_text().split())
+
+
+@functools.cache
+def pdf_starts(language: str) -> dict[str, int]:
+    """The page (from 0) each page of the site starts on in the edition's PDF, found by its title among the
+    PDF's bookmarks (Chromium writes them from the headings), in the site's order; a page whose title no
+    later bookmark has is left out."""
+    reader = pdf_of(language)
+
+    def bookmarks(items):
+        for item in items:
+            yield from bookmarks(item) if isinstance(item, list) else [item]
+
+    marks = [("".join(mark.title.split()), reader.get_destination_page_number(mark))
+             for mark in bookmarks(reader.outline)]
+    starts, position = {}, 0
+    for docname in SITE_ORDER:
+        title = "".join(page_title(language, docname).split())
+        found = next((i for i in range(position, len(marks)) if marks[i][0] == title), None)
+        if found is not None:
+            starts[docname], position = marks[found][1], found + 1
+    return starts
+
+
+def pdf_pages_of(language: str, docname: str) -> range:
+    """The pages of the edition's PDF that a page of the site fills (the next one starts a new sheet)."""
+    starts = pdf_starts(language)
+    assert docname in starts, f"the {language} PDF has no bookmark for {page_title(language, docname)!r}"
+    following = [starts[each] for each in SITE_ORDER[SITE_ORDER.index(docname) + 1:] if each in starts]
+    return range(starts[docname], following[0] if following else len(pdf_of(language).pages))
 
 
 def pdf_fonts(language: str) -> dict[str, dict]:
@@ -586,18 +617,24 @@ def test_each_home_page_links_both_editions_pdfs_of_the_whole_course(language):
 
 @pytest.mark.parametrize("language", sorted(EDITIONS))
 def test_each_pdf_holds_every_page_of_its_edition_in_order_one_page_or_more_each(language):
-    """Every notebook's title (and the instructors' guide's) as text, in the site's order, each on a later
-    page than the one before: each of them has a page of its own at least."""
-    texts = pdf_page_texts(language)
-    assert pdf_of(language).pdf_header.startswith("%PDF-") and len(texts) > len(SITE_ORDER)
-    found, start = {}, 1  # the first page is the home page's
+    """Every notebook's title (and the instructors' guide's) is a bookmark, in the site's order, each on a
+    later page than the one before (so each has a page of its own at least), and is text on that page."""
+    reader, starts = pdf_of(language), pdf_starts(language)
+    assert reader.pdf_header.startswith("%PDF-") and len(reader.pages) > len(SITE_ORDER)
+    missing = [page_title(language, docname) for docname in SITE_ORDER if docname not in starts]
+    assert not missing, f"the {language} PDF has no bookmark, in the site's order, for {missing}"
+    pages = [starts[docname] for docname in SITE_ORDER]
+    assert 0 < pages[0] and pages == sorted(set(pages)), f"the pages' starts in the {language} PDF: {starts}"
     for docname in SITE_ORDER:
-        title = "".join(page_title(language, docname).split())
-        page = next((i for i in range(start, len(texts)) if title in texts[i]), None)
-        assert page is not None, f"the {language} PDF has no {title!r} after page {start} ({found})"
-        found[docname], start = page, page + 1
-    if language == "zh_CN":
-        assert all(HAN.search(page_title(language, docname)) for docname in SITE_ORDER)
+        title = page_title(language, docname)
+        assert "".join(title.split()) in pdf_page_text(language, starts[docname]), \
+            f"{title!r} is not text on page {starts[docname] + 1} of the {language} PDF"
+        assert language != "zh_CN" or HAN.search(title), f"{title!r}: not a Chinese heading"
+
+
+def formula_pages_text(language: str) -> str:
+    """The text of the pages of the edition's PDF that 05's page fills, the course's most formulas."""
+    return "".join(pdf_page_text(language, index) for index in pdf_pages_of(language, "notebooks/05_bptt"))
 
 
 # TeX the notebooks' formulas use dozens of times and their code never does (code has `\\[` in a regex).
@@ -606,7 +643,8 @@ TEX_MARKS = ("$$", "\\frac", "\\begin{", "\\mathbf", "\\sum", "\\theta", "\\part
 
 @pytest.mark.parametrize("language", sorted(EDITIONS))
 def test_each_pdfs_formulas_are_typeset_not_tex(language):
-    text = "".join(pdf_page_texts(language))
+    text = formula_pages_text(language)
+    assert len(text) > 10_000, f"the {language} PDF's pages of 05 hold little text"
     tex = [mark for mark in TEX_MARKS if mark in text]
     assert not tex, f"the {language} PDF prints TeX: {tex}"
     fonts = pdf_fonts(language)
@@ -626,8 +664,10 @@ def test_the_chinese_pdf_prints_its_chinese_with_an_embedded_cjk_font_that_has_e
     assert all(font["glyphs"] or any(key.startswith("/FontFile") for key in font) for font in cjk.values()), \
         f"a CJK font named but not embedded: {sorted(cjk)}"
     # NFKC: a glyph drawn for 行 may be read back as the Kangxi radical ⾏ (one glyph, both characters).
-    printed = set(CJK_TEXT.findall(unicodedata.normalize("NFKC", "".join(pdf_page_texts("zh_CN")))))
-    assert len(printed) > 500, "the Chinese PDF holds little Chinese text"
+    starts = pdf_starts("zh_CN").values()
+    text = formula_pages_text("zh_CN") + "".join(pdf_page_text("zh_CN", page) for page in starts)
+    printed = set(CJK_TEXT.findall(unicodedata.normalize("NFKC", text)))
+    assert len(printed) > 300, "the Chinese PDF holds little Chinese text"
     pages = "".join(html.unescape("".join(facts(path).text)) for path in edition_pages(find_site(), "zh_CN"))
     cmap = TTFont(CJK_FONT).getBestCmap()
     missing = sorted(char for char in printed | set(CJK_TEXT.findall(pages)) if ord(char) not in cmap)
