@@ -189,15 +189,20 @@ FRESH_BAR = pytest.mark.xfail(strict=True, reason=(
     "58.5 % (197/337; 01 95 %, 02 75 %, 03 53 %, 04 47 %, 05 63 %, 06 76 %, 07 62 %, 08 44 %, 09 64 %), "
     "no longer a held-apart measurement (the third set is)"
 ))
-THIRD_BAR = pytest.mark.xfail(strict=True, reason=(
+# The third set now passes the bar, so it is no xfail; what it measured is kept here.
+THIRD_RECORD = (
     "first measured 52.1 % (173 of 332 wrong answers get a named cause), before anything was changed "
     "for this set; per notebook 01 76 %, 02 53 %, 03 45 %, 04 71 %, 05 56 %, 06 73 %, 07 59 %, "
-    "08 37 %, 09 59 %"
-))
+    "08 37 %, 09 59 %; 53.2 % (176/331) when its unnamed answers began to be used. Then the catalogue "
+    "was extended with families of mistakes found from them (how a function failed, the slips of a "
+    "loop over time, the slips of a gated step, the shared relations named beside a hint): 87.6 % "
+    "(290/331; 01 94 %, 02 93 %, 03 88 %, 04 82 %, 05 89 %, 06 100 %, 07 78 %, 08 89 %, 09 84 %; two "
+    "answers that draw a random offset are named or not from run to run), no longer a held-apart "
+    "measurement (the fourth set is)"
+)
 
 
-@pytest.mark.parametrize("name", [pytest.param("fresh", marks=FRESH_BAR),
-                                  pytest.param("third", marks=THIRD_BAR)])
+@pytest.mark.parametrize("name", [pytest.param("fresh", marks=FRESH_BAR), "third"])
 def test_at_least_80_percent_of_the_wrong_answers_get_a_named_cause(name):
     print("\n" + rate_table(name))
     total, hits = rates(name)["all"]

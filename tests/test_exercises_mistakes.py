@@ -68,11 +68,35 @@ class _Planted(ast.NodeTransformer):
         return node
 
 
-def as_student_cell(module_name: str) -> types.ModuleType:
-    """The catalogue module `module_name`, run as a student's notebook cell."""
+SIBLING = "d2lmini.exercises.mistakes."
+
+
+class _FromSiblingCells(ast.NodeTransformer):
+    """Drop each import from another catalogue module, noting its names: the cell takes them from that
+    module's own cell, so that a helper it shares (notebook 05's `BpttLoop`) is the student's code too."""
+
+    def __init__(self):
+        self.imported: list[tuple[str, str]] = []  # (sibling module, name)
+
+    def visit_ImportFrom(self, node):
+        if not (node.module or "").startswith(SIBLING):
+            return node
+        self.imported += [(node.module.removeprefix(SIBLING), alias.name) for alias in node.names]
+        return None
+
+
+def as_student_cell(module_name: str, cells: dict[str, types.ModuleType] | None = None) -> types.ModuleType:
+    """The catalogue module `module_name`, run as a student's notebook cell (its imports from other
+    catalogue modules taken from their cells in `cells`, made first when missing)."""
+    cells = {} if cells is None else cells
     module = importlib.import_module(f"d2lmini.exercises.mistakes.{module_name}")
-    tree = _Planted().visit(ast.parse(open(module.__file__, encoding="utf-8").read()))
+    siblings = _FromSiblingCells()
+    tree = _Planted().visit(siblings.visit(ast.parse(open(module.__file__, encoding="utf-8").read())))
     cell = types.ModuleType(f"cell_{module_name}")
+    for sibling, name in siblings.imported:
+        if sibling not in cells:
+            cells[sibling] = as_student_cell(sibling, cells)
+        setattr(cell, name, getattr(cells[sibling], name))
     exec(
         compile(ast.fix_missing_locations(tree), "<cell>", "exec", dont_inherit=True, optimize=2),  # noqa: S102
         cell.__dict__,
@@ -80,7 +104,16 @@ def as_student_cell(module_name: str) -> types.ModuleType:
     return cell
 
 
-CELLS = {name: as_student_cell(name) for name in set(MODULES.values())}
+def student_cells() -> dict[str, types.ModuleType]:
+    """Every catalogue module of `MODULES` as a student's cell."""
+    cells: dict[str, types.ModuleType] = {}
+    for name in sorted(set(MODULES.values())):
+        if name not in cells:
+            cells[name] = as_student_cell(name, cells)
+    return cells
+
+
+CELLS = student_cells()
 
 
 def _is(value, exercise, index) -> bool:

@@ -200,7 +200,10 @@ def test_a_wrong_entry_is_located_in_chinese(chinese):
         "还不对。输入为「batch=2, steps=3, vocab=6, hiddens=4」时：结果中的输出"
         "（第 2 行，即时间步 1、序列 0；第 1 列）有误（36 个元素中有 1 个不同）。")
     assert hidden_state.check_rnn_step(nan_entry).message == (
-        "还不对。输入为「batch=3, inputs=4, hiddens=2」时：结果（第 0 行、第 1 列）含有 nan 或 inf。")
+        "还不对。输入为「batch=3, inputs=4, hiddens=2」时：结果（第 0 行、第 1 列）含有 nan 或 inf。 "
+        "可能的原因：你的结果在正确结果有限的地方出现了 nan 或 inf：找找是否除以了可能为 0 的量"
+        "（全零梯度的范数、空集合的计数）、对 0 取了对数，或者对很大的数取了 exp。 "
+        "请重读笔记 01 第 6 节（RNN 的单步计算及其输出）。")
 
 
 def test_the_same_entries_are_located_in_english(english):
@@ -252,7 +255,11 @@ def test_the_guard_refuses_and_tells_in_chinese(chinese):
     said = {fn.__name__: hidden_state.check_rnn_step(fn).message
             for fn in (by_the_package, by_torch, with_a_thread, with_a_signal, in_place)}
     assert said["by_the_package"] == ("还不对。你的函数调用了 d2lmini.rnn.rnn_step，这是本包自己的代码。"
-                                      "本练习要求你自己实现它，所以这里拒绝了这次调用。")
+                                      "本练习要求你自己实现它，所以这里拒绝了这次调用。 可能的原因："
+                                      "练习要你亲手写的那部分工作，你的函数交给了别的东西（torch 的"
+                                      "内置函数、自动微分、本包自己的代码，或超出练习允许次数的乘法）："
+                                      "即使数值正确，这条路也不是练习要练的。 请重读笔记 01 第 6 节"
+                                      "（RNN 的单步计算及其输出）。")
     assert "torch 内置的 RNN" in said["by_torch"]
     assert "你的函数启动了一个新线程" in said["with_a_thread"]
     assert "os.kill，它可能结束笔记本的内核" in said["with_a_signal"]
@@ -270,7 +277,10 @@ def test_the_same_refusals_are_english_without_the_variable(english):
         "refused here.")
     assert hidden_state.check_rnn_step(by_the_package).message == (
         "Not yet. Your function calls d2lmini.rnn.rnn_step, the package's own code. The exercise asks you to "
-        "write it yourself, so that call is refused here.")
+        "write it yourself, so that call is refused here. Likely cause: your function leaves to something "
+        "else (a torch built-in, autograd, the package's own code, or more products than the exercise "
+        "allows) the work the exercise asks you to write: even where its numbers are right, that route is "
+        "not the exercise. Re-read notebook 01, section 6 (The RNN step and its output).")
     shown = hidden_state.check_rnn_step(printing).shown()
     assert shown.startswith("What your function printed:\nyyy")
     assert re.search(r"\.\.\. \([\d,]+ more characters printed, not shown\)", shown)
@@ -312,7 +322,8 @@ def test_a_capstone_piece_is_told_its_likely_mistake_in_chinese(chinese):
                        "2 个输出中有 1 个有误。 【有误】outputs（第 0 行、第 0 列）有误"
                        "（72 个元素中有 72 个不同）。 【正确】hiddens。 可能的原因：时间步 t 的输出是用"
                        "这一步之前的状态 H_(t-1) 算的，而不是用 H_t：O_t = H_t W_hq + b_q，"
-                       "在这一步之后计算。")
+                       "在这一步之后计算。 提示：隐状态是对的，所以出错的是输出层：在堆叠起来的状态上计算 "
+                       "O = H W_hq + b_q，按时间步优先的顺序（第 t * batch + b 行属于时间步 t、序列 b）。")
     clipped = capstone.check_clip(MISTAKES.CLIP_MISTAKES[1].gives).message
     assert "【有误】裁剪后的梯度 0（第 0 行、第 0 列）有误" in clipped and "【正确】范数。" in clipped
     assert_chinese(clipped)
@@ -323,7 +334,8 @@ def test_the_same_mistake_is_told_in_english(english):
         "Not yet. For batch 3, 4 steps, 6 tokens, 5 hidden units: 1 of 2 outputs are wrong. Wrong: outputs "
         "is wrong at row 0, column 0 (72 of 72 entries differ). Right: hiddens. Likely cause: the output of "
         "step t is computed from the state before the step, H_(t-1), not from H_t: O_t = H_t W_hq + b_q, "
-        "after the step.")
+        "after the step. Hint: The hidden states are right, so the output layer is what is wrong: O = H W_hq "
+        "+ b_q on the stacked states, step-major (row t * batch + b belongs to step t, sequence b).")
 
 
 def test_a_piece_without_a_known_mistake_gets_a_hint_in_chinese(chinese):

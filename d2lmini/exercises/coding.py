@@ -92,6 +92,19 @@ class Case:
 
 
 @dataclass(frozen=True)
+class Incident:
+    """What went wrong while a student's function ran, other than a wrong value: the exception it
+    raised (`error`), a call or route the exercise refuses (`refused`), an input it changed in place
+    (`changed_input`), or right values in a form the exercise does not ask for (`form`, the form
+    check that refused them: `new_tensors`, `python_number`)."""
+
+    error: BaseException | None = None
+    refused: bool = False
+    changed_input: bool = False
+    form: Callable | None = None
+
+
+@dataclass(frozen=True)
 class Mistake:
     """A known mistake in an exercise, recognised by what it returns, and its cause in words.
 
@@ -99,8 +112,10 @@ class Mistake:
     the form of the reference's result, before the case's `convert`); without `gives`, the
     mistake is recognised by `shows(got, expected, rtol, atol)`, how the wrong result relates to
     the right one (`mistakes.shared`: the right numbers transposed, with the opposite sign...),
-    or, without either, it is a result with inf or nan where the reference's is finite (an
-    overflow). `cause` is English, marked with `N_`, and shown translated (`_`).
+    or by `happens(incident)`, what went wrong while the function ran (`Incident`: an exception
+    of a kind, an input changed in place), or, without any, it is a result with inf or nan where
+    the reference's is finite (an overflow). `cause` is English, marked with `N_`, and shown
+    translated (`_`).
     """
 
     cause: str
@@ -108,6 +123,7 @@ class Mistake:
     section: str = ""  # the notebook's section to re-read, English, marked with N_ ("" for none)
     fields: tuple[tuple[str, str], ...] = ()  # (field, value): the {field}s of `cause` (a weight's name)
     shows: Callable[[object, object, float, float], bool] | None = None
+    happens: Callable[[Incident], bool] | None = None
 
     def said(self) -> str:
         """The words every feedback gives this mistake (self-check, grader, Gradescope): "Likely cause: ..."
@@ -476,6 +492,8 @@ def recognised_mistake(got, expected, case: Case, pristine: tuple, mistakes: Seq
     """
     results, relations = [], []
     for mistake in mistakes:
+        if mistake.happens is not None:
+            continue
         if mistake.shows is not None:
             relations.append(mistake)
             continue
@@ -735,11 +753,12 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     outcome = run_guarded(recorded, case.args, case.convert, output, allowed, bans=bans)
     if outcome.refused is None and (banned := banned_call(recorder.calls, bans)) is not None:
         outcome.refused, outcome.refusal = banned  # an operator looked up afresh, past the guard's hook
+        outcome.route = True
     problem = outcome_problem(outcome, case.label) or unjudgeable()  # a mode the function left on
     if problem:
         if _is_refusal(outcome):
             _note_refused()
-        return problem
+        return with_incident_cause(problem, incident_of(outcome), mistakes)
     if outcome.value is None:
         # TRANSLATORS: {case} describes the input; {problem} says what is wrong.
         if is_stub(fn):
@@ -748,30 +767,58 @@ def run_case(fn: Callable, case: Case, rules: Sequence[Rule], rtol: float, atol:
     changed = _changed_input(saved, case.args)
     if changed is not None:
         # TRANSLATORS: {number} counts the function's arguments from 1.
-        return _("For {case} your function changed its input number {number} in place; "
-                 "compute new tensors instead (no `+=`, `mul_`, `[...] =` on the "
-                 "inputs).").format(case=case.label, number=changed + 1)
+        problem = _("For {case} your function changed its input number {number} in place; "
+                    "compute new tensors instead (no `+=`, `mul_`, `[...] =` on the "
+                    "inputs).").format(case=case.label, number=changed + 1)
+        return with_incident_cause(problem, Incident(changed_input=True), mistakes)
     for rule in rules:
         if rule.broken(recorder.calls):
             _note_refused()
-            return _(rule.message)
+            return with_incident_cause(_(rule.message), Incident(refused=True), mistakes)
     expected, problem = expected_of(case, saved)
     if problem:
         _note_refused()
         return problem
     report, wrong = _value_report(outcome.value, expected, case, rtol, atol)
     if report is None:
-        return form(outcome.value, case) if form is not None else None
+        problem = form(outcome.value, case) if form is not None else None
+        return problem and with_incident_cause(problem, Incident(form=form), mistakes)
     hint = diagnose(wrong) if diagnose is not None and wrong else None
-    # A mistake that gives the whole result is named before a hint on the pattern of wrong outputs; one
-    # that accounts only for the wrong outputs, after it (the hint then says more precisely what is wrong).
-    mistake = recognised_mistake(outcome.value, expected, case, saved, mistakes, rtol, atol, partly=not hint)
+    mistake = recognised_mistake(outcome.value, expected, case, saved, mistakes, rtol, atol)
+    if mistake and hint:
+        # TRANSLATORS: {report} says what is wrong; {cause} names the known mistake ("Likely cause: ...");
+        # {hint} says what the pattern of wrong outputs points at.
+        return _("For {case}: {report} {cause} Hint: {hint}").format(
+            case=case.label, report=report, cause=mistake.said(), hint=hint)
     if mistake:
         # TRANSLATORS: {report} says what is wrong; {cause} names the known mistake ("Likely cause: ...").
         return _("For {case}: {report} {cause}").format(case=case.label, report=report, cause=mistake.said())
     if hint:
         return _("For {case}: {report} Hint: {hint}").format(case=case.label, report=report, hint=hint)
     return _("For {case}: {problem}").format(case=case.label, problem=report)
+
+
+def incident_of(outcome: Outcome) -> Incident:
+    """The `Incident` of a call that went wrong before its value could be judged: its exception, or a
+    refused route, here or in the grader's caller process (a call that endangers the kernel is no route
+    of the exercise's)."""
+    route = outcome.route or bool(getattr(outcome.error, "route", False))
+    return Incident(error=outcome.error, refused=route and not outcome.replaced)
+
+
+def with_incident_cause(problem: str, incident: Incident, mistakes: Sequence[Mistake]) -> str:
+    """`problem`, followed by the cause of the first of `mistakes` that `incident` shows, if any."""
+    mistake = next((m for m in mistakes if m.happens is not None and _happens(m, incident)), None)
+    return problem if mistake is None else f"{problem} {mistake.said()}"
+
+
+def _happens(mistake: Mistake, incident: Incident) -> bool:
+    """True if `incident` is the one `mistake.happens` says; False when it cannot be judged (a check
+    never raises, whatever exception a student's function raised)."""
+    try:
+        return bool(mistake.happens(incident))
+    except Exception:  # an exception whose text cannot be read is not recognised
+        return False
 
 
 def _value_report(got, expected, case: Case, rtol: float, atol: float) -> tuple[str | None, frozenset[str]]:

@@ -15,8 +15,10 @@ from d2lmini.exercises.coding import (
     check_on_devices,
     digest,
     first_difference,
+    incident_of,
     outcome_problem,
     sampler,
+    with_incident_cause,
 )
 from d2lmini.exercises.guard import PACKAGE, CappedText, run_guarded
 from d2lmini.exercises.guard.refusals import RNN
@@ -178,7 +180,7 @@ def _loop_problem(train_loop, device: torch.device, output: CappedText) -> str |
         # retain_graph=True, parameters the optimizer has since changed in place.
         graph_reused = "second time" in problem or "modified by an inplace operation" in problem
         if not graph_reused:
-            return problem
+            return with_incident_cause(problem, incident_of(outcome), mistakes_of("04:train_loop"))
         return f"{problem} {NOT_DETACHED.said()}"
     if outcome.value is None:
         return NOT_ATTEMPTED
@@ -200,7 +202,7 @@ def _loop_problem(train_loop, device: torch.device, output: CappedText) -> str |
 def _loop_mistake(device: torch.device, got_params: list, got_loss, names: list[str]) -> Mistake | None:
     """The catalogued mistake of the training loop whose epoch leaves `got_params` and reports
     `got_loss`, or None: each is run on a fresh copy of the check's model."""
-    for mistake in mistakes_of("04:train_loop"):
+    for mistake in (m for m in mistakes_of("04:train_loop") if m.gives is not None):
         model, optimizer, batches = _loop_setup(device)
         reported = mistake.gives(model, batches, optimizer)
         params = [p.detach() for p in model.parameters()]

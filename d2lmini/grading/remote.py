@@ -79,6 +79,7 @@ class RefusedInKernel(Exception):
     """The student's function called the package's own code or torch's clipping in its kernel."""
 
     refused_call = True
+    route = True  # a route the exercise forbids (`coding.incident_of` names it), not a danger
 
 
 def _array(data: dict) -> np.ndarray:

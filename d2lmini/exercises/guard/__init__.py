@@ -81,7 +81,9 @@ class Outcome:
     `kernel_settings.Change` says whether it was put back); `threads` how many threads it left
     running (stopped), `processes` the processes it left running (ended; `processes_unknown`
     where they cannot be listed); `timed_out`, `out_of_memory` whether it ran past a limit,
-    and `seconds`, `memory` those limits.
+    and `seconds`, `memory` those limits; `route` whether what it refused is a route the exercise
+    forbids (the package's code or a copy of it, the solutions, a built-in the exercise bans), not a
+    danger to the kernel or the guard switched off.
     """
 
     value: object = None
@@ -97,6 +99,7 @@ class Outcome:
     processes_unknown: bool = False
     seconds: float = TIME_LIMIT
     memory: int = MEMORY_LIMIT
+    route: bool = False
 
 
 class CappedText(io.TextIOBase):
@@ -235,7 +238,7 @@ def run_guarded(fn: Callable, args: tuple, convert: Callable | None = None,
             outcome.replaced = restore(before)
     if interrupt.replaced:  # put back by `_InterruptWatch` as the block ended
         outcome.changed.append(kernel_settings.Change("sigint", kernel_settings.SAID["sigint"](None), True))
-    outcome.refused, outcome.refusal = refuser.refused, refuser.refusal
+    outcome.refused, outcome.refusal, outcome.route = refuser.refused, refuser.refusal, refuser.route
     limited = outcome.timed_out or outcome.out_of_memory  # a limit raised inside the hook removes it too
     if outcome.refused is None and hook is not refuser and not limited:
         outcome.refused = _("the checker's guard")

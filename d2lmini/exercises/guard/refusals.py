@@ -293,6 +293,7 @@ class Refuser:
         self.watched = set(self.builtins) | {id(f) for f in DANGEROUS}
         self.refused: str | None = None
         self.refusal: str | None = None
+        self.route = False  # the refusal is of a route the exercise forbids, not of a danger
         self.package = str(PACKAGE) + os.sep
         self.seen: dict[int, tuple[types.CodeType, tuple[str, str] | None]] = {}
         self.library_threads: list[threading.Thread] = []  # started by torch or Python itself: spared
@@ -311,6 +312,7 @@ class Refuser:
             name, why = found
             if self.refused is None:
                 self.refused, self.refusal = name, why
+                self.route = not (frame.f_code in DANGEROUS_CODES or (event == "c_call" and arg in DANGEROUS))
             # raising here also removes the hook; `refused` keeps the verdict
             raise RefusedCall(_("{name} is refused here: write it yourself.").format(name=name))
 

@@ -14,7 +14,9 @@ convention the course checks.
 the mistakes shared by every exercise whose result is a value (`shared.fallbacks`: the right
 numbers transposed, in another shape, with the opposite sign, scaled by a constant...), with the
 exercise's section to re-read. Notebook 04's loop is judged by what it leaves in the model, so it
-has only its own.
+has only its own. Every exercise, 04's loop too, then has the mistakes seen in how a function
+failed (`shared.incidents`: the kind of exception it raised, an input changed in place, a route
+the exercise forbids).
 """
 
 from d2lmini.exercises.coding import Mistake
@@ -59,6 +61,7 @@ SECTIONS: dict[str, str] = {
 }
 CATALOGUE: dict[str, tuple[Mistake, ...]] = {
     exercise: own + (shared.fallbacks(SECTIONS[exercise]) if exercise in SECTIONS else ())
+    + shared.incidents(SECTIONS.get(exercise, training.TRAINING_SECTION))
     for exercise, own in OWN.items()
 }
 

@@ -1,6 +1,7 @@
 """Notebook 05's typical mistakes: the masked loss of padded sequences and the leaky ReLU RNN's BPTT."""
 
 import math
+from dataclasses import dataclass
 from functools import partial
 
 import torch
@@ -171,6 +172,90 @@ MASKED_LOSS = (
 )
 
 
+@dataclass(frozen=True)
+class BpttLoop:
+    """The slips any hand-written loop of backpropagation through time can make, shared by notebook 05's
+    leaky RNN and the capstone's tanh RNN (defaults: none): the gradient from the outputs unflattened
+    batch-major, the loop stopping before the first step, the state before a step read one step off
+    or as zeros at the first step, dW_xh's rows written with an indexed `+=` (a token repeated in a
+    step added once), and d_state returned as the first step's dA (`returned`)."""
+
+    batch_major: bool = False
+    stops_early: bool = False
+    previous_shift: int = 1
+    zero_first: bool = False
+    rows_assigned: bool = False
+    returned: str = ""
+
+    def unflatten(self, rows: torch.Tensor, steps: int, batch: int, width: int) -> torch.Tensor:
+        """Rows in step-major order (row t * batch + b) as (steps, batch, width)."""
+        if self.batch_major:
+            return rows.reshape(batch, steps, width).transpose(0, 1)
+        return rows.reshape(steps, batch, width)
+
+    def times(self, steps: int, backwards: bool = True):
+        """The steps the loop walks, last to first."""
+        if not backwards:
+            return range(steps)
+        return range(steps - 1, 0 if self.stops_early else -1, -1)
+
+    def previous(self, t: int, state: torch.Tensor, hiddens: torch.Tensor) -> torch.Tensor:
+        """The state before step t: `state` at the first step, else hiddens[t - 1]."""
+        if self.previous_shift == 0:
+            return hiddens[t]
+        if t == 0:
+            return torch.zeros_like(state) if self.zero_first else state
+        return hiddens[t - 1]
+
+    def add_rows(self, dW: torch.Tensor, tokens: torch.Tensor, dA: torch.Tensor) -> torch.Tensor:
+        """dW with each row of dA added into the row of its token."""
+        if not self.rows_assigned:
+            return dW.index_add(0, tokens, dA)
+        written = dW.clone()
+        written[tokens] += dA
+        return written
+
+
+LOOP_RIGHT = BpttLoop()
+# Each slip of `BpttLoop`, its cause (English, marked with N_) and the section to re-read.
+BATCH_MAJOR = N_(
+    "the gradient from the outputs is unflattened batch-major: the rows of d_outputs are step-major (row "
+    "t * batch + b belongs to step t, sequence b), so it reshapes to (steps, batch, hiddens)."
+)
+STOPS_EARLY = N_(
+    "the loop over time stops before the first step (a range that ends at 1): walking back goes down to "
+    "step 0 included."
+)
+PREVIOUS_SHIFTED = N_(
+    "the state before step t is read one step off: hiddens[t] is the state step t computed; the one before "
+    "it is hiddens[t - 1] (and `state` at the first step)."
+)
+ZERO_FIRST = N_(
+    "the first step reads zeros as the state before it: that state is the `state` given, and dW_hh's first "
+    "term needs it."
+)
+ROWS_ASSIGNED = N_(
+    "dW_xh's rows are written with an indexed `+=` (`dW_xh[X[:, t]] += dA`): where a token appears twice "
+    "in a step, only one of its rows is added. Add them all with `index_add`."
+)
+RETURNS_DA = N_(
+    "d_state is the gradient reaching the first step's A_1: the one reaching the initial state H_0 goes "
+    "one product further back, through W_hh^T (and, in the leaky RNN, along the direct path too)."
+)
+
+
+def loop_slips(section_loop: str, section_step: str) -> tuple[tuple[str, BpttLoop, str], ...]:
+    """(cause, the loop with that slip, section to re-read) for each slip of `BpttLoop`."""
+    return (
+        (BATCH_MAJOR, BpttLoop(batch_major=True), section_loop),
+        (STOPS_EARLY, BpttLoop(stops_early=True), section_loop),
+        (PREVIOUS_SHIFTED, BpttLoop(previous_shift=0), section_step),
+        (ZERO_FIRST, BpttLoop(zero_first=True), section_loop),
+        (ROWS_ASSIGNED, BpttLoop(rows_assigned=True), section_step),
+        (RETURNS_DA, BpttLoop(returned="dA_1"), section_loop),
+    )
+
+
 def _leaky_with(
     X,
     state,
@@ -192,26 +277,31 @@ def _leaky_with(
     dW_hh_order="H^T dA",
     db_h_reduce="sum",
     returned="d_state",
+    loop=LOOP_RIGHT,
+    A_bias=True,
+    output_first=True,
 ):
-    """(dW_xh, dW_hh, db_h, d_state) of the leaky ReLU RNN's BPTT with the flags' mistakes."""
+    """(dW_xh, dW_hh, db_h, d_state) of the leaky ReLU RNN's BPTT with the flags' mistakes; `loop` holds
+    the slips any loop over time can make (`BpttLoop`)."""
     steps, batch, num_hiddens = hiddens.shape
-    d_from_outputs = (d_outputs @ W_hq.T).reshape(steps, batch, num_hiddens)
+    d_from_outputs = loop.unflatten(d_outputs @ W_hq.T, steps, batch, num_hiddens)
     dW_xh, dW_hh, db_h = torch.zeros_like(W_xh), torch.zeros_like(W_hh), torch.zeros_like(b_h)
     d_next = torch.zeros_like(state)
-    for t in reversed(range(steps)) if backwards else range(steps):
-        H_prev = hiddens[t - 1] if t > 0 else state
-        A = W_xh[X[:, t]] + H_prev @ W_hh + b_h
+    for t in loop.times(steps, backwards):
+        H_prev = loop.previous(t, state, hiddens)
+        A = W_xh[X[:, t]] + H_prev @ W_hh + (b_h if A_bias else 0)
         dH = d_from_outputs[t] + (d_next if recurrent else 0)
-        derivative = {"A": A > 0, "H": hiddens[t] > 0, "none": 1.0, "tanh": 1 - hiddens[t] ** 2}[slope]
-        dA = (alpha if alpha_on_dA else 1.0) * dH * derivative
-        dW_xh = dW_xh.index_add(0, X[:, t], dA)
+        derivative = {"A": A > 0, "H": hiddens[t] > 0, "none": 1.0, "tanh": 1 - hiddens[t] ** 2,
+                      "relu(A)": torch.relu(A)}[slope]
+        dA = (alpha if alpha_on_dA else 1.0) * (dH if output_first else d_next) * derivative
+        dW_xh = loop.add_rows(dW_xh, X[:, t], dA)
         H_read = H_prev if previous == "H_(t-1)" else hiddens[t]
         dW_hh = dW_hh + (H_read.T @ dA if dW_hh_order == "H^T dA" else dA.T @ H_read)
         db_h = db_h + (dA.sum(0) if db_h_reduce == "sum" else dA.mean(0))
         factor = 1 - alpha if direct_factor == "1 - alpha" else alpha
         last_dH = dH
         d_next = (factor * dH if direct else 0) + dA @ (W_hh.T if transpose else W_hh)
-    return dW_xh, dW_hh, db_h, d_next if returned == "d_state" else last_dH
+    return dW_xh, dW_hh, db_h, {"d_state": d_next, "dH_1": last_dH, "dA_1": dA}[loop.returned or returned]
 
 
 LEAKY_BPTT = (
@@ -312,5 +402,25 @@ LEAKY_BPTT = (
         ),
         partial(_leaky_with, returned="dH_1"),
         LOOP_SECTION,
+    ),
+    *(Mistake(cause, partial(_leaky_with, loop=loop), section)
+      for cause, loop, section in loop_slips(LOOP_SECTION, STEP_SECTION)),
+    Mistake(
+        N_("ReLU's derivative is replaced by relu(A_t) itself: the derivative is 1 where A_t > 0 and 0 "
+           "elsewhere."),
+        partial(_leaky_with, slope="relu(A)"),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_("A_t is recomputed without b_h: A_t = x_t W_xh + H_(t-1) W_hh + b_h, and ReLU's derivative "
+           "depends on its sign."),
+        partial(_leaky_with, A_bias=False),
+        STEP_SECTION,
+    ),
+    Mistake(
+        N_("dA_t is computed before the gradient from step t's output is added: dA_t needs all of dH_t, what "
+           "comes from the output at step t and from step t+1."),
+        partial(_leaky_with, output_first=False),
+        BRANCH_SECTION,
     ),
 )

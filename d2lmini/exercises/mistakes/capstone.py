@@ -16,6 +16,8 @@ from functools import partial
 import torch
 
 from d2lmini.exercises.coding import Mistake
+from d2lmini.exercises.mistakes.backprop import LOOP_RIGHT, loop_slips
+from d2lmini.exercises.mistakes.measures import LARGEST_PICKED
 from d2lmini.i18n import N_
 
 OVERFLOW = Mistake(
@@ -27,8 +29,8 @@ OVERFLOW = Mistake(
 # --- the sequential iterator -------------------------------------------------------------
 
 def _minibatches_with(indices, batch_size, num_steps, label_shift=1, stride=None, drop_last=False,
-                      interleaved=False, swapped=False, transposed=False):
-    """Sequential minibatches with a mistake: labels `label_shift` ahead (0: Y is X), windows
+                      interleaved=False, swapped=False, transposed=False, rolled=False):
+    """Sequential minibatches with a mistake: labels `label_shift` ahead (0: Y is X) or X rolled, windows
     `stride` apart, the last one dropped, or streams read across the text (every batch_size-th token)."""
     stream = (len(indices) - max(label_shift, 1)) // batch_size
     cut = stream * batch_size
@@ -37,7 +39,8 @@ def _minibatches_with(indices, batch_size, num_steps, label_shift=1, stride=None
         part = indices[start : start + cut]
         return part.reshape(stream, batch_size).T if interleaved else part.reshape(batch_size, stream)
 
-    xs, ys = rows(0), rows(label_shift)
+    xs = rows(0)
+    ys = xs.roll(-1, dims=1) if rolled else rows(label_shift)
     end = stream - num_steps + (0 if drop_last else 1)
     for start in range(0, max(end, 0), stride or num_steps):
         X, Y = xs[:, start : start + num_steps], ys[:, start : start + num_steps]
@@ -65,6 +68,9 @@ MINIBATCH_MISTAKES = (
             partial(_minibatches_with, swapped=True)),
     Mistake(N_("the minibatches are transposed: X and Y are (batch_size, num_steps), one row per stream."),
             partial(_minibatches_with, transposed=True)),
+    Mistake(N_("Y is made by rolling X: the last label of each stream wraps around to its first character. "
+               "Y is the text shifted by one, so the last label is the character after X's last."),
+            partial(_minibatches_with, rolled=True)),
 )
 
 
@@ -72,19 +78,22 @@ MINIBATCH_MISTAKES = (
 
 def _forward_with(X, state, params, activation=torch.tanh, b_h_times=1, transpose_W_hh=False,
                   update_state=True, output_from_previous=False, b_q_times=1, batch_major=False,
-                  softmax_out=False):
+                  softmax_out=False, from_zeros=False, kept_before=False, b_h_outside=False):
     """(outputs, hiddens) of a forward pass with the flags' mistakes (defaults: none)."""
     W_xh, W_hh, b_h, W_hq, b_q = params
     recurrent = W_hh.T if transpose_W_hh else W_hh
-    H, hiddens = state, []
+    start = torch.zeros_like(state) if from_zeros else state
+    H, hiddens = start, []
     for t in range(X.shape[1]):
-        H = activation(W_xh[X[:, t]] + (H if update_state else state) @ recurrent + b_h_times * b_h)
+        inside, outside = (0, b_h) if b_h_outside else (b_h_times * b_h, 0)
+        H = activation(W_xh[X[:, t]] + (H if update_state else start) @ recurrent + inside) + outside
         hiddens.append(H)
     hiddens = torch.stack(hiddens)
-    read = torch.cat([state[None], hiddens[:-1]]) if output_from_previous else hiddens
+    before = torch.cat([start[None], hiddens[:-1]])
+    read = before if output_from_previous else hiddens
     read = read.transpose(0, 1) if batch_major else read
     outputs = read.reshape(-1, W_hh.shape[0]) @ W_hq + b_q_times * b_q
-    return torch.softmax(outputs, dim=1) if softmax_out else outputs, hiddens
+    return torch.softmax(outputs, dim=1) if softmax_out else outputs, before if kept_before else hiddens
 
 
 FORWARD_MISTAKES = (
@@ -112,6 +121,12 @@ FORWARD_MISTAKES = (
             partial(_forward_with, batch_major=True)),
     Mistake(N_("the outputs go through a softmax: forward returns the logits, O = H W_hq + b_q; the loss "
                "takes their softmax itself."), partial(_forward_with, softmax_out=True)),
+    Mistake(N_("the given state is ignored: the first step starts from `state` (what the minibatch before "
+               "left), not from zeros."), partial(_forward_with, from_zeros=True)),
+    Mistake(N_("the states kept are those before each step, H_0 ... H_(T-1): hiddens holds H_1 ... H_T, "
+               "each kept after its step."), partial(_forward_with, kept_before=True)),
+    Mistake(N_("b_h is added outside the tanh: the bias is inside, H_t = tanh(x_t W_xh + H_(t-1) W_hh + "
+               "b_h)."), partial(_forward_with, b_h_outside=True)),
 )
 
 
@@ -158,24 +173,30 @@ LOSS_MISTAKES = (
 # --- backpropagation through time ----------------------------------------------------------
 
 def _backward_with(X, state, hiddens, d_outputs, d_final, params, transpose_W_hh=True, derivative="H_t",
-                   use_d_final=True, backwards=True, previous="H_(t-1)", db_q="sum"):
-    """([dW_xh, dW_hh, db_h, dW_hq, db_q], d_state) of BPTT with the flags' mistakes (defaults: none)."""
+                   use_d_final=True, backwards=True, previous="H_(t-1)", db_q="sum", loop=LOOP_RIGHT,
+                   d_final_each_step=False, db_h_from="dA"):
+    """([dW_xh, dW_hh, db_h, dW_hq, db_q], d_state) of BPTT with the flags' mistakes (defaults: none);
+    `loop` holds the slips any loop over time can make (`backprop.BpttLoop`)."""
     W_xh, W_hh, b_h, W_hq, b_q = params
     steps, batch, num_hiddens = hiddens.shape
-    d_from_outputs = (d_outputs @ W_hq.T).reshape(steps, batch, num_hiddens)
+    d_from_outputs = loop.unflatten(d_outputs @ W_hq.T, steps, batch, num_hiddens)
     d_W_xh, d_W_hh, d_b_h = torch.zeros_like(W_xh), torch.zeros_like(W_hh), torch.zeros_like(b_h)
-    d_H = d_final if use_d_final else torch.zeros_like(d_final)
-    for t in reversed(range(steps)) if backwards else range(steps):
-        H_prev = state if t == 0 else hiddens[t - 1]
+    d_H = d_final if use_d_final and not d_final_each_step else torch.zeros_like(d_final)
+    for t in loop.times(steps, backwards):
+        H_prev = loop.previous(t, state, hiddens)
         slope = {"H_t": 1 - hiddens[t] ** 2, "H_(t-1)": 1 - H_prev ** 2, "none": 1.0,
-                 "(1 - H_t)^2": (1 - hiddens[t]) ** 2}[derivative]
-        dA = (d_from_outputs[t] + d_H) * slope
+                 "(1 - H_t)^2": (1 - hiddens[t]) ** 2, "hiddens[t - 1]": 1 - hiddens[t - 1] ** 2,
+                 "tanh(H_t)": 1 - torch.tanh(hiddens[t]) ** 2,
+                 "sigmoid": hiddens[t] * (1 - hiddens[t])}[derivative]
+        dH = d_from_outputs[t] + d_H + (d_final if d_final_each_step else 0)
+        dA = dH * slope
         d_W_hh = d_W_hh + (H_prev if previous == "H_(t-1)" else hiddens[t]).T @ dA
-        d_W_xh = d_W_xh.index_add(0, X[:, t], dA)
-        d_b_h = d_b_h + dA.sum(0)
+        d_W_xh = loop.add_rows(d_W_xh, X[:, t], dA)
+        d_b_h = d_b_h + (dA if db_h_from == "dA" else dH).sum(0)
         d_H = dA @ (W_hh.T if transpose_W_hh else W_hh)
     d_b_q = d_outputs.sum(0) if db_q == "sum" else d_outputs.mean(0)
-    return [d_W_xh, d_W_hh, d_b_h, hiddens.reshape(-1, num_hiddens).T @ d_outputs, d_b_q], d_H
+    d_state = dA if loop.returned == "dA_1" else d_H
+    return [d_W_xh, d_W_hh, d_b_h, hiddens.reshape(-1, num_hiddens).T @ d_outputs, d_b_q], d_state
 
 
 BACKWARD_MISTAKES = (
@@ -198,6 +219,22 @@ BACKWARD_MISTAKES = (
                "H_(t-1)^T dt."), partial(_backward_with, previous="H_t")),
     Mistake(N_("db_q is averaged over the rows: d_outputs is already divided by the number of predictions, "
                "so the bias's gradient is its sum over the rows."), partial(_backward_with, db_q="mean")),
+    # The state read one step off is `previous="H_t"` above: here H_(t-1) enters dW_hh alone.
+    *(Mistake(cause, partial(_backward_with, loop=loop))
+      for cause, loop, _section in loop_slips("", "") if loop.previous_shift),
+    Mistake(N_("the tanh derivative uses the previous state: dt = dh * (1 - H_t^2), with H_t the state the "
+               "step computed, not H_(t-1)."), partial(_backward_with, derivative="hiddens[t - 1]")),
+    Mistake(N_("the tanh derivative is computed from tanh(H_t): H_t has already gone through the tanh, so "
+               "the derivative is 1 - H_t^2, with no tanh applied again."),
+            partial(_backward_with, derivative="tanh(H_t)")),
+    Mistake(N_("the derivative is sigmoid's, H_t (1 - H_t): this RNN's step is a tanh, whose derivative is "
+               "1 - H_t^2."), partial(_backward_with, derivative="sigmoid")),
+    Mistake(N_("d_final is added at every step: it is the gradient reaching the last state only, so it "
+               "starts the walk back and is not added again."),
+            partial(_backward_with, d_final_each_step=True)),
+    Mistake(N_("db_h sums the gradient reaching H_t, before the tanh derivative: the bias is inside the "
+               "tanh, so its gradient is dt = dh * (1 - H_t^2), summed."),
+            partial(_backward_with, db_h_from="dH")),
 )
 
 
@@ -251,18 +288,29 @@ SGD_MISTAKES = (
             lambda params, grads, lr: [p + lr * g for p, g in zip(params, grads, strict=True)]),
     Mistake(N_("the learning rate is left out: the step is p - lr * g."),
             lambda params, grads, lr: [p - g for p, g in zip(params, grads, strict=True)]),
+    Mistake(N_("the gradient is divided by the learning rate: the step is p - lr * g."),
+            lambda params, grads, lr: [p - g / lr for p, g in zip(params, grads, strict=True)]),
+    Mistake(N_("each parameter steps by the mean of its gradient, one number for the whole tensor: each "
+               "entry steps by its own gradient, p - lr * g."),
+            lambda params, grads, lr: [p - lr * g.mean() for p, g in zip(params, grads, strict=True)]),
+    # Named where some parameters are right and the others are the inputs as they were.
+    Mistake(N_("some parameters are returned as they were, not updated: every parameter, the biases too, "
+               "steps by its own gradient."),
+            lambda params, grads, lr: [p.clone() for p in params]),
 )
 
 
 def _perplexity_with(logits, targets, base=math.e, bits=False, reduce="mean", sign=-1.0, inverse_mean=False,
-                     exponent=True):
+                     exponent=True, largest=False, mean_probability=False):
     """The perplexity with the flags' mistakes: another base, the loss in bits, summed, without the
-    minus, or the arithmetic mean of 1/p."""
+    minus, the arithmetic mean of 1/p, the most likely token's p for the target's, or 1 / mean p."""
     # In float64 on the CPU (MPS has no float64), where e to a large sum is inf rather than an error.
     log_probs = torch.log_softmax(logits.detach().cpu().double(), dim=1)
-    log_p = log_probs[torch.arange(len(targets)), targets.cpu()]
+    log_p = log_probs.max(dim=1).values if largest else log_probs[torch.arange(len(targets)), targets.cpu()]
     if inverse_mean:
         return float(torch.exp(-log_p).mean())
+    if mean_probability:
+        return float(1 / log_p.exp().mean())
     nats = sign * (log_p.sum() if reduce == "sum" else log_p.mean())
     value = nats / math.log(2) if bits else nats
     return float(base**value) if exponent else float(value)
@@ -283,6 +331,10 @@ PERPLEXITY_MISTAKES = (
     Mistake(N_("the result is the mean cross-entropy itself: perplexity is the exponential of it, e to the "
                "mean in nats."), partial(_perplexity_with, exponent=False)),
     OVERFLOW,
+    Mistake(LARGEST_PICKED, partial(_perplexity_with, largest=True)),
+    Mistake(N_("it is the perplexity of the mean probability (1 over the mean of p): perplexity is exp of "
+               "the mean of -log p, not of the log of the mean."),
+            partial(_perplexity_with, mean_probability=True)),
 )
 
 MISTAKES = {"minibatches": MINIBATCH_MISTAKES, "forward": FORWARD_MISTAKES, "loss_and_grad": LOSS_MISTAKES,

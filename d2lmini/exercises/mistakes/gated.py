@@ -5,6 +5,9 @@ Each `_..._with` function is the step (or its backward pass) written with its fl
 none); `GRU_CELL`, `LSTM_CELL` and `LSTM_STEP_BACKWARD` list the mistakes in the order they are tried.
 """
 
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 import torch
@@ -26,11 +29,109 @@ SIGMOID_CANDIDATE = N_(
 LSTM_SECTION = N_("notebook 09, section 2 (The LSTM)")
 
 
-def _affine(X, H, p, gate, transpose=(), bias=True):
-    W_h = p[f"W_h{gate}"].T if gate in transpose else p[f"W_h{gate}"]
+def _affine(X, H, p, gate, transpose=(), bias=True, slip=None):
+    slip = slip or Slip()
+    W_h = slip.weight(p, f"W_h{gate}")
+    W_h = W_h.T if gate in transpose else W_h
     return (
-        X @ p[f"W_x{gate}"] + H @ W_h + (p[f"b_{gate}"] if bias and f"b_{gate}" not in bias_off(bias) else 0)
+        (0 if slip.missing == f"W_x{gate}" else X @ slip.weight(p, f"W_x{gate}"))
+        + (0 if slip.missing == f"W_h{gate}" else H @ W_h)
+        + (p[f"b_{gate}"] if bias and f"b_{gate}" not in bias_off(bias) else 0)
     )
+
+
+@dataclass(frozen=True)
+class Slip:
+    """A slip any gated step can make in one gate (defaults: none): a weight read from another gate
+    (`borrowed`: (the weight written, the one read), a line copied and not fully renamed), an input's
+    term left out (`missing`: its weight's name), or gates squashed by other functions (`squashing`:
+    (gate letter, function) pairs)."""
+
+    borrowed: tuple[str, str] = ("", "")
+    missing: str = ""
+    squashing: tuple[tuple[str, Callable], ...] = ()
+
+    def weight(self, params: dict, name: str) -> torch.Tensor:
+        """The weight `name` as the step with this slip reads it."""
+        return params[self.borrowed[1] if name == self.borrowed[0] else name]
+
+    def squash(self, gate: str, right: Callable) -> Callable:
+        """The function the step with this slip squashes `gate` with (`right` when it has no slip there)."""
+        return dict(self.squashing).get(gate, right)
+
+
+def _sign_lost_sigmoid(x: torch.Tensor) -> torch.Tensor:
+    """The sigmoid written 1 / (1 + exp(x)): the exponent's sign lost."""
+    return 1 / (1 + torch.exp(x))
+
+
+def _twice(function: Callable) -> Callable:
+    return lambda x: function(function(x))
+
+
+BORROWED = N_(
+    "{used} is used where {own} belongs (a line copied from another gate and not fully renamed): each gate "
+    "and the candidate have their own weights."
+)
+MISSING_TERM = N_(
+    "the term with {weight} is missing from {gate}: every gate and the candidate read both the input X "
+    "and the previous state H."
+)
+RELU_SQUASH = N_("{gate} goes through relu: it goes through {right}.")
+SIGN_LOST = N_(
+    "the sigmoid of {gate} is written 1 / (1 + exp(x)), the exponent's sign lost (the same numbers as "
+    "1 - {gate}, the gate used the other way round): sigmoid(x) = 1 / (1 + exp(-x))."
+)
+SIGN_LOST_EVERYWHERE = N_(
+    "the sigmoid is written 1 / (1 + exp(x)), the exponent's sign lost: sigmoid(x) = 1 / (1 + exp(-x))."
+)
+NOT_SQUASHED = N_("{gate} is not squashed: it goes through {right}.")
+SQUASHED_TWICE = N_("{gate} is squashed twice: {right} is applied once.")
+SQUASHINGS_SWAPPED = N_(
+    "the squashings of {first} and {second} are swapped: {first} goes through {first_right}, {second} "
+    "through {second_right}."
+)
+
+
+def gate_slips(letters: dict[str, str], right: dict[str, Callable], with_, section: str,
+               worded: frozenset[tuple[str, str]] = frozenset()) -> tuple[Mistake, ...]:
+    """The mistakes of `Slip` for a gated step: `letters` maps each gate's letter in the weights' names to
+    its name in the notebook ("n" -> "N"), `right` each letter to its squashing, `with_(slip=...)` the
+    step with a slip. `worded` names the (squashing, gate letter) slips the step's own mistakes already
+    word ("relu", "sign lost": a sigmoid with the sign lost is 1 - the gate, "used the other way round")."""
+    def name_of(function: Callable) -> str:
+        return "sigmoid" if function is torch.sigmoid else "tanh"
+
+    def mistake(cause: str, slip: Slip, **fields: str) -> Mistake:
+        return Mistake(cause, partial(with_, slip=slip), section, tuple(fields.items()))
+
+    mistakes = []
+    for gate, other in itertools.permutations(letters, 2):
+        for kind in "xh":
+            used, own = f"W_{kind}{other}", f"W_{kind}{gate}"
+            mistakes.append(mistake(BORROWED, Slip(borrowed=(own, used)), used=used, own=own))
+    for gate in letters:
+        for kind in "xh":
+            mistakes.append(mistake(MISSING_TERM, Slip(missing=f"W_{kind}{gate}"), weight=f"W_{kind}{gate}",
+                                    gate=letters[gate]))
+    for gate, function in right.items():
+        named = {"gate": letters[gate], "right": name_of(function)}
+        if ("relu", gate) not in worded:
+            mistakes.append(mistake(RELU_SQUASH, Slip(squashing=((gate, torch.relu),)), **named))
+        mistakes += [mistake(NOT_SQUASHED, Slip(squashing=((gate, lambda x: x),)), **named),
+                     mistake(SQUASHED_TWICE, Slip(squashing=((gate, _twice(function)),)), **named)]
+        if function is torch.sigmoid and ("sign lost", gate) not in worded:
+            sign_lost = Slip(squashing=((gate, _sign_lost_sigmoid),))
+            mistakes.append(mistake(SIGN_LOST, sign_lost, gate=letters[gate]))
+    sigmoids = tuple((gate, _sign_lost_sigmoid) for gate, function in right.items()
+                     if function is torch.sigmoid)
+    mistakes.append(mistake(SIGN_LOST_EVERYWHERE, Slip(squashing=sigmoids)))
+    for first, second in itertools.combinations(right, 2):
+        if right[first] is not right[second]:
+            swapped = Slip(squashing=((first, right[second]), (second, right[first])))
+            mistakes.append(mistake(SQUASHINGS_SWAPPED, swapped, first=letters[first], second=letters[second],
+                                    first_right=name_of(right[first]), second_right=name_of(right[second])))
+    return tuple(mistakes)
 
 
 def bias_off(bias) -> tuple:
@@ -54,24 +155,29 @@ def _gru_with(
     bias=True,
     tanh_gate="",
     reset_kept=False,
+    slip=None,
 ):
-    """H' of a GRU step with the flags' mistakes (Chung's update gate, d2l's reset before the product...)."""
-    p = params
+    """H' of a GRU step with the flags' mistakes (Chung's update gate, d2l's reset before the product...);
+    `slip` is one of the slips any gated step can make (`Slip`)."""
+    p, slip = params, slip or Slip()
     r, z = ("z", "r") if swap_gates else ("r", "z")
-    R = (torch.tanh if tanh_gate == "r" else gate)(_affine(X, H, p, r, transpose, bias))
+    R = slip.squash("r", torch.tanh if tanh_gate == "r" else gate)(_affine(X, H, p, r, transpose, bias, slip))
     R = 1 - R if reset_kept else R
-    Z = (torch.tanh if tanh_gate == "z" else gate)(_affine(X, H, p, z, transpose, bias))
-    W_hn = p["W_hn"].T if "n" in transpose else p["W_hn"]
+    Z = slip.squash("z", torch.tanh if tanh_gate == "z" else gate)(_affine(X, H, p, z, transpose, bias, slip))
+    W_hn = slip.weight(p, "W_hn").T if "n" in transpose else slip.weight(p, "W_hn")
+    if slip.missing == "W_hn":
+        W_hn = torch.zeros_like(W_hn)
+    W_xn = torch.zeros_like(p["W_xn"]) if slip.missing == "W_xn" else slip.weight(p, "W_xn")
     b_n = 0 if bias is False or "b_n" in bias_off(bias) else p["b_n"]
     b_hn_term = 0 if bias is False else p["b_hn"]
     hidden = (R * H) @ W_hn if reset_first else H @ W_hn
     if b_hn == "missing":
         b_hn_term = 0
     if b_hn == "outside" or reset_first:
-        inner = X @ p["W_xn"] + b_n + b_hn_term + (hidden if reset_first or not reset else R * hidden)
+        inner = X @ W_xn + b_n + b_hn_term + (hidden if reset_first or not reset else R * hidden)
     else:
-        inner = X @ p["W_xn"] + b_n + (R * (hidden + b_hn_term) if reset else hidden + b_hn_term)
-    N = candidate(inner)
+        inner = X @ W_xn + b_n + (R * (hidden + b_hn_term) if reset else hidden + b_hn_term)
+    N = slip.squash("n", candidate)(inner)
     if interpolate == "none":
         return N
     if interpolate == "no complement":
@@ -219,6 +325,8 @@ GRU_CELL = (
         partial(_gru_with, bias=False),
         GRU_SECTION,
     ),
+    *gate_slips({"r": "R", "z": "Z", "n": "N"}, {"r": torch.sigmoid, "z": torch.sigmoid, "n": torch.tanh},
+                _gru_with, GRU_SECTION, frozenset({("sign lost", "r"), ("sign lost", "z"), ("relu", "n")})),
 )
 
 
@@ -241,17 +349,19 @@ def _lstm_with(
     forget="F",
     output="outside",
     cell_out="C",
+    slip=None,
 ):
-    """(H', C') of an LSTM step with the flags' mistakes (gates in another order, (C, H) swapped, ...)."""
-    p = params
-    I, F, G, O = (_affine(X, H, p, g, transpose, bias) for g in order)
+    """(H', C') of an LSTM step with the flags' mistakes (gates in another order, (C, H) swapped, ...);
+    `slip` is one of the slips any gated step can make (`Slip`)."""
+    p, slip = params, slip or Slip()
+    I, F, G, O = (_affine(X, H, p, g, transpose, bias, slip) for g in order)
     swap = {"i": torch.tanh, "f": torch.tanh, "o": torch.tanh, "g": torch.sigmoid}
     I, F, O = (
-        (swap["i"] if one_gate == "i" else gate)(I),
-        (swap["f"] if one_gate == "f" else gate)(F),
-        (swap["o"] if one_gate == "o" else gate)(O),
+        slip.squash("i", swap["i"] if one_gate == "i" else gate)(I),
+        slip.squash("f", swap["f"] if one_gate == "f" else gate)(F),
+        slip.squash("o", swap["o"] if one_gate == "o" else gate)(O),
     )
-    G = (swap["g"] if one_gate == "g" else cell)(G)
+    G = slip.squash("g", swap["g"] if one_gate == "g" else cell)(G)
     kept = {"F": F * C, "none": C, "1 - F": (1 - F) * C}[forget]
     written = {True: I * G, False: G, "1 - F": (1 - F) * G}[input_gate]
     C_new = kept + written
@@ -259,7 +369,8 @@ def _lstm_with(
     if output == "inside":
         H_new = torch.tanh(O * read)
     else:
-        H_new = O * {"tanh": torch.tanh, "none": lambda c: c, "sigmoid": torch.sigmoid}[squash](read)
+        squashings = {"tanh": torch.tanh, "none": lambda c: c, "sigmoid": torch.sigmoid, "relu": torch.relu}
+        H_new = O * squashings[squash](read)
     returned = {"C": C_new, "tanh": torch.tanh(C_new)}[cell_out]
     result = (H_new, C if old_cell else returned)
     return result[::-1] if swapped else result
@@ -410,6 +521,14 @@ LSTM_CELL = (
         partial(_lstm_with, bias=False),
         LSTM_SECTION,
     ),
+    Mistake(
+        N_("the cell is squashed by relu before the output gate: H' is O times tanh of the new cell."),
+        partial(_lstm_with, squash="relu"),
+        LSTM_SECTION,
+    ),
+    *gate_slips({"i": "I", "f": "F", "g": "G", "o": "O"},
+                {"i": torch.sigmoid, "f": torch.sigmoid, "g": torch.tanh, "o": torch.sigmoid}, _lstm_with,
+                LSTM_SECTION, frozenset({("sign lost", "f")})),
 )
 
 

@@ -11,6 +11,13 @@ ONE_HOT_SECTION = N_("notebook 03, section 3 (One-hot vectors)")
 LOOKUP_SECTION = N_("notebook 03, section 5 (An embedding is a row lookup)")
 SHIFT_SECTION = N_("notebook 03, section 6 (Labels are the inputs shifted by one)")
 CUT_SECTION = N_("notebook 03, section 7 (Cutting a long text into minibatches)")
+STARTS_OFF = N_(
+    "the streams start one token off: X starts `offset` tokens into the text, and Y one token after X."
+)
+ROLLED = N_(
+    "Y is made by rolling X: the last label of each row wraps around to the row's first token. Y is the "
+    "text shifted by one, read one token after X, so its last label is the token after X's last."
+)
 
 
 def _lookup_with(W, X, shift=0, flat=False, transposed=False, unique=False, summed=False):
@@ -171,30 +178,76 @@ def _batches_with(
     interleaved=False,
     swapped=False,
     step_major=False,
+    start_shift=0,
+    counted_from_start=True,
+    rolled=False,
+    tail_form="end",
+    from_text_start=False,
 ):
-    """The (X, Y) pairs of sequential minibatches with a tail, with the flags' mistakes."""
+    """The (X, Y) pairs of sequential minibatches with a tail, with the flags' mistakes: among them the
+    streams started `start_shift` tokens off, or at the text's start (their length `counted_from_start`
+    there, or from `offset`),
+    Y made by rolling X, or the tail padded to num_steps or cut from the start (`tail_form`)."""
     offset = offset if use_offset else 0
-    stream = (len(indices) - offset - max(label_shift, 1)) // batch_size
+    start = 0 if from_text_start else offset + start_shift
+    stream = (len(indices) - (start if counted_from_start else offset) - max(label_shift, 1)) // batch_size
     used = stream * batch_size
 
-    def rows(start):
-        part = indices[start : start + used]
+    def rows(first):
+        part = indices[first : first + used]
         return part.reshape(stream, batch_size).T if interleaved else part.reshape(batch_size, stream)
 
-    xs, ys = rows(offset), rows(offset + label_shift)
+    xs = rows(start)
+    ys = xs.roll(-1, dims=1) if rolled else rows(start + label_shift)
     last = stream if tail else stream - num_steps + 1
     pairs = [
-        (xs[:, start : start + num_steps], ys[:, start : start + num_steps])
-        for start in range(0, max(last, 0), stride or num_steps)
+        _cut(xs, ys, first, num_steps, tail_form)
+        for first in range(0, max(last, 0), stride or num_steps)
     ]
     pairs = [(x.T, y.T) for x, y in pairs] if step_major else pairs
     return [(y, x) for x, y in pairs] if swapped else pairs
+
+
+def _cut(xs, ys, first: int, num_steps: int, tail_form: str):
+    """The minibatch of steps `first` ... of the streams: a last, shorter one as the exercise has it
+    (`tail_form` "end"), padded with zeros to num_steps ("padded"), or cut from the streams' start
+    ("start")."""
+    x, y = xs[:, first : first + num_steps], ys[:, first : first + num_steps]
+    short = num_steps - x.shape[1]
+    if short and tail_form == "padded":
+        return (torch.cat([x, x.new_zeros(x.shape[0], short)], dim=1),
+                torch.cat([y, y.new_zeros(y.shape[0], short)], dim=1))
+    if short and tail_form == "start":
+        return xs[:, : x.shape[1]], ys[:, : y.shape[1]]
+    return x, y
 
 
 SEQUENTIAL_BATCHES = (
     Mistake(
         N_("the offset is ignored: the streams start `offset` tokens into the text."),
         partial(_batches_with, use_offset=False),
+        CUT_SECTION,
+    ),
+    Mistake(
+        N_("the offset is ignored: the streams start `offset` tokens into the text."),
+        partial(_batches_with, from_text_start=True, counted_from_start=False),
+        CUT_SECTION,
+    ),
+    *(
+        Mistake(STARTS_OFF, partial(_batches_with, start_shift=shift), CUT_SECTION)
+        for shift in (1, -1)
+    ),
+    Mistake(ROLLED, partial(_batches_with, rolled=True), SHIFT_SECTION),
+    Mistake(
+        N_("the last minibatch is padded to num_steps steps: it holds only the steps left at the end, "
+           "fewer than num_steps."),
+        partial(_batches_with, tail_form="padded"),
+        CUT_SECTION,
+    ),
+    Mistake(
+        N_("the last, shorter minibatch is cut from the start of the streams: it holds the steps left at "
+           "their end, where the minibatch before stopped."),
+        partial(_batches_with, tail_form="start"),
         CUT_SECTION,
     ),
     Mistake(

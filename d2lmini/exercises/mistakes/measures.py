@@ -157,14 +157,24 @@ def _perplexity_with(
         "targets": lambda: log_probs[rows, targets],
         "all": lambda: log_probs.reshape(-1),
         "broadcast": lambda: log_probs[:, targets].reshape(-1),
+        "largest": lambda: log_probs.max(dim=1).values,
     }[pick]()
     if average == "perplexities":  # the mean of each prediction's own perplexity, 1/p
         return float(torch.exp(-log_p).mean())
     if average == "probability":  # the perplexity of the mean probability
         return float(1 / log_p.exp().mean())
-    nats = sign * (log_p.sum() if reduce == "sum" else log_p.mean())
+    mean = {"sum": log_p.sum, "mean": log_p.mean, "n - 1": lambda: log_p.sum() / (len(log_p) - 1)}[reduce]()
+    nats = sign * mean
     value = nats / math.log(2) if bits else nats
     return float(base**value) if exponent else float(value)
+
+
+# Shared with the capstone's perplexity (notebook 08), which has the same slips.
+LARGEST_PICKED = N_(
+    "the probability of the most likely token is used in place of the target's: each prediction is scored "
+    "by the probability it gives the token that really comes next, p(target)."
+)
+ONE_LESS = N_("the mean divides by n - 1: it is the mean over all n predictions, the sum divided by n.")
 
 
 PERPLEXITY = (
@@ -272,6 +282,8 @@ PERPLEXITY = (
         ),
         section=ENTROPY_SECTION,
     ),
+    Mistake(LARGEST_PICKED, partial(_perplexity_with, pick="largest"), ENTROPY_SECTION),
+    Mistake(ONE_LESS, partial(_perplexity_with, reduce="n - 1"), PERPLEXITY_SECTION),
 )
 
 

@@ -1,4 +1,5 @@
-"""Mistakes that fit many exercises, recognised by how a wrong result relates to the right one.
+"""Mistakes that fit many exercises, recognised by how a wrong result relates to the right one, or
+by what went wrong while the function ran.
 
 An exercise's own mistakes are computed from its inputs (`Mistake.gives`); these are recognised
 from the student's result and the reference's alone (`Mistake.shows(got, expected, rtol, atol)`):
@@ -7,6 +8,14 @@ by a constant, in another kind of container, with another dtype, the outputs in 
 output alone, or the result with something more. `fallbacks(section)` gives them for one exercise:
 they are tried after its own mistakes, which say more precisely what went wrong. Their words say
 how the result relates to the right one and where to look, never a number of the right result.
+
+`incidents(section)` gives the mistakes seen in how a function failed (`Mistake.happens`, on a
+`coding.Incident`): the kind of exception it raised (shapes that do not fit a product or a
+reshape, an index past the end, a fixed dtype, a split into the wrong number of parts, a loss
+autograd never recorded), an input changed in place, a route the exercise forbids, an input
+returned where a new tensor is asked, a tensor where a number is. They are recognised from the
+exception's class and the words torch itself uses in such errors; the text of the exception is
+never shown (a student's code may have written it).
 """
 
 import itertools
@@ -15,7 +24,7 @@ import numbers
 
 import torch
 
-from d2lmini.exercises.coding import Mistake
+from d2lmini.exercises.coding import Incident, Mistake, new_tensors, python_number
 from d2lmini.i18n import N_
 
 TRANSPOSED = N_(
@@ -54,6 +63,65 @@ MORE = N_(
     "your function returns the right result together with something more: return only what the "
     "exercise asks for."
 )
+NOT_FINITE = N_(
+    "your result holds nan or inf where the right one is finite: look for a division by something "
+    "that can be 0 (a norm of gradients that are all zero, a count of nothing), the log of 0, or exp "
+    "of a large number."
+)
+COUNT = N_(
+    "your function gives another number of items than the exercise asks for: look at the bounds of "
+    "your loop (one step too many or too few), a last short part kept or dropped against the "
+    "exercise's words, or a loop that does not stop when the data runs out."
+)
+
+# Seen in how a function failed (`incidents`), never in its value.
+PRODUCT_SHAPES = N_(
+    "a matrix product whose inner sizes do not fit: a weight used transposed, the two factors in the "
+    "wrong order, or a product where an elementwise one belongs (or the other way round)."
+)
+RESHAPE_SIZE = N_(
+    "a reshape (or view) to a size the tensor does not have: a length computed off by one, rounded "
+    "where it should be floored, or taken from the wrong dimension."
+)
+MISMATCHED_SHAPES = N_(
+    "your function combines tensors whose shapes do not fit together on the check's inputs: one axis "
+    "taken for another (batch for time, rows for columns), a tensor used transposed, or code that "
+    "works only for the shapes of one example (a 1-D input, equal sizes). Print the shapes on the "
+    "line that fails."
+)
+INDEX_PAST_END = N_(
+    "an index past the end of a dimension: rows picked where columns belong (or the other way "
+    "round), or a loop that runs one step too far."
+)
+FIXED_DTYPE = N_(
+    "a tensor made with a fixed dtype (float32 by default) meets inputs of another dtype: create new "
+    "tensors with the inputs' dtype and device (`dtype=X.dtype`, `torch.zeros_like`, `new_zeros`)."
+)
+UNPACKED = N_(
+    "a value unpacked into another number of names than it holds: a tensor split (`chunk`, `split`, "
+    "`unbind`) along another axis than the one that holds its parts, or a result unpacked wrongly."
+)
+NO_GRAPH = N_(
+    "backward on a loss autograd did not record: the forward pass ran under `torch.no_grad()`, or a "
+    "tensor was detached (`.detach()`, `.item()`, `.data`) on its way to the loss."
+)
+IN_PLACE = N_(
+    "an in-place operation on an input (`+=`, `-=`, `sub_`, `mul_`, a write through `.data` or into "
+    "a slice) where the exercise asks for new tensors: compute a new tensor from the input, and leave "
+    "the input as it was."
+)
+ROUTE = N_(
+    "your function leaves to something else (a torch built-in, autograd, the package's own code, or "
+    "more products than the exercise allows) the work the exercise asks you to write: even where "
+    "its numbers are right, that route is not the exercise."
+)
+INPUT_RETURNED = N_(
+    "an input returned as it is (or a view of it) on a path where nothing needs changing: the exercise "
+    "asks for new tensors on every path, that one too."
+)
+TENSOR_FOR_NUMBER = N_(
+    "the result is left as a tensor, even of one entry, where the exercise asks for a Python number."
+)
 
 
 def _close(got, expected, rtol: float, atol: float) -> bool:
@@ -82,11 +150,17 @@ def _number(value) -> float | None:
     return None
 
 
+def _right(got, expected, rtol: float, atol: float) -> bool:
+    """`got` is `expected` within the tolerances, and a tensor has its dtype (one in another is wrong)."""
+    same_dtype = not isinstance(expected, torch.Tensor) or getattr(got, "dtype", None) == expected.dtype
+    return same_dtype and _close(got, expected, rtol, atol)
+
+
 def _each_wrong_leaf(got, expected, rtol: float, atol: float, related) -> bool:
     """True if every output of `got` is right or `related(output, expected output)`, and one is related:
     a relation may hold in one output of several (a gradient scaled, its loss right)."""
     if isinstance(expected, list | tuple) and type(got) in (list, tuple) and len(got) == len(expected):
-        verdicts = [None if _close(g, e, rtol, atol) else _each_wrong_leaf(g, e, rtol, atol, related)
+        verdicts = [None if _right(g, e, rtol, atol) else _each_wrong_leaf(g, e, rtol, atol, related)
                     for g, e in zip(got, expected, strict=True)]
         wrong = [v for v in verdicts if v is not None]
         return bool(wrong) and all(wrong)
@@ -97,12 +171,20 @@ def _permuted(got, expected, rtol: float, atol: float) -> bool:
     """`got` is the tensor `expected` with its dimensions in another order (2 to 4 dimensions)."""
     if not (isinstance(got, torch.Tensor) and isinstance(expected, torch.Tensor)):
         return False
-    if got.shape == expected.shape or not 2 <= expected.dim() <= 4:
-        return False
-    if sorted(got.shape) != sorted(expected.shape):
+    if got.shape == expected.shape:
+        return _square_transposed(got, expected, rtol, atol)
+    if not 2 <= expected.dim() <= 4 or sorted(got.shape) != sorted(expected.shape):
         return False
     return any(_close(got, expected.permute(order), rtol, atol)
                for order in itertools.permutations(range(expected.dim())) if list(order) != sorted(order))
+
+
+def _square_transposed(got: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> bool:
+    """`got` is the square matrix (or stack of them) `expected` transposed, `expected` not symmetric."""
+    if expected.dim() < 2 or expected.shape[-1] != expected.shape[-2] or expected.shape[-1] < 2:
+        return False
+    flipped = expected.transpose(-1, -2)
+    return not _close(flipped, expected, rtol, atol) and _close(got, flipped, rtol, atol)
 
 
 def _reshaped(got, expected, rtol: float, atol: float) -> bool:
@@ -240,6 +322,27 @@ def _with_more(got, expected, rtol: float, atol: float) -> bool:
             and _close(tuple(got[: len(expected)]), expected, rtol, atol))
 
 
+def _not_finite(value) -> bool:
+    """True if `value` (a tensor, a number, or a sequence of them) holds inf or nan."""
+    if isinstance(value, torch.Tensor):
+        return value.dtype.is_floating_point and not bool(torch.isfinite(value.detach()).all())
+    if isinstance(value, list | tuple):
+        return any(_not_finite(item) for item in value)
+    return isinstance(value, numbers.Real) and not math.isfinite(value)
+
+
+def _overflowed(got, expected, rtol: float, atol: float) -> bool:
+    """`got` holds inf or nan where `expected` is finite."""
+    return _not_finite(got) and not _not_finite(expected)
+
+
+def _miscounted(got, expected, rtol: float, atol: float) -> bool:
+    """`got` is a sequence of tensors, like `expected` (two or more), but with another number of them."""
+    return (isinstance(expected, list | tuple) and type(got) in (list, tuple) and len(expected) > 1
+            and len(got) != len(expected)
+            and all(isinstance(item, torch.Tensor) for item in [*got, *expected]))
+
+
 def _leafwise(relation):
     """`relation(got, expected)` held by every wrong output of a result (see `_each_wrong_leaf`)."""
     return lambda got, expected, rtol, atol: _each_wrong_leaf(
@@ -257,9 +360,50 @@ RELATIONS = (
     (CONTAINER, _leafwise(_container)),
     (NEGATED, _leafwise(_negated)),
     (SCALED, _scaled),
+    (NOT_FINITE, _overflowed),
+    (COUNT, _miscounted),
+)
+
+
+def _raised(kinds: tuple[str, ...], *phrases: str):
+    """happens(incident): the function raised an exception of a class named in `kinds` whose text holds
+    one of `phrases` (words of torch's own messages, compared in lower case)."""
+    def happened(incident: Incident) -> bool:
+        error = incident.error
+        if error is None or type(error).__name__ not in kinds:
+            return False
+        text = str(error).lower()
+        return any(phrase in text for phrase in phrases)
+    return happened
+
+
+RUNTIME = ("RuntimeError",)
+# (cause, happens): tried in this order, after the exercise's own mistakes.
+INCIDENTS = (
+    (PRODUCT_SHAPES, _raised(RUNTIME, "cannot be multiplied", "size mismatch, m1",
+                             "inconsistent tensor size")),
+    (RESHAPE_SIZE, _raised(RUNTIME, "is invalid for input of size")),
+    (MISMATCHED_SHAPES, _raised(
+        ("RuntimeError", "IndexError"), "must match the size of tensor", "must match the existing size",
+        "sizes of tensors must match", "expects each tensor to be equal size", "number of sizes provided",
+        "size does not match at dimension", "could not be broadcast", "shape mismatch")),
+    (INDEX_PAST_END, _raised(("IndexError", "RuntimeError"), "out of bounds", "out of range")),
+    (FIXED_DTYPE, _raised(RUNTIME, "same dtype", "expected scalar type", "found dtype")),
+    (UNPACKED, _raised(("ValueError",), "values to unpack")),
+    (NO_GRAPH, _raised(RUNTIME, "does not require grad")),
+    (IN_PLACE, lambda incident: incident.changed_input),
+    (ROUTE, lambda incident: incident.refused),
+    (INPUT_RETURNED, lambda incident: incident.form is new_tensors),
+    (TENSOR_FOR_NUMBER, lambda incident: incident.form is python_number),
 )
 
 
 def fallbacks(section: str) -> tuple[Mistake, ...]:
     """The shared mistakes for an exercise whose cell to re-read is `section` (English, marked with N_)."""
     return tuple(Mistake(cause, section=section, shows=relation) for cause, relation in RELATIONS)
+
+
+def incidents(section: str) -> tuple[Mistake, ...]:
+    """The shared mistakes seen in how a function failed, for an exercise whose cell to re-read is
+    `section` (English, marked with N_; "" for none)."""
+    return tuple(Mistake(cause, section=section, happens=happens) for cause, happens in INCIDENTS)
