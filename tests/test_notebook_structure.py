@@ -86,3 +86,17 @@ def test_text_that_stops_a_cell_with_the_mouse_names_the_keys_too(name):
     for text in sources(load(name), "markdown"):
         if "■" in text and "Interrupt" in text:
             assert re.search(r"Esc.{0,40}I, I", text, re.DOTALL), text[:300]
+
+
+TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
+INLINE_MATH = re.compile(r"(?<!\$)\$(?!\$)(.+?)(?<!\$)\$(?!\$)")
+
+
+@pytest.mark.parametrize("name", [MAP.stem, *COURSE, *OPTIONAL_STEMS, *(f"zh/{n}" for n in
+                                                                     (MAP.stem, *COURSE, *OPTIONAL_STEMS))])
+def test_a_formula_in_a_table_row_has_no_bar_that_would_split_its_cell(name):
+    """A `|` inside `$...$` in a Markdown table row ends the cell on the course site (MyST reads the row
+    before the formula), as `$|V|^n$` cut 00's course map: bars are written `\\lvert`, `\\rvert`, `\\mid`."""
+    rows = [row for source in sources(load(name), "markdown") for row in TABLE_ROW.findall(source)]
+    split = [formula for row in rows for formula in INLINE_MATH.findall(row) if "|" in formula]
+    assert not split, f"{name}: {split}"
