@@ -574,18 +574,28 @@ def _lstm_backward_with(
     back="whole",
     db="sum",
     transposed=(),
+    factor=("", ""),
+    identity=False,
 ):
-    """(dX, dH_prev, dC_prev, dW_x, dW_h, db) of one LSTM step's backward pass with the flags' mistakes."""
+    """(dX, dH_prev, dC_prev, dW_x, dW_h, db) of one LSTM step's backward pass with the flags' mistakes;
+    `factor` (gate, tensor) multiplies that gate's gradient by another of the step's tensors (`FACTORS`)."""
     blocks = dict(zip(read, gates.chunk(4, dim=1), strict=True))
     I, F, G, O = (blocks[gate] for gate in "ifgo")
     tanh_C = torch.tanh(C)
+    tensors = {"I": I, "F": F, "G": G, "O": O, "C_prev": C_prev, "C": C, "tanh(C)": tanh_C,
+               "tanh(C_prev)": torch.tanh(C_prev)}
     slope = {"1 - tanh^2": 1 - tanh_C**2, "1 - C^2": 1 - C**2, "(1 - tanh)^2": (1 - tanh_C) ** 2, "none": 1}
     through = dH * (O if output_gate else 1) * slope[cell_slope]
     dC_cell = (dC if carried else 0) + (through if through_H else 0)
     dI, dG = (dC_cell * G, dC_cell * I) if partners else (dC_cell * I, dC_cell * G)
     dF = dC_cell * (C_prev if forget_reads == "C_prev" else C)
     dO = dH * (tanh_C if output_reads == "tanh" else C)
-    sigmoid_slope = {"s(1 - s)": lambda s: s * (1 - s), "s": lambda s: s, "1 - s^2": lambda s: 1 - s**2}
+    gate, used = factor
+    if gate:
+        dI, dF, dG, dO = ((dH if g == "o" else dC_cell) * tensors[used] if g == gate else d
+                          for g, d in zip("ifgo", (dI, dF, dG, dO), strict=True))
+    sigmoid_slope = {"s(1 - s)": lambda s: s * (1 - s), "s": lambda s: s, "1 - s^2": lambda s: 1 - s**2,
+                     "none": lambda s: 1}
     candidate = {"1 - G^2": 1 - G**2, "G(1 - G)": G * (1 - G)}[candidate_slope]
     slopes = {gate: sigmoid_slope[gate_slope if gate in slope_of else "s(1 - s)"] for gate in "ifo"}
     dA = {"i": dI * slopes["i"](I), "f": dF * slopes["f"](F), "g": dG * candidate, "o": dO * slopes["o"](O)}
@@ -594,7 +604,37 @@ def _lstm_backward_with(
     dW_x = dA.T @ X if "W_x" in transposed else X.T @ dA
     dW_h = dA.T @ H_prev if "W_h" in transposed else H_prev.T @ dA
     db_ = {"sum": dA.sum(0), "sum over axis 1": dA.sum(1), "mean": dA.mean(0)}[db]
-    return dA @ W_x.T, dA @ W_h.T, dC_prev, dW_x, dW_h, db_
+    return dA @ W_x.T, dA @ W_h.T + (dH if identity else 0), dC_prev, dW_x, dW_h, db_
+
+
+# The tensor each gate's gradient multiplies in the forward step: I ⊙ G, F ⊙ C_prev, O ⊙ tanh(C).
+FACTORS = {"i": "G", "f": "C_prev", "g": "I", "o": "tanh(C)"}
+WRONG_FACTOR = N_(
+    "the gradient of {gate} multiplies by {used}: in the step, {gate} multiplies {own}, so the gradient "
+    "reaching {gate} is the gradient of that product times {own}."
+)
+NO_GATE_SLOPE = N_(
+    "the sigmoid's slope of {gate} is missing: the gradient reaching {gate}'s pre-activation is the one "
+    "reaching {gate} times {gate}(1 - {gate})."
+)
+
+
+def factor_slips(section: str, worded: frozenset[tuple[str, str]]) -> tuple[Mistake, ...]:
+    """Each gate's gradient multiplied by another of the step's tensors (but the (gate, tensor) pairs the
+    step's own mistakes already word), and each gate's sigmoid slope left out."""
+    tensors = ("I", "F", "G", "O", "C_prev", "C", "tanh(C)", "tanh(C_prev)")
+    wrong = tuple(
+        Mistake(WRONG_FACTOR, partial(_lstm_backward_with, factor=(gate, used)), section,
+                (("gate", gate.upper()), ("used", used), ("own", own)))
+        for gate, own in FACTORS.items() for used in tensors
+        if used not in (own, gate.upper()) and (gate, used) not in worded
+    )
+    unsloped = tuple(
+        Mistake(NO_GATE_SLOPE, partial(_lstm_backward_with, gate_slope="none", slope_of=gate), section,
+                (("gate", gate.upper()),))
+        for gate in "ifo"
+    )
+    return wrong + unsloped
 
 
 LSTM_STEP_BACKWARD = (
@@ -727,5 +767,12 @@ LSTM_STEP_BACKWARD = (
         Mistake(TRANSPOSED_GRADIENT, partial(_lstm_backward_with, transposed=(name,)), STEP_SECTION,
                 (("name", name), ("inputs", inputs)))
         for name, inputs in (("W_x", "X"), ("W_h", "H_prev"))
+    ),
+    *factor_slips(STEP_SECTION, frozenset({("f", "C"), ("o", "C")})),
+    Mistake(
+        N_("dH_prev has dH added, a path this step does not have: H_prev reaches the step only through "
+           "the gates' products with W_h."),
+        partial(_lstm_backward_with, identity=True),
+        STEP_SECTION,
     ),
 )
