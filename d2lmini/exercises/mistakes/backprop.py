@@ -34,17 +34,25 @@ def _masked_with(
     grad_sign=1.0,
     short=False,
     one_hot_sign=-1,
+    padded_first=False,
+    mean_of_means=False,
 ):
     """(loss, d_outputs) of the masked mean cross-entropy with the flags' mistakes (defaults: none)."""
     batch, steps = Y.shape
     positions = torch.arange(steps, device=Y.device)
     ends = lengths[:, None] - (1 if short else 0)
     grid = positions <= ends if inclusive else positions < ends
+    grid = positions >= steps - lengths[:, None] if padded_first else grid
     real = (grid.T if mask_order == "step" else grid).reshape(-1)
     labels = (Y.T if target_order == "step" else Y).reshape(-1)
     rows = torch.arange(len(labels), device=Y.device)
     count = {"real": int(real.sum()), "all": len(labels), "batch": batch, "none": 1}[divisor]
     picked = torch.log_softmax(outputs, dim=dim)[rows, labels]
+    if mean_of_means:  # each sequence's mean, then their mean: a step weighs 1 / (length * batch)
+        weight = (grid.T.to(outputs.dtype) / lengths[None, :].to(outputs.dtype) / batch).reshape(-1)
+        d_outputs = torch.softmax(outputs, dim=dim)
+        d_outputs[rows, labels] -= 1
+        return float(-(picked * weight).sum()), d_outputs * weight[:, None]
     loss = sign * (picked[real] if mask_loss else picked).sum() / count
     d_outputs = torch.softmax(outputs, dim=dim)
     if one_hot:
@@ -167,6 +175,18 @@ MASKED_LOSS = (
             "is one prediction, normalised over the vocabulary."
         ),
         partial(_masked_with, dim=0),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_("the real steps are taken at the end of each sequence: the padding comes after them, so the "
+           "first lengths[i] steps of sequence i are real."),
+        partial(_masked_with, padded_first=True),
+        LOSS_SECTION,
+    ),
+    Mistake(
+        N_("the loss is the mean over the sequences of each sequence's own mean: it is the mean over every "
+           "real step together, each step weighing the same."),
+        partial(_masked_with, mean_of_means=True),
         LOSS_SECTION,
     ),
 )

@@ -240,9 +240,10 @@ BACKWARD_MISTAKES = (
 
 # --- clipping ------------------------------------------------------------------------------
 
-def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False):
+def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False, norm_after=False):
     """(clipped gradients, norm) with the flags' mistakes: the norm of some gradients or the largest
-    one's, squared; each gradient scaled by its own norm, clamped entry by entry, or always scaled."""
+    one's, squared, or from each gradient's mean square; each gradient scaled by its own norm,
+    clamped entry by entry, or always scaled; the norm returned after clipping."""
     # In float64 on the CPU: MPS has no float64.
     norms = torch.stack([torch.linalg.vector_norm(g.detach().cpu().double()) for g in grads])
     counted = norms[:3] if norm_of == "first three" else norms
@@ -250,6 +251,8 @@ def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False):
         norm = float(norms.max())
     elif norm_of == "sum":
         norm = float(norms.sum())
+    elif norm_of == "means":
+        norm = math.sqrt(sum(float(g.detach().cpu().double().square().mean()) for g in grads))
     else:
         norm = float(counted.square().sum() if squared else torch.linalg.vector_norm(counted))
     if scale == "per value":
@@ -257,7 +260,7 @@ def _clip_with(grads, theta, norm_of="all", scale="joint", squared=False):
     if scale == "each":
         return [g * min(1.0, theta / max(float(n), 1e-12)) for g, n in zip(grads, norms, strict=True)], norm
     factor = theta / max(norm, 1e-12) if scale == "always" else min(1.0, theta / max(norm, 1e-12))
-    return [g * factor for g in grads], norm
+    return [g * factor for g in grads], norm * factor if norm_after else norm
 
 
 CLIP_MISTAKES = (
@@ -278,6 +281,11 @@ CLIP_MISTAKES = (
             partial(_clip_with, scale="always")),
     Mistake(N_("the norms of the gradients are added: the joint norm is the square root of the sum of their "
                "squares, not their sum."), partial(_clip_with, norm_of="sum")),
+    Mistake(N_("each gradient's squares are averaged where they are summed: the joint norm is the square "
+               "root of the sum of the squares of every entry of every gradient."),
+            partial(_clip_with, norm_of="means")),
+    Mistake(N_("the norm returned is the one after clipping: the piece returns the joint norm of the "
+               "gradients it was given, before they are scaled."), partial(_clip_with, norm_after=True)),
 )
 
 
