@@ -199,6 +199,8 @@ def _backward_with(X, state, hiddens, d_outputs, d_final, params, transpose_W_hh
     return [d_W_xh, d_W_hh, d_b_h, hiddens.reshape(-1, num_hiddens).T @ d_outputs, d_b_q], d_state
 
 
+PREVIOUS_STATE_SLOPE = N_("the tanh derivative uses the previous state: dt = dh * (1 - H_t^2), with H_t the "
+                          "state the step computed, not H_(t-1).")
 BACKWARD_MISTAKES = (
     Mistake(N_("the gradient passed back to the previous state is dt W_hh; it is dt W_hh^T (transposed), "
                "as H_(t-1) was multiplied by W_hh on the way forward."),
@@ -206,8 +208,7 @@ BACKWARD_MISTAKES = (
     Mistake(N_("the tanh derivative is missing: dt = dh * (1 - H_t^2), where dh is the gradient reaching "
                "H_t."),
             partial(_backward_with, derivative="none")),
-    Mistake(N_("the tanh derivative uses the previous state: dt = dh * (1 - H_t^2), with H_t the state the "
-               "step computed, not H_(t-1)."), partial(_backward_with, derivative="H_(t-1)")),
+    Mistake(PREVIOUS_STATE_SLOPE, partial(_backward_with, derivative="H_(t-1)")),
     Mistake(N_("d_final is ignored: the gradient reaching the last state starts as d_final (not zero) and "
                "is added to what the outputs send back at the last step."),
             partial(_backward_with, use_d_final=False)),
@@ -222,8 +223,8 @@ BACKWARD_MISTAKES = (
     # The state read one step off is `previous="H_t"` above: here H_(t-1) enters dW_hh alone.
     *(Mistake(cause, partial(_backward_with, loop=loop))
       for cause, loop, _section in loop_slips("", "") if loop.previous_shift),
-    Mistake(N_("the tanh derivative uses the previous state: dt = dh * (1 - H_t^2), with H_t the state the "
-               "step computed, not H_(t-1)."), partial(_backward_with, derivative="hiddens[t - 1]")),
+    # The same slip written with the list of states: H_(t-1) read as hiddens[t - 1].
+    Mistake(PREVIOUS_STATE_SLOPE, partial(_backward_with, derivative="hiddens[t - 1]")),
     Mistake(N_("the tanh derivative is computed from tanh(H_t): H_t has already gone through the tanh, so "
                "the derivative is 1 - H_t^2, with no tanh applied again."),
             partial(_backward_with, derivative="tanh(H_t)")),
