@@ -14,8 +14,9 @@ peak memory of the grading process and of the student's kernel (Gradescope allow
 on failure.
 
 With `--as-user` (as root, where Gradescope's container may forbid the user namespaces bubblewrap
-needs) the zip is run again in its "user" isolation (D2LMINI_SANDBOX=user: student code as uid
-65534 through setpriv): the solution must still score full marks, and an upload that makes five
+needs) the zip grades in its "user" isolation (D2LMINI_SANDBOX=user: student code as uid 65534
+through setpriv), the isolation Gradescope's container leaves it (the bubblewrap one is graded by
+the class tests): the solution must score full marks, and then an upload that makes five
 attacks of tools/cheating_samples.py must score nothing, leave results.json and the zip's d2lmini
 as the grader wrote them, and find the config unreadable. uid 65534 must be able to run the venv's
 Python: give `--python` a system Python (Gradescope's image has /usr/bin/python3) and `--keep` a
@@ -98,16 +99,17 @@ def _others_can_enter(folder: Path) -> Path | None:
     return None
 
 
-def check_user_isolation(root: Path, notebook: str, solved, env: dict) -> None:
-    """Run the zip in "user" isolation: the solution scores, the cheaters get nothing and reach nothing."""
+def user_isolation(root: Path, env: dict) -> dict:
+    """`env` for the zip's "user" isolation, once uid 65534 is known to be able to enter the venv."""
     closed = _others_can_enter(root / "venv")
     if closed is not None:
         raise SystemExit(f"FAILED: uid 65534 cannot enter {closed}: use a --keep folder others may enter")
-    env = dict(env, D2LMINI_SANDBOX="user")
+    return dict(env, D2LMINI_SANDBOX="user")
+
+
+def check_cheats_in_user_isolation(root: Path, notebook: str, env: dict) -> None:
+    """Grade one upload making the attacks of USER_CHEATS: it gets nothing and reaches nothing."""
     name = grading_samples.notebook_path(notebook).name
-    results, printed = _grade_upload(root, {name: solved}, "user: solution", env)
-    assert "isolated by user only" in printed, printed[:2000]
-    assert results["score"] == sum(t["max_score"] for t in results["tests"]) > 0, results
     package = root / "source" / "d2lmini"
     before = cheating_samples.tree_hash(package)
     places = cheating_samples.Places(root / "results", root / "submission", root / "submission" / name,
@@ -127,8 +129,7 @@ def check_user_isolation(root: Path, notebook: str, solved, env: dict) -> None:
     said = (leak / "config").read_text("utf-8") if (leak / "config").exists() else "(the cell never ran)"
     shutil.rmtree(leak)
     assert said == "refused: PermissionError", f"the config was readable in user isolation: {said[:80]!r}"
-    print(f"user isolation: the solution scored; one upload making {len(USER_CHEATS)} attacks scored 0 "
-          "and reached nothing")
+    print(f"user isolation: one upload making {len(USER_CHEATS)} attacks scored 0 and reached nothing")
 
 
 def main(argv: list[str]) -> None:
@@ -137,7 +138,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--keep", type=Path, help="use (and keep) this folder as /autograder")
     parser.add_argument("--python", help="the Python setup.sh makes the venv with (default: python3)")
     parser.add_argument("--as-user", action="store_true",
-                        help="also run the zip in 'user' isolation with cheating uploads (as root)")
+                        help="grade in 'user' isolation (as root), then a cheating upload too")
     args = parser.parse_args(argv)
     root = args.keep or Path(tempfile.mkdtemp(prefix="autograder-"))
     config, released = root / "points.toml", root / "released"
@@ -161,14 +162,18 @@ def main(argv: list[str]) -> None:
     answers = grading_samples.released_answers(args.notebook, exercises)
     solved = grading_samples.solved(args.notebook, released, answers)
     _run("setup.sh", ["bash", str(root / "source" / "setup.sh")], env)
+    if args.as_user:
+        env = user_isolation(root, env)
     _, printed = _grade_upload(root, {name: solved, "notes.ipynb": b"not a notebook"}, "run_autograder", env)
     results = check_results(root / "results" / "results.json", args.notebook)
+    if args.as_user:
+        assert "isolated by user only" in printed, printed[:2000]
     memory = next(line for line in printed.splitlines() if line.startswith("peak memory"))
     print(f"zip {size / 1024:.0f} KB; results.json: {len(results['tests'])} tests, "
           f"score {results['score']:g}")
     print(memory)
     if args.as_user:
-        check_user_isolation(root, args.notebook, solved, env)
+        check_cheats_in_user_isolation(root, args.notebook, env)
     print("OK: the Gradescope autograder graded the sample submission in a fresh venv")
 
 
