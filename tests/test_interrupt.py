@@ -316,3 +316,69 @@ def test_a_sweep_interrupted_keeps_every_later_run_working():
     sweep = run_sweep(small, "num_hiddens", [8, 16], on_run=stop_after_first)
     assert len(sweep.results) == 1 and calls == [0]
     assert run_lab(small).error is None
+
+
+# A kernel after its first cell (`import d2lmini`), forked once per try so that each try makes the
+# kernel's first optimizer: ■ (SIGINT) lands at the Nth Python call of the cell that makes a student's
+# own `torch.optim.Adam`, for N spread over every call that cell makes. Each try prints what its cell
+# said and whether the next cell's training ran to its end.
+FIRST_OPTIMIZER = textwrap.dedent("""
+    import os, signal, sys
+    import IPython  # as in every kernel: `import d2lmini` then imports what a first optimizer needs
+    import d2lmini, torch
+    from d2lmini.train import TrainConfig, make_model, train
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    CELL = "params = [torch.zeros(3, requires_grad=True)]\\nadam = torch.optim.Adam(params, lr=0.1)\\n"
+
+    def calls_of(source, fire_at=None):
+        count = [0]
+        def profile(frame, event, arg):
+            if event == "call":
+                count[0] += 1
+                if count[0] == fire_at:
+                    os.kill(os.getpid(), signal.SIGINT)
+        modules = set(sys.modules)
+        pid = os.fork()
+        if pid:
+            return os.waitpid(pid, 0)[1]
+        sys.setprofile(profile)
+        try:
+            exec(source, {"torch": torch})
+            said = "DONE"
+        except KeyboardInterrupt:
+            said = "INTERRUPTED"
+        sys.setprofile(None)
+        imported = len(set(sys.modules) - modules)
+        model = make_model("scratch", 20, TrainConfig(num_hiddens=8))
+        text = torch.randint(0, 20, (300,))
+        history = train(model, text, text, TrainConfig(num_hiddens=8, batch_size=2, num_steps=5,
+                        max_minibatches=20, num_epochs=None, checkpoints=1))
+        print(fire_at, said, "calls", count[0], "new modules", imported,
+              "next cell", "stopped" if history.stopped else "trained", flush=True)
+        os._exit(0)
+
+    calls_of(CELL)
+""")
+
+
+def test_an_interrupt_while_a_fresh_kernels_first_optimizer_is_made_stays_in_its_cell():
+    """Issue 43 item 10: ■ during a student's first `torch.optim.Adam(...)` in a fresh kernel printed
+    neither "done" nor "interrupted" in 13 of 15 tries, and stopped the next cell's `train()` instead.
+    After `import d2lmini` (every notebook's first cell) the first Adam imports nothing, so ■ at any of
+    its calls ends that cell and the next cell trains to its end."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    probe = FIRST_OPTIMIZER + "\nfor at in map(int, sys.argv[1:]):\n    calls_of(CELL, at)\n"
+    first = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           env=environment, timeout=300)
+    assert first.returncode == 0, first.stderr
+    _, said, _, calls, _, _, modules, _, _, next_cell = first.stdout.split()
+    assert (said, next_cell) == ("DONE", "trained") and int(modules) == 0, first.stdout
+    moments = sorted({1 + i * (int(calls) - 1) // 14 for i in range(15)})
+    tries = subprocess.run([sys.executable, "-c", probe, *map(str, moments)], capture_output=True,
+                           text=True, env=environment, timeout=300)
+    assert tries.returncode == 0, tries.stderr
+    outcomes = [line.split() for line in tries.stdout.splitlines()[1:]]
+    assert len(outcomes) == len(moments), tries.stdout
+    wrong = [o for o in outcomes if (o[1], o[-1]) != ("INTERRUPTED", "trained")]
+    assert not wrong, f"{len(wrong)} of {len(moments)} tries: {wrong}"
