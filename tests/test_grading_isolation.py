@@ -51,14 +51,15 @@ try:
 except OSError:
     found["network"] = False
 writes = {}
-for target in (sys.argv[1] + '/x', '/usr/x', os.path.dirname(json.__file__) + '/x'):
+for target in (sys.argv[1] + '/x', '/usr/x', os.path.dirname(json.__file__) + '/x', '/x', '/dev/x'):
     try:
         open(target, 'w').write('x')
         writes[target] = True
     except OSError:
         writes[target] = False
 found["writes"] = writes
-open('probe.json', 'w').write(json.dumps(found))
+open('probe.json', 'w').write(json.dumps(found))  # the scratch folder: written, but in the sandbox alone
+print(open('probe.json').read())
 """
 
 
@@ -75,15 +76,15 @@ def test_the_sandbox_shows_only_its_scratch_folder_and_the_installed_code(tmp_pa
               str(ROOT / "tests"), "/root", "/home"]
     (tmp_path / "work" / "other").mkdir()
     argv = sandbox.command([sys.executable, "-c", PROBE, *hidden], scratch, sandbox.clean_env(scratch))
-    subprocess.run(argv, check=True, timeout=120)
-    found = json.loads((scratch / "probe.json").read_text("utf-8"))
+    found = json.loads(subprocess.run(argv, check=True, timeout=120, capture_output=True).stdout)
+    assert not (scratch / "probe.json").exists()  # its scratch folder: a size-capped tmpfs of its own
     assert found["uid"] == sandbox.SANDBOX_UID
     grader = Path("/proc/self/cmdline").read_bytes().decode(errors="replace")
     assert grader not in found["cmdlines"] and len(found["pids"]) <= 3, found["cmdlines"]  # bwrap, python
     assert found["visible"][str(package)], "the installed package must be there, read-only"
     assert not any(found["visible"][p] for p in hidden[1:] if p not in ("/root", "/home")), found["visible"]
     assert not found["network"]
-    assert list(found["writes"].values()) == [False, False, False], found["writes"]
+    assert list(found["writes"].values()) == [False] * 5, found["writes"]  # the sandbox's root and /dev too
 
 
 @needs_sandbox
@@ -141,11 +142,11 @@ def test_a_sandbox_whose_folders_are_given_relative_to_the_graders_folder_starts
     monkeypatch.chdir(tmp_path)
     scratch, status = Path("work") / "student", Path("status")
     scratch.mkdir(parents=True)
-    script = "open('written', 'w').write('yes')"
+    script = "open('written', 'w').write('yes'); print(open('written').read())"
     argv = sandbox.command([sys.executable, "-c", script], scratch, sandbox.clean_env(scratch), status=status)
     finished = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=scratch)
     assert finished.returncode == 0, finished.stderr
-    assert (tmp_path / "work" / "student" / "written").read_text() == "yes"
+    assert finished.stdout == "yes\n"
 
 
 @needs_sandbox

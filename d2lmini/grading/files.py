@@ -57,8 +57,9 @@ def open_folder(path, dir_fd: int | None = None) -> int:
         raise _refused(error, path) from None
 
 
-def read_plain(folder: Path, relative: str, limit: int) -> bytes:
-    """At most `limit` + 1 bytes of the plain file `relative` under `folder`, following no link on the way.
+def read_plain(folder: Path | int, relative: str, limit: int) -> bytes:
+    """At most `limit` + 1 bytes of the plain file `relative` under `folder` (a path, or a descriptor of an
+    open folder, which stays open), following no link on the way.
 
     Raises `NotPlainFile` if `folder`, a folder on the way or the file is a link, or the file is not a
     regular file with this one name (a FIFO, a hard link to a file elsewhere); `FileNotFoundError` if it is
@@ -70,7 +71,8 @@ def read_plain(folder: Path, relative: str, limit: int) -> bytes:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), relative)
     if not DESCRIPTORS:
         return _read_plain_by_name(Path(folder), parts, limit)
-    descriptor = open_folder(folder)
+    descriptor = os.dup(folder) if isinstance(folder, int) else open_folder(folder)
+    named = Path(relative) if isinstance(folder, int) else Path(folder, relative)  # in errors
     try:
         for part in parts[:-1]:
             inner = open_folder(part, dir_fd=descriptor)
@@ -79,13 +81,13 @@ def read_plain(folder: Path, relative: str, limit: int) -> bytes:
         try:  # O_NONBLOCK: a FIFO planted as the file is refused, not waited on
             file = os.open(parts[-1], os.O_RDONLY | os.O_NONBLOCK | NO_LINKS, dir_fd=descriptor)
         except OSError as error:
-            raise _refused(error, Path(folder, relative)) from None
+            raise _refused(error, named) from None
     finally:
         os.close(descriptor)
     with os.fdopen(file, "rb") as opened:
         found = os.fstat(opened.fileno())
         if not stat.S_ISREG(found.st_mode) or found.st_nlink != 1:
-            raise NotPlainFile(errno.EPERM, "not a plain file", str(Path(folder, relative)))
+            raise NotPlainFile(errno.EPERM, "not a plain file", str(named))
         return opened.read(limit + 1)
 
 

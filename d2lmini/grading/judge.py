@@ -39,7 +39,7 @@ from d2lmini.grading.kernel import (
     peak_of_tree,
     rewrite,
 )
-from d2lmini.grading.limits import limited_command
+from d2lmini.grading.limits import KERNEL_IMPORTS, limited_command
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import CALL_SECONDS, RemoteFunction, decode, local_device, read_line
 from d2lmini.i18n import _
@@ -163,7 +163,7 @@ def execute(submission: Submission, exercises: list[Exercise], scratch: Path,
     return run, None
 
 
-PREFLIGHT_IMPORTS = "import ipykernel, d2lmini.grading.agent"  # what every graded kernel needs first
+PREFLIGHT_IMPORTS = KERNEL_IMPORTS  # what every graded kernel needs first
 
 
 class GraderUnavailable(RuntimeError):
@@ -182,7 +182,7 @@ def preflight(work: Path, limits: Limits) -> None:
     Once a kernel and a caller have started in this process with the same isolation, bounds on
     memory and files (the limits a start depends on; the time limits and restarts do not), Python
     and environment, a later call checks only `work`'s own folders."""
-    started = (sandbox.probe(), limits.memory_mb, limits.file_mb, sys.executable,
+    started = (sandbox.probe(), limits.memory_mb, limits.file_mb, limits.scratch_mb, sys.executable,
                tuple(sorted(os.environ.items())))
     problem = _closed_folder(work)
     if problem is None and started in _STARTED:
@@ -238,13 +238,18 @@ def _closed_folder(work: Path) -> str | None:
 def _import_problem(scratch: Path, limits: Limits) -> str | None:
     """The end of Python's error output if the sandboxed Python cannot import what a kernel needs."""
     program = limited_command(limits.memory_mb, limits.file_mb, [sys.executable, "-c", PREFLIGHT_IMPORTS])
-    env = sandbox.clean_env(scratch)
+    env, cgroup = sandbox.clean_env(scratch), None
     if sandbox.probe().isolated:
-        argv = sandbox.command(program, scratch, env)
+        cgroup = sandbox.new_cgroup(limits.memory_mb)
+        argv = sandbox.command(program, scratch, env, scratch_mb=limits.scratch_mb, cgroup=cgroup)
         env = None if sandbox.probe().namespaces else env
     else:
         argv, env = program, kernel_env(scratch)
-    done = subprocess.run(argv, capture_output=True, text=True, cwd=scratch, env=env, timeout=300)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=scratch, env=env, timeout=300)
+    finally:
+        if cgroup is not None:
+            cgroup.remove()
     if done.returncode == 0:
         return None
     lines = (done.stderr or done.stdout).strip().splitlines()
@@ -347,17 +352,26 @@ class Caller:
             create_plain(self.scratch, name, data, 0o644)
         program = limited_command(limits.memory_mb, limits.file_mb,
                               [sys.executable, "-m", "d2lmini.grading.caller", str(known), *saved])
-        env = sandbox.clean_env(self.scratch)
-        if sandbox.probe().namespaces:
-            argv = sandbox.command(program, self.scratch, env, caller_files(with_models), status=self.status)
+        env, self.cgroup = sandbox.clean_env(self.scratch), None
+        if sandbox.probe().isolated:
+            self.cgroup = sandbox.new_cgroup(limits.memory_mb)
+        if sandbox.probe().namespaces:  # its scratch folder a tmpfs there, the grader's files in it
+            argv = sandbox.command(program, self.scratch, env, caller_files(with_models), status=self.status,
+                                   scratch_mb=limits.scratch_mb, cgroup=self.cgroup,
+                                   inputs=tuple(self.scratch / name for name in files))
             env = {}
         elif sandbox.probe().isolated:  # another user, with the grader's Python path
-            argv = sandbox.command(program, self.scratch, env)
+            argv = sandbox.command(program, self.scratch, env, cgroup=self.cgroup)
         else:
             argv, env = program, dict(os.environ) | env | {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, cwd=self.scratch, env=env or None,
-                                        start_new_session=True)
+        try:
+            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, cwd=self.scratch, env=env or None,
+                                            start_new_session=True)
+        except OSError:
+            if self.cgroup is not None:
+                self.cgroup.remove()
+            raise
 
     def ready(self) -> str | None:
         """Wait for the process to load the function; None if it did, else what went wrong.
@@ -392,6 +406,8 @@ class Caller:
                 stream.close()
         if not sandbox.wait_gone(self.status):
             raise RuntimeError(_("the sandbox of {folder} did not end").format(folder=self.scratch))
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
 def _parse_line(line: bytes | None) -> dict:
@@ -422,6 +438,13 @@ def start_caller(saved: dict[str, bytes], folder: Path, limits: Limits, with_mod
             print(_("warning: {file}: {error}; trying once more").format(file=folder, error=failure),
                   file=sys.stderr)
     raise AssertionError("unreachable")
+
+
+def function_files(records: dict) -> list[str]:
+    """The files, relative to the scratch folder, that the functions in a run's `records` were saved in."""
+    return [str(data["file"]) for values in records.values() if isinstance(values, dict)
+            for data in values.values()
+            if isinstance(data, dict) and data.get("t") == "function" and isinstance(data.get("file"), str)]
 
 
 def saved_function(data: dict, scratch: Path) -> bytes | None:
@@ -549,6 +572,7 @@ def grade_notebook(submission: Submission, exercises: list[Exercise], points: di
     except GraderFailure as failure:
         return [Mark(e.id, 0, points[e.id], not_graded(str(failure)), graded=False) for e in exercises]
     if kernel is not None:  # every process of the student's sandbox is gone before anything is judged
+        kernel.bring_out(function_files(run.records), FUNCTION_LIMIT)
         kernel.shutdown()
     marks, found = [], []
     try:

@@ -13,6 +13,7 @@ exercises are still graded. `Kernel.shutdown` returns once every process of the 
 """
 
 import ast
+import contextlib
 import json
 import os
 import shutil
@@ -21,13 +22,14 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import zmq
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 from d2lmini.grading import handover, sandbox
+from d2lmini.grading.files import create_plain, read_plain
 from d2lmini.grading.limits import limited_command
 from d2lmini.grading.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.remote import MIME
@@ -83,8 +85,9 @@ def rewrite(source: str, exercises: dict[str, Exercise]) -> tuple[str, list[str]
     return "".join(lines), found
 
 
-def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path) -> Path:
-    """A kernel spec (outside the scratch folder, which the student's code may write) for the kernel."""
+def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path, cgroup) -> Path:
+    """A kernel spec (outside the scratch folder, which the student's code may write) for the kernel, which
+    starts in `cgroup` (a `cgroups.Cgroup`, or None)."""
     folder = private / KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
     program = limited_command(limits.memory_mb, limits.file_mb,
@@ -93,11 +96,12 @@ def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path
     if sandbox.probe().namespaces:
         # Interrupted by a message: a signal would reach bwrap, not the kernel inside it.
         argv = sandbox.command(program, scratch, sandbox.clean_env(scratch), status=private / "status",
-                               sockets=sockets)
+                               sockets=sockets, scratch_mb=limits.scratch_mb, cgroup=cgroup)
         spec |= {"argv": argv, "interrupt_mode": "message"}
     elif sandbox.probe().isolated:  # setpriv execs the kernel: a signal reaches it
         spec["argv"] = handover.command("{connection_file}", scratch, sandbox.SANDBOX_UID,
-                                        sandbox.command(program, scratch, sandbox.clean_env(scratch)))
+                                        sandbox.command(program, scratch, sandbox.clean_env(scratch),
+                                                        cgroup=cgroup))
     else:
         spec["argv"] = program
     (folder / "kernel.json").write_text(json.dumps(spec), "utf-8")
@@ -132,7 +136,13 @@ class Kernel:
         # Unix socket paths must be short (107 bytes): not in a scratch folder that may lie deep.
         short = "/tmp" if Path("/tmp").is_dir() else None
         self.sockets = Path(tempfile.mkdtemp(prefix="d2lmini-kernel-", dir=short))
-        spec_dir = _kernel_spec_dir(scratch, self.private, limits, self.sockets)
+        try:
+            self.cgroup = sandbox.new_cgroup(limits.memory_mb) if sandbox.probe().isolated else None
+        except OSError as error:
+            shutil.rmtree(self.sockets, ignore_errors=True)
+            raise GraderFailure(
+                _("the grading kernel did not start ({error})").format(error=error)) from error
+        spec_dir = _kernel_spec_dir(scratch, self.private, limits, self.sockets, self.cgroup)
         specs = KernelSpecManager(kernel_dirs=[str(spec_dir)])
         isolation = sandbox.probe()
         # Unix sockets in a bound folder cross the sandbox's network namespace; TCP would not.
@@ -155,6 +165,8 @@ class Kernel:
         except Exception as error:  # the sandbox's program, or the folder it starts in, is not there
             self.context.destroy(linger=0)
             shutil.rmtree(self.sockets, ignore_errors=True)
+            if self.cgroup is not None:
+                self.cgroup.remove()
             raise GraderFailure(
                 _("the grading kernel did not start ({error})").format(error=error)) from error
         self.client = self.manager.client(context=self.context)
@@ -232,6 +244,26 @@ class Kernel:
         self.shutdown()
         return True
 
+    def bring_out(self, files: list[str], limit: int) -> None:
+        """Copy `files` (paths relative to the scratch folder, of at most `limit` bytes each) from the
+        running sandbox, where the scratch folder is a tmpfs of its own, into the grader's scratch folder,
+        where the judge reads them once the sandbox is gone. Read as `files.read_plain` reads: no link
+        followed; a file that is not there, or is not a plain file, is not copied. Elsewhere the kernel
+        writes in the grader's scratch folder itself: nothing to do."""
+        if not sandbox.probe().namespaces or not self.alive():
+            return
+        inside = sandbox.open_inside(self.private / "status", self.scratch)
+        try:
+            for relative in dict.fromkeys(files):
+                with contextlib.suppress(OSError, ValueError):
+                    data = read_plain(inside, relative, limit)
+                    if len(data) <= limit:
+                        *folders, name = PurePosixPath(relative).parts
+                        (self.scratch / Path(*folders)).mkdir(parents=True, exist_ok=True)
+                        create_plain(self.scratch / Path(*folders), name, data, 0o644)
+        finally:
+            os.close(inside)
+
     def peak_mb(self) -> float:
         """The peak resident memory of the kernel's processes so far, in MB (Linux; else 0)."""
         pid = getattr(self.manager.provisioner, "pid", None)
@@ -253,6 +285,8 @@ class Kernel:
                 self.context.destroy(linger=0)
             gone = sandbox.wait_gone(self.private / "status")
             shutil.rmtree(self.sockets, ignore_errors=True)
+            if gone and self.cgroup is not None:
+                self.cgroup.remove()
             if not gone:
                 raise RuntimeError(_("the sandbox of {folder} did not end").format(folder=self.scratch))
 

@@ -27,6 +27,7 @@ forces a mode ("bwrap", "user", "none"), for tests.
 """
 
 import contextlib
+import errno
 import functools
 import json
 import os
@@ -38,8 +39,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from d2lmini.grading import cgroups
 from d2lmini.grading.files import open_folder
-from d2lmini.grading.limits import limited_command
+from d2lmini.grading.limits import ENVIRONMENT, TASKS, limited_command
+from d2lmini.grading.reasons import Reason, shown
+from d2lmini.grading.settings import Limits
 from d2lmini.i18n import ENVIRONMENT_VARIABLE, N_, _
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the d2lmini folder: the only part of a checkout bound
@@ -50,31 +54,6 @@ HIDDEN = ("/root", "/home", "/run", "/var", "/srv", "/mnt", "/media")
 HOME = "home"  # the HOME folder a submission's program gets in its scratch folder, unless in bubblewrap
 
 
-class Reason(str):
-    """Why submissions are not in a bubblewrap sandbox: the English text, translated where it is shown.
-
-    `probe` finds it once per process (it is cached), before anyone may have chosen a language, so
-    it keeps its message (marked with `N_`) and fields, and `shown()` translates them when asked.
-    """
-
-    template: str
-    fields: dict
-
-    def __new__(cls, template: str, **fields):
-        made = super().__new__(cls, template.format(**fields))
-        made.template, made.fields = template, fields
-        return made
-
-    def shown(self) -> str:
-        """The reason in the language d2lmini speaks now."""
-        return _(self.template).format(**{key: shown(value) for key, value in self.fields.items()})
-
-
-def shown(text) -> str:
-    """`text` as a person reads it now: a `Reason` translated, anything else as it is."""
-    return text.shown() if isinstance(text, Reason) else text
-
-
 @dataclass(frozen=True)
 class Isolation:
     """How submissions are isolated: "bwrap", "user" (root without namespaces: setpriv), or not at all."""
@@ -82,6 +61,8 @@ class Isolation:
     program: str | None  # bwrap or setpriv, or None: not isolated
     mode: str | None = None  # "bwrap", "user" or None
     reason: str = ""  # why not bwrap (a `Reason`: English, translated by `describe`)
+    sizes: bool = True  # bwrap caps the size of a tmpfs (--size: bubblewrap 0.7 and later)
+    cgroups: object = None  # where each sandbox's cgroup is made (`cgroups.Place`), why nowhere (a `Reason`)
 
     @property
     def isolated(self) -> bool:
@@ -95,19 +76,39 @@ class Isolation:
     def describe(self) -> str:
         """One line for the instructor and for results.json."""
         if self.mode == "bwrap":
-            return _("isolated: each submission in its own bubblewrap sandbox (no network, read-only system)")
+            return "; ".join([_("isolated: each submission in its own bubblewrap sandbox (no network, "
+                                "read-only system)"), *self.bounds()])
         if self.mode == "user":
             # TRANSLATORS: {reason} says why bubblewrap cannot be used; 'Threat model' names a section of the
             # English docs (keep it).
-            return _("isolated by user only: submissions run as uid 65534 (setpriv), every process of that "
+            said = _("isolated by user only: submissions run as uid 65534 (setpriv), every process of that "
                      "user ended before results are written, because {reason}; they can reach the network "
                      "and read what any user may (see docs/instructors.md, 'Threat model')").format(
                          reason=shown(self.reason))
+            return "; ".join([said, *self.bounds()])
         # TRANSLATORS: {reason} says why submissions cannot be isolated; 'Threat model' names a section of the
         # English docs (keep it).
         return _("NOT isolated: {reason}. Submissions run as the grader's own user and can read and change "
                  "what it can (see docs/instructors.md, 'Threat model'); install bubblewrap (apt-get install "
                  "bubblewrap) on Linux to isolate them").format(reason=shown(self.reason))
+
+    def bounds(self) -> list[str]:
+        """What bounds a submission's memory and files together, where that is less than everywhere."""
+        said = []
+        if isinstance(self.cgroups, cgroups.Place):
+            said.append(_("the memory of all its processes counted together, in a cgroup of its own"))
+        elif self.cgroups is not None:
+            # TRANSLATORS: {reason} says why no cgroup can be made ("cgroups switched off (...)").
+            said.append(_("memory bounded per process only, not for all its processes together (no cgroup: "
+                          "{reason})").format(reason=shown(self.cgroups)))
+        if self.mode == "user":
+            said.append(_("the files it writes bounded one by one only: its scratch folder and /tmp are not "
+                          "capped in size"))
+        elif not self.sizes:
+            # TRANSLATORS: {program} is the bwrap program; keep --size.
+            said.append(_("its scratch folder and /tmp not capped in size ({program} has no --size; "
+                          "bubblewrap 0.7 and later have it)").format(program=self.program))
+        return said
 
 
 @functools.cache
@@ -123,7 +124,8 @@ def probe() -> Isolation:
         return Isolation(None, None, Reason(N_("isolation switched off (D2LMINI_SANDBOX=none)")))
     why = _bwrap_problem() if wanted != "user" else "D2LMINI_SANDBOX=user"
     if why is None:
-        return Isolation(shutil.which(os.environ.get("D2LMINI_BWRAP", "bwrap")), "bwrap")
+        program = shutil.which(os.environ.get("D2LMINI_BWRAP", "bwrap"))
+        return Isolation(program, "bwrap", sizes=_caps_sizes(program), cgroups=cgroups.find())
     setpriv = shutil.which("setpriv")
     if wanted != "bwrap" and os.geteuid() == 0 and setpriv is not None:
         python = limited_command(4096, 64, [sys.executable, "-c", "import d2lmini.grading.caller"])
@@ -132,7 +134,7 @@ def probe() -> Isolation:
         trial = subprocess.run([*user, *python], capture_output=True, text=True, timeout=120,
                                env={"PYTHONPATH": str(PACKAGE.parent)}, cwd="/")
         if trial.returncode == 0:
-            return Isolation(setpriv, "user", why)
+            return Isolation(setpriv, "user", why, cgroups=cgroups.find())
         # TRANSLATORS: {why} says why bubblewrap cannot be used; {error} is the end of Python's error output.
         why = Reason(N_("{why}; and uid {uid} cannot run this Python and d2lmini ({error})"), why=why,
                      uid=SANDBOX_UID, error=trial.stderr.strip()[-150:])
@@ -159,6 +161,16 @@ def _bwrap_problem() -> str | None:
     return None
 
 
+def _caps_sizes(program: str) -> bool:
+    """Whether `program` (bwrap) makes a tmpfs of a given size (`--size`, bubblewrap 0.7 and later)."""
+    trial = [program, *_namespaces(), "--ro-bind", "/", "/", "--size", str(2**20), "--tmpfs", "/tmp", "--",
+             "true"]
+    try:
+        return subprocess.run(trial, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
 def _namespaces() -> list[str]:
     return ["--unshare-all", "--die-with-parent", "--new-session", "--uid", str(SANDBOX_UID), "--gid",
             str(SANDBOX_UID), "--cap-drop", "ALL"]
@@ -181,8 +193,9 @@ def _covered(path: Path, folders: list[Path]) -> bool:
 
 
 def command(program: list[str], scratch: Path, env: dict[str, str], package_files: list[Path] | None = None,
-            hide: tuple[Path, ...] = (), status: Path | None = None,
-            sockets: Path | None = None) -> list[str]:
+            hide: tuple[Path, ...] = (), status: Path | None = None, sockets: Path | None = None,
+            scratch_mb: int | None = None, cgroup: "cgroups.Cgroup | None" = None,
+            inputs: tuple[Path, ...] = ()) -> list[str]:
     """The argv that runs `program` in a sandbox whose only writable folder is `scratch`.
 
     `package_files`: only these files of the d2lmini package are in the sandbox (the judge's
@@ -190,6 +203,12 @@ def command(program: list[str], scratch: Path, env: dict[str, str], package_file
     where a bound folder holds them (the output folder, the submissions). `status`: a file where
     bwrap writes the host PID of the sandbox's first process (`wait_gone` reads it). `sockets`: a
     second writable folder, with a short path, for the kernel's Unix sockets (at most 107 bytes).
+    `cgroup`: the sandbox's own (`new_cgroup`), which it joins before anything runs.
+
+    In bubblewrap, `scratch` is a fresh tmpfs of at most `scratch_mb` MB (the setting's default
+    when None), and so are /tmp and /dev/shm; everything else is read-only, the sandbox's root and
+    /dev too. What the grader put in `scratch` for it is seen there read-only: `inputs`. What the
+    sandbox writes there the grader reads while it runs (`open_inside`).
     """
     isolation = probe()
     if not isolation.isolated:
@@ -199,13 +218,33 @@ def command(program: list[str], scratch: Path, env: dict[str, str], package_file
     scratch = Path(scratch).absolute()
     sockets, status = (Path(p).absolute() if p is not None else None for p in (sockets, status))
     if not isolation.namespaces:
-        return _as_sandbox_user(isolation.program, program, scratch)
-    argv = [isolation.program, *_namespaces()]
-    bound = [Path(p) for p in SYSTEM if Path(p).exists()]
+        argv = _as_sandbox_user(isolation.program, program, scratch)
+        return cgroup.wrap(argv) if cgroup is not None else argv
+    megabytes = scratch_mb if scratch_mb is not None else Limits().scratch_mb
+    size = ["--size", str(megabytes * 2**20)] if isolation.sizes else []
+    argv = [isolation.program, *_namespaces(), *_read_only(size, package_files, hide)]
+    if sockets is not None:
+        argv += ["--bind", str(sockets), str(sockets)]
+    argv += ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+             *size, "--tmpfs", str(scratch)]
+    for path in inputs:
+        argv += ["--ro-bind", str(Path(path).absolute()), str(Path(path).absolute())]
+    argv += ["--remount-ro", "/", "--chdir", str(scratch), "--clearenv"]
+    for key, value in env.items():
+        argv += ["--setenv", key, value]
+    if status is not None:
+        argv = ["/bin/sh", "-c", f'exec "$@" 3>"{status}"', "sh", *argv, "--json-status-fd", "3"]
+    argv = [*argv, "--", *program]
+    return cgroup.wrap(argv) if cgroup is not None else argv
+
+
+def _read_only(size: list[str], package_files: list[Path] | None, hide: tuple[Path, ...]) -> list[str]:
+    """bwrap's arguments for the system, Python and the package, read-only, and /tmp (`size`: its cap)."""
+    argv, bound = [], [Path(p) for p in SYSTEM if Path(p).exists()]
     for path in bound:
         argv += ["--ro-bind", str(path), str(path)] if not Path(path).is_symlink() else \
             ["--symlink", os.readlink(path), str(path)]
-    argv += ["--tmpfs", "/tmp", "--dir", "/tmp/home"]  # before the binds: a venv in /tmp stays seen
+    argv += [*size, "--tmpfs", "/tmp", "--dir", "/tmp/home"]  # before the binds: a venv in /tmp stays seen
     for folder in _python_folders():
         if not _covered(folder, bound):
             argv += ["--ro-bind", str(folder), str(folder)]
@@ -219,16 +258,32 @@ def command(program: list[str], scratch: Path, env: dict[str, str], package_file
         path = Path(path).resolve()
         if path.is_dir() and _covered(path, bound) and not _covered(PACKAGE, [path]):
             argv += ["--tmpfs", str(path)]
-    if sockets is not None:
-        argv += ["--bind", str(sockets), str(sockets)]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--bind", str(scratch), str(scratch),
-             "--chdir", str(scratch), "--clearenv"]
-    for key, value in env.items():
-        argv += ["--setenv", key, value]
-    if status is not None:
-        return ["/bin/sh", "-c", f'exec "$@" 3>"{status}"', "sh", *argv, "--json-status-fd", "3", "--",
-                *program]
-    return [*argv, "--", *program]
+    return argv
+
+
+def new_cgroup(memory_mb: int) -> "cgroups.Cgroup | None":
+    """A cgroup of its own for a sandbox, limited to `memory_mb` MB and `limits.TASKS` tasks; None where
+    this machine has no writable cgroup (`Isolation.cgroups` says why). Removed with `Cgroup.remove`."""
+    place = probe().cgroups
+    return cgroups.Cgroup.create(place, memory_mb, TASKS) if isinstance(place, cgroups.Place) else None
+
+
+def open_inside(status: Path, folder: Path) -> int:
+    """A descriptor of `folder` as the running sandbox of `status` sees it (its scratch folder, a tmpfs
+    there), walked from the sandbox's root without following a link, as `files.read_plain` walks on."""
+    pid = sandbox_pid(status)
+    if pid is None:
+        raise FileNotFoundError(errno.ESRCH, "no sandbox is running", str(status))
+    descriptor = os.open(f"/proc/{pid}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in Path(folder).absolute().parts[1:]:
+            inner = open_folder(part, dir_fd=descriptor)
+            os.close(descriptor)
+            descriptor = inner
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
 
 
 def _as_sandbox_user(setpriv: str, program: list[str], scratch: Path) -> list[str]:
@@ -332,7 +387,8 @@ def clean_env(scratch: Path) -> dict[str, str]:
            "D2LMINI_CACHE": str(home / ".cache" / "d2lmini"), "IPYTHONDIR": str(home / ".ipython"),
            "JUPYTER_RUNTIME_DIR": str(home / ".runtime"), "PYTHONDONTWRITEBYTECODE": "1",
            "MPLBACKEND": "agg", "PYTHONNOUSERSITE": "1", "PIP_NO_INDEX": "1",
-           "PYTHONPATH": str(PACKAGE.parent), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+           "PYTHONPATH": str(PACKAGE.parent), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+           "MALLOC_ARENA_MAX": ENVIRONMENT["MALLOC_ARENA_MAX"]}  # fewer reserved arenas: less address space
     if os.environ.get(ENVIRONMENT_VARIABLE):
         env[ENVIRONMENT_VARIABLE] = os.environ[ENVIRONMENT_VARIABLE]
     return env

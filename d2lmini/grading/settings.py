@@ -91,6 +91,8 @@ SETTINGS = (
     ),
     Setting("memory_mb", int, 2048, 128, 2**20, N_("MB of memory a student's kernel may allocate")),
     Setting("file_mb", int, 64, 1, 2**16, N_("MB of the largest file a student's kernel may write")),
+    Setting("scratch_mb", int, 256, 16, 2**16,
+            N_("MB of files a student's kernel may keep in its scratch folder (and again in /tmp)")),
     Setting("restarts", int, 2, 0, 10, N_("fresh kernels after cells that end one (os._exit, a crash)")),
     Setting(
         "late_per_day",
