@@ -1,9 +1,11 @@
 """Run a submitted notebook in a fresh, limited kernel, with its check cells turned into recorders.
 
-The kernel is a child process started through `d2lmini.grading.limits` (a memory limit, a
-limit on the size of files it writes) inside a bubblewrap sandbox (`d2lmini.grading.sandbox`:
-no network, the system read-only, its scratch folder its only writable place, its own PID
-namespace), talking to the grader over Unix sockets in a short temporary folder bound into it.
+The kernel is a child process started through `d2lmini.grading.limits` (rlimits on its memory,
+address space, processes and file sizes) inside a bubblewrap sandbox (`d2lmini.grading.sandbox`:
+no network, the system read-only, its scratch folder a size-capped tmpfs, its own PID namespace,
+a cgroup of its own where there can be one), talking to the grader over Unix sockets in a short
+temporary folder bound into it. The functions it saved are copied out of its scratch folder
+before it ends (`Kernel.bring_out`).
 Without a sandbox (no bwrap) it runs as the grader's user, with HOME, TMPDIR and caches in the
 scratch folder and a proxy that answers nothing, and the results say it was not isolated. Each
 cell runs with a time limit; a cell still running then is interrupted, and a cell that prints

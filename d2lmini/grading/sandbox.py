@@ -11,19 +11,26 @@ Each student's kernel, and each fresh process that calls a student's function fo
   grader writes any result;
 - a file system made only of what Python needs, read-only: the system's `/usr`, `/etc` and
   library folders, this Python (its prefix and site folders) and the `d2lmini` package folder
-  alone (not the repository beside it: no `solutions/`), a fresh `/tmp`, a fresh `/proc` of its
-  own PID namespace (the grader's command line is not there), and one writable folder, its
-  scratch. The output folder, the submissions, the instructor's config, /root and /home are not
-  in it (covered by an empty tmpfs where they lie under a folder that is);
-- a clean environment (`--clearenv`), HOME and TMPDIR in the scratch folder.
+  alone (not the repository beside it: no `solutions/`), a fresh `/proc` of its own PID
+  namespace (the grader's command line is not there), its root and `/dev` read-only too, and
+  three writable places, each a fresh tmpfs of at most `scratch_mb` MB (`--size`, bubblewrap 0.7
+  and later): its scratch folder, `/tmp` and `/dev/shm`. The output folder, the submissions, the
+  instructor's config, /root and /home are not in it (covered by an empty tmpfs where they lie
+  under a folder that is). What the grader puts in the scratch folder for it is bound there
+  read-only; what it leaves there the grader reads while it runs (`open_inside`);
+- a clean environment (`--clearenv`), HOME and TMPDIR in its `/tmp`;
+- a cgroup of its own where the grader may make one (`new_cgroup`, `d2lmini.grading.cgroups`),
+  which counts the memory of all its processes together; rlimits on each process in any case
+  (`d2lmini.grading.limits`).
 
 Where bwrap is missing or cannot make namespaces (macOS, a container without user namespaces)
 `probe` says why, the grader announces before it starts that submissions run NOT isolated, and
 the results record it. A grader running as root where bwrap cannot run (Gradescope's
 container) runs submissions as uid 65534 through `setpriv` instead ("user" isolation: its own
 user, every process of that user ended before results are written, but the network and the
-readable files shared). `D2LMINI_BWRAP` names another bwrap program; `D2LMINI_SANDBOX`
-forces a mode ("bwrap", "user", "none"), for tests.
+readable files shared; its scratch folder and /tmp are the machine's, bounded file by file only).
+`D2LMINI_BWRAP` names another bwrap program; `D2LMINI_SANDBOX` forces a mode ("bwrap", "user",
+"none"), for tests; `D2LMINI_CGROUP=none` switches cgroups off.
 """
 
 import contextlib
