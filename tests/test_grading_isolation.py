@@ -23,7 +23,7 @@ from d2lmini.grading.config import load_config
 from d2lmini.grading.gradebook import grade_class
 from d2lmini.grading.judge import Caller, Submission, grade_notebook
 from d2lmini.grading.kernel import Limits
-from d2lmini.grading.limits import limited_command
+from d2lmini.grading.limits import TASKS, address_mb, limited_command
 from d2lmini.grading.remote import RemoteFunction, decode, encode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,12 +125,16 @@ def test_one_upload_makes_every_attack_it_is_given_before_its_function(tmp_path)
 
 def test_the_limits_wrapper_sets_its_limits_and_imports_neither_torch_nor_the_package():
     """Every graded kernel and every caller process starts through it: importing d2lmini there cost 2.5 s."""
-    shown = "import resource; print(resource.getrlimit(resource.RLIMIT_FSIZE))"
+    shown = ("import resource; print(resource.getrlimit(resource.RLIMIT_FSIZE), "
+             "resource.getrlimit(resource.RLIMIT_AS)[0], resource.getrlimit(resource.RLIMIT_NPROC)[0])")
     argv = limited_command(64, 8, [sys.executable, "-c", shown])
     argv.insert(1, "-Ximporttime")  # the wrapper's own imports, on stderr
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == str((8 * 2**20, 8 * 2**20))
+    # the address space too (a shared mapping counts there, not in RLIMIT_DATA), and the processes
+    assert done.stdout.split(") ")[0] + ")" == str((8 * 2**20, 8 * 2**20))
+    address, tasks = (int(n) for n in done.stdout.split(") ")[1].split())
+    assert address == address_mb(64) * 2**20 and tasks == TASKS, done.stdout
     imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line]
     assert "resource" in imported
     assert not [name for name in imported if name.split(".")[0] in ("torch", "d2lmini")], imported

@@ -185,3 +185,19 @@ def test_a_student_past_the_limits_loses_those_exercises_and_the_class_is_graded
     for mark in past.marks:
         said = ("ended the notebook's kernel", "stopped with", "asked for more memory")
         assert mark.graded and any(words in mark.message for words in said), mark
+
+
+def test_a_v2_cgroup_is_made_only_where_its_controllers_are_delegated_and_the_grader_is_alone(tmp_path):
+    """The grader moves itself into a leaf of its v2 cgroup only where that cgroup is its own: never anyone
+    else's process, and not where the memory and pids controllers cannot be turned on below it."""
+    from d2lmini.grading import cgroups
+
+    folder = tmp_path / "app-grader.scope"
+    folder.mkdir()
+    (folder / "cgroup.controllers").write_text("cpu io\n")
+    (folder / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    assert "not delegated" in cgroups._delegated(folder)
+    (folder / "cgroup.controllers").write_text("cpu io memory pids\n")
+    (folder / "cgroup.procs").write_text(f"{os.getpid()}\n1\n")  # the shell that started it, say
+    assert "systemd-run --user --scope" in cgroups._delegated(folder)
+    assert not (folder / cgroups.LEAF).exists()  # nobody was moved
