@@ -201,3 +201,34 @@ def test_a_v2_cgroup_is_made_only_where_its_controllers_are_delegated_and_the_gr
     (folder / "cgroup.procs").write_text(f"{os.getpid()}\n1\n")  # the shell that started it, say
     assert "systemd-run --user --scope" in cgroups._delegated(folder)
     assert not (folder / cgroups.LEAF).exists()  # nobody was moved
+
+
+SOCKETS_FILL = """
+import os
+from ipykernel.connect import get_connection_file
+folder = os.path.dirname(get_connection_file())  # where its connection file and Unix sockets are
+for inside in (folder, os.path.join(folder, "ipc")):
+    try:
+        for number in range(64):
+            with open(os.path.join(inside, f"fill-{number}"), "wb") as file:
+                file.write(b"x" * 2**20)
+    except OSError:
+        pass
+"""
+
+
+def test_the_folder_of_a_kernels_sockets_takes_nothing_of_its_files(tmp_path):
+    """The folder of a kernel's connection file and sockets is the grader's, in the machine's /tmp: what the
+    kernel writes there stays in its sandbox (before: bound writable, it took any number of files)."""
+    from d2lmini.grading.kernel import Kernel
+
+    if not sandbox.probe().namespaces:
+        pytest.skip(sandbox.probe().describe())
+    (tmp_path / "work").mkdir()
+    running = Kernel(tmp_path / "work", Limits())
+    try:
+        assert running.run(SOCKETS_FILL, 60) == (None, False)
+        assert running.run("print('still answering')", 60) == (None, False)
+        assert sorted(p.name for p in running.sockets.iterdir()) == ["connection.json", "ipc"]
+    finally:
+        running.shutdown()

@@ -47,6 +47,7 @@ LOST_OUTPUT_SECONDS = 10.0  # after the cell's reply, how long its outputs may t
 CALL_MARGIN = 20.0  # seconds a remote call may take beyond the guard's own limit (transfers)
 KERNEL_NAME = "d2lmini-grading"
 BLOCKED_NETWORK = "http://127.0.0.1:9"  # the discard port: every HTTP(S) request fails at once
+CONNECTION, IPC = "connection.json", "ipc"  # in a kernel's sockets folder: its connection file, its sockets
 
 
 @dataclass
@@ -89,7 +90,8 @@ def rewrite(source: str, exercises: dict[str, Exercise]) -> tuple[str, list[str]
 
 def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path, cgroup) -> Path:
     """A kernel spec (outside the scratch folder, which the student's code may write) for the kernel, which
-    starts in `cgroup` (a `cgroups.Cgroup`, or None)."""
+    starts in `cgroup` (a `cgroups.Cgroup`, or None) and, in bubblewrap, reads its connection file from
+    `sockets` and makes its Unix sockets in `sockets`/`IPC`."""
     folder = private / KERNEL_NAME
     folder.mkdir(parents=True, exist_ok=True)
     program = limited_command(limits.memory_mb, limits.file_mb,
@@ -98,7 +100,8 @@ def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path
     if sandbox.probe().namespaces:
         # Interrupted by a message: a signal would reach bwrap, not the kernel inside it.
         argv = sandbox.command(program, scratch, sandbox.clean_env(scratch), status=private / "status",
-                               sockets=sockets, scratch_mb=limits.scratch_mb, cgroup=cgroup)
+                               sockets=sockets / IPC, scratch_mb=limits.scratch_mb, cgroup=cgroup,
+                               inputs=(sockets / CONNECTION,))
         spec |= {"argv": argv, "interrupt_mode": "message"}
     elif sandbox.probe().isolated:  # setpriv execs the kernel: a signal reaches it
         spec["argv"] = handover.command("{connection_file}", scratch, sandbox.SANDBOX_UID,
@@ -147,17 +150,18 @@ class Kernel:
         spec_dir = _kernel_spec_dir(scratch, self.private, limits, self.sockets, self.cgroup)
         specs = KernelSpecManager(kernel_dirs=[str(spec_dir)])
         isolation = sandbox.probe()
-        # Unix sockets in a bound folder cross the sandbox's network namespace; TCP would not.
-        name = f"{os.getpid()}-{id(self)}"  # a restarted kernel's files never meet its predecessor's clean-up
-        ipc = {"transport": "ipc", "ip": str(self.sockets / "kernel")}
+        # Unix sockets cross the sandbox's network namespace; TCP would not. The kernel makes them in a small
+        # tmpfs of its own (`sandbox.command`), which the grader reaches through the sandbox's root in /proc:
+        # nothing of the sandbox's is written in the machine's /tmp. A restarted kernel gets a fresh folder.
+        ipc = {"transport": "ipc", "ip": str(self.sockets / IPC / "kernel")}
         ports = ipc if isolation.namespaces else {}
         self.context = capped_context(MESSAGE_LIMIT)
         self.manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, context=self.context,
                                      **ports)
         # Written by the grader (root, maybe) in its own fresh folder, never in the scratch folder, where an
         # earlier kernel of the student's may have planted a link under this name. A bubblewrap sandbox sees
-        # it there (the folder is bound); in "user" isolation `handover` copies it for the sandbox user.
-        self.manager.connection_file = str(self.sockets / f"connection-{name}.json")
+        # it there, read-only; in "user" isolation `handover` copies it for the sandbox user.
+        self.manager.connection_file = str(self.sockets / CONNECTION)
         env = sandbox.clean_env(scratch) if isolation.isolated else kernel_env(scratch)
         env = {} if isolation.namespaces else env  # bwrap sets the kernel's environment itself
         # The kernel's own stderr (ipykernel's warnings, a student's os.write(2, ...)) is not the grader's.
@@ -172,8 +176,10 @@ class Kernel:
             raise GraderFailure(
                 _("the grading kernel did not start ({error})").format(error=error)) from error
         self.client = self.manager.client(context=self.context)
-        self.client.start_channels()
         try:
+            if isolation.namespaces:
+                self._reach_sockets()
+            self.client.start_channels()
             self.client.wait_for_ready(timeout=120)
         except BaseException as error:  # a kernel that never answered: end it, and its sockets' folder
             self.shutdown()
@@ -181,6 +187,16 @@ class Kernel:
                 raise GraderFailure(
                     _("the grading kernel did not start ({error})").format(error=error)) from error
             raise
+
+    def _reach_sockets(self, seconds: float = 60.0) -> None:
+        """Make the sockets' folder, as the grader names it, the started sandbox's own (a link into its root
+        in /proc), so that the grader's sockets reach the kernel's."""
+        deadline = time.monotonic() + seconds
+        while (pid := sandbox.sandbox_pid(self.private / "status")) is None:
+            if time.monotonic() > deadline or not self.alive():
+                raise RuntimeError(_("the kernel's sandbox did not start"))
+            time.sleep(0.02)
+        os.symlink(f"/proc/{pid}/root{self.sockets / IPC}", self.sockets / IPC)
 
     def alive(self) -> bool:
         return self.manager.is_alive()

@@ -14,7 +14,8 @@ Each student's kernel, and each fresh process that calls a student's function fo
   alone (not the repository beside it: no `solutions/`), a fresh `/proc` of its own PID
   namespace (the grader's command line is not there), its root and `/dev` read-only too, and
   three writable places, each a fresh tmpfs of at most `scratch_mb` MB (`--size`, bubblewrap 0.7
-  and later): its scratch folder, `/tmp` and `/dev/shm`. The output folder, the submissions, the
+  and later): its scratch folder, `/tmp` and `/dev/shm` (and a kernel's folder for its Unix sockets,
+  of a megabyte, which the grader reaches through /proc). The output folder, the submissions, the
   instructor's config, /root and /home are not in it (covered by an empty tmpfs where they lie
   under a folder that is). What the grader puts in the scratch folder for it is bound there
   read-only; what it leaves there the grader reads while it runs (`open_inside`);
@@ -209,7 +210,8 @@ def command(program: list[str], scratch: Path, env: dict[str, str], package_file
     caller), else the whole package folder. `hide`: more folders to cover with an empty tmpfs
     where a bound folder holds them (the output folder, the submissions). `status`: a file where
     bwrap writes the host PID of the sandbox's first process (`wait_gone` reads it). `sockets`: a
-    second writable folder, with a short path, for the kernel's Unix sockets (at most 107 bytes).
+    second writable folder, with a short path, for the kernel's Unix sockets (at most 107 bytes): a
+    tmpfs of a megabyte there, which the grader reaches through the sandbox's root in /proc.
     `cgroup`: the sandbox's own (`new_cgroup`), which it joins before anything runs.
 
     In bubblewrap, `scratch` is a fresh tmpfs of at most `scratch_mb` MB (the setting's default
@@ -231,7 +233,7 @@ def command(program: list[str], scratch: Path, env: dict[str, str], package_file
     size = ["--size", str(megabytes * 2**20)] if isolation.sizes else []
     argv = [isolation.program, *_namespaces(), *_read_only(size, package_files, hide)]
     if sockets is not None:
-        argv += ["--bind", str(sockets), str(sockets)]
+        argv += [*(["--size", str(2**20)] if size else []), "--tmpfs", str(sockets)]
     argv += ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
              *size, "--tmpfs", str(scratch)]
     for path in inputs:
