@@ -352,9 +352,17 @@ class Caller:
             create_plain(self.scratch, name, data, 0o644)
         program = limited_command(limits.memory_mb, limits.file_mb,
                               [sys.executable, "-m", "d2lmini.grading.caller", str(known), *saved])
-        env, self.cgroup = sandbox.clean_env(self.scratch), None
-        if sandbox.probe().isolated:
-            self.cgroup = sandbox.new_cgroup(limits.memory_mb)
+        self.cgroup = sandbox.new_cgroup(limits.memory_mb) if sandbox.probe().isolated else None
+        try:
+            self.process = self._start(program, files, limits, with_models)
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.remove()
+            raise
+
+    def _start(self, program: list[str], files: dict, limits: Limits, with_models: bool) -> subprocess.Popen:
+        """Start `program` (the caller, under its limits) in its sandbox and cgroup."""
+        env = sandbox.clean_env(self.scratch)
         if sandbox.probe().namespaces:  # its scratch folder a tmpfs there, the grader's files in it
             argv = sandbox.command(program, self.scratch, env, caller_files(with_models), status=self.status,
                                    scratch_mb=limits.scratch_mb, cgroup=self.cgroup,
@@ -364,14 +372,9 @@ class Caller:
             argv = sandbox.command(program, self.scratch, env, cgroup=self.cgroup)
         else:
             argv, env = program, dict(os.environ) | env | {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-        try:
-            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                            stderr=subprocess.DEVNULL, cwd=self.scratch, env=env or None,
-                                            start_new_session=True)
-        except OSError:
-            if self.cgroup is not None:
-                self.cgroup.remove()
-            raise
+        return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, cwd=self.scratch, env=env or None,
+                                start_new_session=True)
 
     def ready(self) -> str | None:
         """Wait for the process to load the function; None if it did, else what went wrong.

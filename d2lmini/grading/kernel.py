@@ -3,9 +3,10 @@
 The kernel is a child process started through `d2lmini.grading.limits` (rlimits on its memory,
 address space, processes and file sizes) inside a bubblewrap sandbox (`d2lmini.grading.sandbox`:
 no network, the system read-only, its scratch folder a size-capped tmpfs, its own PID namespace,
-a cgroup of its own where there can be one), talking to the grader over Unix sockets in a short
-temporary folder bound into it. The functions it saved are copied out of its scratch folder
-before it ends (`Kernel.bring_out`).
+a cgroup of its own where there can be one), talking to the grader over Unix sockets it makes in
+a small tmpfs of its own, which the grader reaches through the sandbox's root in /proc (a link in
+a short temporary folder of the grader's, beside the connection file the kernel reads). The
+functions it saved are copied out of its scratch folder before it ends (`Kernel.bring_out`).
 Without a sandbox (no bwrap) it runs as the grader's user, with HOME, TMPDIR and caches in the
 scratch folder and a proxy that answers nothing, and the results say it was not isolated. Each
 cell runs with a time limit; a cell still running then is interrupted, and a cell that prints
@@ -270,7 +271,10 @@ class Kernel:
         writes in the grader's scratch folder itself: nothing to do."""
         if not sandbox.probe().namespaces or not self.alive():
             return
-        inside = sandbox.open_inside(self.private / "status", self.scratch)
+        try:
+            inside = sandbox.open_inside(self.private / "status", self.scratch)
+        except OSError:  # its sandbox ended meanwhile, or its scratch folder is a link now: nothing saved
+            return
         try:
             for relative in dict.fromkeys(files):
                 with contextlib.suppress(OSError, ValueError):
