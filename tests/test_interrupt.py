@@ -380,5 +380,9 @@ def test_an_interrupt_while_a_fresh_kernels_first_optimizer_is_made_stays_in_its
     assert tries.returncode == 0, tries.stderr
     outcomes = [line.split() for line in tries.stdout.splitlines()[1:]]
     assert len(outcomes) == len(moments), tries.stdout
-    wrong = [o for o in outcomes if (o[1], o[-1]) != ("INTERRUPTED", "trained")]
-    assert not wrong, f"{len(wrong)} of {len(moments)} tries: {wrong}"
+    # A collection can add or save a call or two from one fork to the next (131 against 133 at torch
+    # 2.3): a moment past its own try's last call never fires, and is no try.
+    fired = [o for o in outcomes if int(o[0]) <= int(o[3])]
+    wrong = [o for o in fired if (o[1], o[-1]) != ("INTERRUPTED", "trained")]
+    assert not wrong, f"{len(wrong)} of {len(fired)} tries: {wrong}"
+    assert len(fired) >= len(moments) - 1, tries.stdout
