@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import grading_samples  # noqa: E402
 
-from d2lmini.grading import manifest  # noqa: E402
-from d2lmini.grading.config import validate_config  # noqa: E402
-from d2lmini.grading.gradebook import grade_class  # noqa: E402
+from d2lmini.grading.assignment import manifest  # noqa: E402
+from d2lmini.grading.assignment.config import validate_config  # noqa: E402
+from d2lmini.grading.gradebook.gradebook import grade_class  # noqa: E402
 
 
 def main(argv: list[str]) -> None:

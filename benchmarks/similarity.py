@@ -32,8 +32,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from test_grading_similarity import long_function  # noqa: E402
 
-from d2lmini.grading.evidence import canonical_tokens, fingerprint  # noqa: E402
-from d2lmini.grading.similarity import alike_pairs  # noqa: E402
+from d2lmini.grading.judging.evidence import canonical_tokens, fingerprint  # noqa: E402
+from d2lmini.grading.judging.similarity import alike_pairs  # noqa: E402
 
 
 def timed(label: str, work) -> None:

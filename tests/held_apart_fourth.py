@@ -10,7 +10,7 @@ for the data format), the tests built on the sets (`tests/test_exercises_*.py`),
 `tools/mistake_rates.py` or the other engineers' diffs, and without looking at the catalogue work
 another helper was doing at the same time. The sources were what a student sees: the English
 notebooks (`notebooks/NN_*.ipynb`: the exercise cells and the prose before them, read as markdown
-and code sources without outputs), the signatures in `d2lmini/grading/exercises.json`, and the
+and code sources without outputs), the signatures in `d2lmini/grading/assignment/exercises.json`, and the
 instructors' solutions (`solutions/notebook_NN.py`, `solutions/capstone.py`) to know what right
 looks like. Every answer was written here, in a student's own style, not copied from a book.
 

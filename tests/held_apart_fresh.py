@@ -6,7 +6,7 @@ mistake catalogue (`d2lmini/exercises/mistakes/`), the older held-apart set
 (`tests/held_apart_wrong_answers.py`) or the tests built on them (`test_exercises_held_apart.py`,
 `test_exercises_mistakes.py`), and without reading the check modules. The only sources were what a
 student sees: the English notebooks (the exercise cells and the prose before them), the exercise
-signatures in `d2lmini/grading/exercises.json`, and the instructors' solutions
+signatures in `d2lmini/grading/assignment/exercises.json`, and the instructors' solutions
 (`solutions/notebook_NN.py`, `solutions/capstone.py`) to know what right looks like. The set was
 committed before any answer was run against a self-check. Before the commit, a sanity pass of the
 helper's own (outside the repository) ran every answer beside the instructors' solutions on random

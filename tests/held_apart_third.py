@@ -4,13 +4,13 @@ How and when it was written: in one sitting, by a helper session started for #45
 measurement, after the second set (`tests/held_apart_fresh.py`) had started to be used to extend
 the mistake catalogue and so no longer counted as held apart. It was written WITHOUT opening the
 mistake catalogue (`d2lmini/exercises/mistakes/`), the check modules under `d2lmini/exercises/`
-(only the exercise signatures were read, from `d2lmini/grading/exercises.json`), the first set
+(only the exercise signatures were read, from `d2lmini/grading/assignment/exercises.json`), the first set
 (`tests/held_apart_wrong_answers.py`), the answers of the second set (only its docstring, its
 `_edit` helper and its `ENTRY_POINTS` were read, for the data format), the tests built on them
 (`test_exercises_held_apart*.py`, `test_exercises_mistakes.py`), `tools/mistake_rates.py` or the
 other engineers' diffs. The sources were what a student sees: the English notebooks
 (`notebooks/NN_*.ipynb`: the exercise cells and the prose before them), the signatures in
-`d2lmini/grading/exercises.json`, and the instructors' solutions (`solutions/notebook_NN.py`,
+`d2lmini/grading/assignment/exercises.json`, and the instructors' solutions (`solutions/notebook_NN.py`,
 `solutions/capstone.py`) to know what right looks like.
 
 Before the commit, a sanity pass of the helper's own (a scratch script outside the repository,

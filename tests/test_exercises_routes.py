@@ -21,8 +21,8 @@ import d2lmini.gates
 import d2lmini.rnn
 from d2lmini.exercises import bptt, concat_matmul, gates, hidden_state
 from d2lmini.exercises.guard import refusals
-from d2lmini.grading import caller
-from d2lmini.grading.remote import encode
+from d2lmini.grading.base.remote import encode
+from d2lmini.grading.run import caller
 
 pytestmark = pytest.mark.torch_dependent
 

@@ -20,14 +20,14 @@ import torch
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import counted_cases, sampler, shifted_seeds
 from d2lmini.exercises.one_hot import check_one_hot
-from d2lmini.grading import manifest
-from d2lmini.grading.config import DEFAULT_CONFIG, config_text, load_config, validate_config
-from d2lmini.grading.files import student_key
-from d2lmini.grading.gradebook import grade_class
-from d2lmini.grading.judge import earned
-from d2lmini.grading.kernel import rewrite
-from d2lmini.grading.outfolder import MARKER
-from d2lmini.grading.remote import Unreadable, decode, encode
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import DEFAULT_CONFIG, config_text, load_config, validate_config
+from d2lmini.grading.base.files import student_key
+from d2lmini.grading.base.remote import Unreadable, decode, encode
+from d2lmini.grading.gradebook.gradebook import grade_class
+from d2lmini.grading.gradebook.outfolder import MARKER
+from d2lmini.grading.judging.judge import earned
+from d2lmini.grading.run.kernel import rewrite
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))

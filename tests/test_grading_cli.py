@@ -19,16 +19,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from d2lmini.grading import manifest
 from d2lmini.grading.__main__ import main
-from d2lmini.grading.config import DEFAULT_CONFIG, config_text, load_config, validate_config
-from d2lmini.grading.export import canvas_text, moodle_text
-from d2lmini.grading.files import student_key
-from d2lmini.grading.gradebook import GradingError, StudentResult, grade_class, grade_student
-from d2lmini.grading.judge import Mark
-from d2lmini.grading.roster import Student, folder_files
-from d2lmini.grading.settings import JOBS, SETTINGS, Limits, literal, markdown_table
-from d2lmini.grading.similarity import summary
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import DEFAULT_CONFIG, config_text, load_config, validate_config
+from d2lmini.grading.assignment.settings import JOBS, SETTINGS, Limits, literal, markdown_table
+from d2lmini.grading.base.files import student_key
+from d2lmini.grading.gradebook.export import canvas_text, moodle_text
+from d2lmini.grading.gradebook.gradebook import GradingError, StudentResult, grade_class, grade_student
+from d2lmini.grading.gradebook.roster import Student, folder_files
+from d2lmini.grading.judging.judge import Mark
+from d2lmini.grading.judging.similarity import summary
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = manifest.load()
@@ -506,9 +506,9 @@ def slow_grade(name, files, exercises, config, work):
 GRADER = """import sys
 from pathlib import Path
 from slow import slow_grade
-from d2lmini.grading import manifest
-from d2lmini.grading.config import load_config
-from d2lmini.grading.gradebook import grade_class
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import load_config
+from d2lmini.grading.gradebook.gradebook import grade_class
 exercises = manifest.load()
 grade_class(Path(sys.argv[1]), Path(sys.argv[2]), exercises, load_config(None, exercises), jobs=2,
             grade=slow_grade)
@@ -564,7 +564,7 @@ def test_two_lines_a_process_writes_at_once_are_both_read():
     answer was dropped: a student's function was reported as having ended the process while it loaded."""
     import subprocess
 
-    from d2lmini.grading.remote import read_line
+    from d2lmini.grading.base.remote import read_line
 
     program = "import sys; sys.stdout.write('one\\ntwo\\n'); sys.stdout.flush()"
     writer = subprocess.Popen([sys.executable, "-c", program], stdout=subprocess.PIPE)

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from d2lmini.grading import manifest, sandbox
 from d2lmini.grading.__main__ import UNSANDBOXED, main
-from d2lmini.grading.config import validate_config
-from d2lmini.grading.gradebook import GradingError, StudentResult, grade_class, read_record
-from d2lmini.grading.judge import GraderUnavailable, Mark, grade_notebook, preflight, read_submission
-from d2lmini.grading.settings import Limits
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import validate_config
+from d2lmini.grading.assignment.settings import Limits
+from d2lmini.grading.gradebook.gradebook import GradingError, StudentResult, grade_class, read_record
+from d2lmini.grading.judging.judge import GraderUnavailable, Mark, grade_notebook, preflight, read_submission
+from d2lmini.grading.run import sandbox
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import grading_samples  # noqa: E402  (tools/ is not a package)
@@ -207,7 +208,7 @@ def test_in_user_isolation_the_graders_own_folder_is_made_enterable(tmp_path, us
 
 def test_preflight_starts_a_kernel_once_per_process_and_setup_but_checks_each_folder(tmp_path, monkeypatch):
     # what preflight starts is stood in for (the real start is every class test's): here, how often
-    from d2lmini.grading import judge
+    from d2lmini.grading.judging import judge
 
     started = []
 

@@ -11,10 +11,11 @@ import re
 import cloudpickle
 import pytest
 
-from d2lmini.grading import manifest, sandbox
-from d2lmini.grading.judge import judge
-from d2lmini.grading.remote import error_kind
-from d2lmini.grading.settings import Limits
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.settings import Limits
+from d2lmini.grading.base.remote import error_kind
+from d2lmini.grading.judging.judge import judge
+from d2lmini.grading.run import sandbox
 
 pytestmark = [pytest.mark.torch_dependent, pytest.mark.sandboxes]  # kernels, and tensors on the grader's wire
 needs_sandbox = pytest.mark.skipif(not sandbox.probe().isolated, reason=sandbox.probe().describe())

@@ -18,13 +18,14 @@ import cloudpickle
 import pytest
 import torch
 
-from d2lmini.grading import manifest, sandbox
-from d2lmini.grading.config import load_config
-from d2lmini.grading.gradebook import grade_class
-from d2lmini.grading.judge import Caller, Submission, grade_notebook
-from d2lmini.grading.kernel import Limits
-from d2lmini.grading.limits import TASKS, address_mb, limited_command
-from d2lmini.grading.remote import RemoteFunction, decode, encode
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import load_config
+from d2lmini.grading.base.remote import RemoteFunction, decode, encode
+from d2lmini.grading.gradebook.gradebook import grade_class
+from d2lmini.grading.judging.judge import Caller, Submission, grade_notebook
+from d2lmini.grading.run import sandbox
+from d2lmini.grading.run.kernel import Limits
+from d2lmini.grading.run.limits import TASKS, address_mb, limited_command
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -157,7 +158,7 @@ def test_a_sandbox_whose_folders_are_given_relative_to_the_graders_folder_starts
 def test_a_message_over_the_limit_never_reaches_the_grader_and_ends_only_its_kernel(tmp_path, monkeypatch):
     """A kernel cannot make the grader hold a message of any size: its socket drops the connection
     (ZeroMQ's MAXMSGSIZE), and the cell ends the kernel, so the notebook is run again without it."""
-    from d2lmini.grading import kernel as grading_kernel
+    from d2lmini.grading.run import kernel as grading_kernel
 
     monkeypatch.setattr(grading_kernel, "MESSAGE_LIMIT", 2**20)
     (tmp_path / "work").mkdir()  # as the grader makes a scratch folder before its kernel starts there

@@ -22,11 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from d2lmini.grading import manifest, sandbox
-from d2lmini.grading.config import validate_config
-from d2lmini.grading.gradebook import grade_class
-from d2lmini.grading.judge import Caller
-from d2lmini.grading.settings import Limits
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import validate_config
+from d2lmini.grading.assignment.settings import Limits
+from d2lmini.grading.gradebook.gradebook import grade_class
+from d2lmini.grading.judging.judge import Caller
+from d2lmini.grading.run import sandbox
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import grading_samples  # noqa: E402  (tools/ is not a package)

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from d2lmini.exercises.mistakes import mistakes_of
-from d2lmini.grading import gradescope, manifest
-from d2lmini.grading.config import load_config
-from d2lmini.grading.gradebook import grade_class, records
+from d2lmini.grading import gradescope
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import load_config
+from d2lmini.grading.gradebook.gradebook import grade_class, records
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))

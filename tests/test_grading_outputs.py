@@ -16,15 +16,15 @@ from hypothesis import strategies as st
 from test_grading_cli import EXERCISES, IDS, ROOT, config, grade, gradebook, write
 
 from d2lmini.grading.__main__ import main
-from d2lmini.grading.config import DEFAULT_CONFIG, load_config, validate_config
-from d2lmini.grading.export import canvas_text, moodle_text, read_rubric, rubric_template
-from d2lmini.grading.files import csv_text, student_key
-from d2lmini.grading.gradebook import StudentResult
-from d2lmini.grading.judge import Mark
-from d2lmini.grading.outfolder import MARKER
-from d2lmini.grading.report import gradebook_text
-from d2lmini.grading.similarity import Pair
-from d2lmini.grading.similarity import csv_text as similarity_csv
+from d2lmini.grading.assignment.config import DEFAULT_CONFIG, load_config, validate_config
+from d2lmini.grading.base.files import csv_text, student_key
+from d2lmini.grading.gradebook.export import canvas_text, moodle_text, read_rubric, rubric_template
+from d2lmini.grading.gradebook.gradebook import StudentResult
+from d2lmini.grading.gradebook.outfolder import MARKER
+from d2lmini.grading.gradebook.report import gradebook_text
+from d2lmini.grading.judging.judge import Mark
+from d2lmini.grading.judging.similarity import Pair
+from d2lmini.grading.judging.similarity import csv_text as similarity_csv
 
 FORMULA = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 ATTACKS = ["=cmd|' -C calc'!A0", "+SUM(1,2)", "@cmd", "-2+3", "\t=1+1", " =1", "a;=1+1", 'a"b,=c', "x\n-1+1"]

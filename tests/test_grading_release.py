@@ -13,9 +13,9 @@ import nbformat
 import pytest
 from solution_files import load_answers
 
-from d2lmini.grading import manifest
 from d2lmini.grading.__main__ import main
-from d2lmini.grading.release import FACTS, RELEASED, draw, public_values, release, rewrite_text
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.release import FACTS, RELEASED, draw, public_values, release, rewrite_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import grading_samples  # noqa: E402  (tools/ is not a package)
@@ -161,8 +161,8 @@ def _answered(notebook_path: Path, answers: dict) -> nbformat.NotebookNode:
 @pytest.mark.slow
 @pytest.mark.classes
 def test_a_released_class_is_graded_with_the_released_numbers(tmp_path):
-    from d2lmini.grading.config import validate_config
-    from d2lmini.grading.gradebook import grade_class
+    from d2lmini.grading.assignment.config import validate_config
+    from d2lmini.grading.gradebook.gradebook import grade_class
 
     folder = tmp_path / "released"
     exercises = release(ROOT / "notebooks", folder, 4242)

@@ -14,8 +14,8 @@ import pytest
 
 from d2lmini.exercises import guard
 from d2lmini.exercises.guard import run_guarded
-from d2lmini.grading import remote
-from d2lmini.grading.remote import RemoteFunction, encode
+from d2lmini.grading.base import remote
+from d2lmini.grading.base.remote import RemoteFunction, encode
 
 # A caller process's stand-in: reads one request, waits `pause` seconds, then answers `reply`,
 # with the request's time limit in it ("asked") for the test to read.
@@ -82,6 +82,6 @@ def test_a_caller_that_never_answers_is_stopped_after_the_longer_wait(monkeypatc
 @pytest.mark.parametrize("asked, kept", [(2.5, 2.5), (1, 1.0), (0, 300.0), (-1, 300.0), (float("nan"), 300.0),
                                          (True, 300.0), ("5", 300.0), (None, 300.0), (1e9, 300.0)])
 def test_the_caller_keeps_a_sensible_limit_whatever_the_request_says(asked, kept):
-    from d2lmini.grading.caller import _seconds
+    from d2lmini.grading.run.caller import _seconds
 
     assert _seconds(asked) == kept

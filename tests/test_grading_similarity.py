@@ -1,5 +1,5 @@
-"""Graded functions compared with classmates' (d2lmini.grading.similarity) and with the package's and
-`solutions/` (d2lmini.grading.evidence): copies found, the rest left alone, at a cost linear per pair.
+"""Graded functions compared with classmates' (d2lmini.grading.judging.similarity) and with the package's and
+`solutions/` (d2lmini.grading.judging.evidence): copies found, the rest left alone, at a cost linear per pair.
 
 The functions are the instructors' solutions (solutions/notebook_NN.py), the package's, copies of
 them as a student would disguise one, and other correct solutions written another way.
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from d2lmini.grading.evidence import (
+from d2lmini.grading.judging.evidence import (
     SIMILAR,
     canonical_tokens,
     fingerprint,
@@ -24,7 +24,7 @@ from d2lmini.grading.evidence import (
     similar,
     submitted_function,
 )
-from d2lmini.grading.similarity import (
+from d2lmini.grading.judging.similarity import (
     alike_pairs,
     attempted,
     csv_text,

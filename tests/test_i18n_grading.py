@@ -25,21 +25,21 @@ from d2lmini import i18n
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import Tally
 from d2lmini.exercises.guard import run_guarded
-from d2lmini.grading import copies, sandbox
 from d2lmini.grading.__main__ import main
-from d2lmini.grading.caller import _load
-from d2lmini.grading.config import config_text, load_config, validate_config
-from d2lmini.grading.export import read_rubric
-from d2lmini.grading.gradebook import StudentResult, grade_class, grade_student
+from d2lmini.grading.assignment.config import config_text, load_config, validate_config
+from d2lmini.grading.assignment.manifest import load
+from d2lmini.grading.assignment.settings import Limits, help_text
+from d2lmini.grading.base.remote import RemoteFunction, Unreadable
+from d2lmini.grading.gradebook.export import read_rubric
+from d2lmini.grading.gradebook.gradebook import StudentResult, grade_class, grade_student
+from d2lmini.grading.gradebook.report import feedback_text
 from d2lmini.grading.gradescope import RUN, results, run_script
-from d2lmini.grading.judge import Mark, _reason_missing, caller_files, earned, read_submission
-from d2lmini.grading.kernel import NotebookRun
-from d2lmini.grading.manifest import load
-from d2lmini.grading.remote import RemoteFunction, Unreadable
-from d2lmini.grading.report import feedback_text
-from d2lmini.grading.sandbox import Isolation, Reason
-from d2lmini.grading.settings import Limits, help_text
-from d2lmini.grading.similarity import summary
+from d2lmini.grading.judging.judge import Mark, _reason_missing, caller_files, earned, read_submission
+from d2lmini.grading.judging.similarity import summary
+from d2lmini.grading.run import copies, sandbox
+from d2lmini.grading.run.caller import _load
+from d2lmini.grading.run.kernel import NotebookRun
+from d2lmini.grading.run.sandbox import Isolation, Reason
 
 EXERCISES = load()
 IDS = ["02:stacked_weight_shape", "02:fused_step"]  # a question and a coding exercise

@@ -74,7 +74,7 @@ def cheating_class(places: Places) -> dict[str, nbformat.NotebookNode]:
     samples = {}
     samples["patches_agent_and_hooks"] = _replacing_stub(
         "import sys\nimport d2lmini.exercises.guard.refusals as refusals\n"
-        "import d2lmini.grading.agent as agent\n"
+        "import d2lmini.grading.run.agent as agent\n"
         "from d2lmini.rnn import rnn_step\n"
         "sys.setprofile = lambda *args: None\nrefusals.Refuser.__call__ = lambda self, *args: None\n"
         "agent.save_function.__globals__['cloudpickle'].dumps = lambda f, *a, **k: b'not a pickle'\n\n"
@@ -93,7 +93,7 @@ def cheating_class(places: Places) -> dict[str, nbformat.NotebookNode]:
         "path = pathlib.Path(target.__file__)\n"
         "forged = ('\\n\\ndef check_fused_step(*args, **kwargs):\\n'\n"
         "          '    from d2lmini.exercises import Verdict\\n    return Verdict(True, \"Correct!\")\\n')\n"
-        "for victim in (path, path.parents[1] / 'grading' / 'judge.py'):\n"
+        "for victim in (path, path.parents[1] / 'grading' / 'judging' / 'judge.py'):\n"
         "    try:\n        victim.write_text(victim.read_text() + forged)\n"
         "    except OSError as error:\n        print('could not edit', victim, error)\n")
     samples["reads_classmate_and_solutions"] = _replacing_stub(

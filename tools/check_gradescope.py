@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cheating_samples  # noqa: E402  (a sibling script)
 import grading_samples  # noqa: E402
 
-from d2lmini.grading.release import release  # noqa: E402
+from d2lmini.grading.assignment.release import release  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

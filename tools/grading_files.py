@@ -2,18 +2,18 @@
 
     python tools/grading_files.py
 
-Writes `d2lmini/grading/exercises.json` (the exercises of `notebooks/`), the shipped
-`d2lmini/grading/points.toml` and the settings table of `docs/instructors.md` (between its
-`<!-- settings -->` markers), all from `d2lmini.grading.settings` and the notebooks.
+Writes `d2lmini/grading/assignment/exercises.json` (the exercises of `notebooks/`), the shipped
+`d2lmini/grading/assignment/points.toml` and the settings table of `docs/instructors.md` (between its
+`<!-- settings -->` markers), all from `d2lmini.grading.assignment.settings` and the notebooks.
 The grading command itself never writes into the installed package.
 """
 
 import re
 from pathlib import Path
 
-from d2lmini.grading import manifest
-from d2lmini.grading.config import DEFAULT_CONFIG, config_text
-from d2lmini.grading.settings import markdown_table
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import DEFAULT_CONFIG, config_text
+from d2lmini.grading.assignment.settings import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "instructors.md"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 
-from d2lmini.grading import manifest
+from d2lmini.grading.assignment import manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS, SOLUTIONS = ROOT / "notebooks", ROOT / "solutions"

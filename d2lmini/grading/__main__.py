@@ -15,14 +15,23 @@ import sys
 import time
 from pathlib import Path
 
-from d2lmini.grading import manifest, outfolder, sandbox, similarity
-from d2lmini.grading.config import PUBLIC_SEED, config_text, load_config
-from d2lmini.grading.export import canvas_text, moodle_text, read_rubric, rubric_template
-from d2lmini.grading.files import write_atomic
-from d2lmini.grading.gradebook import GradingError, check_writable, grade_class, records, write_record
-from d2lmini.grading.judge import GraderUnavailable
-from d2lmini.grading.report import assemble
-from d2lmini.grading.settings import JOBS, help_text
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import PUBLIC_SEED, config_text, load_config
+from d2lmini.grading.assignment.settings import JOBS, help_text
+from d2lmini.grading.base.files import write_atomic
+from d2lmini.grading.gradebook import outfolder
+from d2lmini.grading.gradebook.export import canvas_text, moodle_text, read_rubric, rubric_template
+from d2lmini.grading.gradebook.gradebook import (
+    GradingError,
+    check_writable,
+    grade_class,
+    records,
+    write_record,
+)
+from d2lmini.grading.gradebook.report import assemble
+from d2lmini.grading.judging import similarity
+from d2lmini.grading.judging.judge import GraderUnavailable
+from d2lmini.grading.run import sandbox
 from d2lmini.i18n import _
 
 UNSANDBOXED = "--no-sandbox-i-accept-student-code-runs-as-me"  # names the risk it takes
@@ -249,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command; return its exit status (2, with one line on stderr, for a mistake of the caller)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["release"]:
-        from d2lmini.grading.release import main as release_main
+        from d2lmini.grading.assignment.release import main as release_main
 
         return release_main(argv[1:])
     args = parse(argv)

@@ -7,7 +7,7 @@ dependencies), `run_autograder`, the config and the d2lmini package. On Gradesco
 `run_autograder` runs `python -m d2lmini.grading.gradescope /autograder`: it grades the files
 in /autograder/submission and writes /autograder/results/results.json (a test per exercise:
 name, score, max_score, output) once every process the submission started is gone. Student
-code runs in the same sandbox as locally (`d2lmini.grading.sandbox`): bubblewrap where the
+code runs in the same sandbox as locally (`d2lmini.grading.run.sandbox`): bubblewrap where the
 container allows it, else as an unprivileged user (the autograder runs as root), with the
 config (the seed) and the upload readable by root alone. `D2LMINI_AUTOGRADER_ROOT` replaces
 /autograder (for tests). A zip built with `D2LMINI_LANG` set (`zh_CN`) grades in that language:
@@ -24,11 +24,12 @@ from pathlib import Path
 
 import torch
 
-from d2lmini.grading import manifest, sandbox
-from d2lmini.grading.config import DEFAULT_CONFIG, load_config
-from d2lmini.grading.gradebook import grade_student
-from d2lmini.grading.manifest import kind_label
-from d2lmini.grading.report import feedback_text
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import DEFAULT_CONFIG, load_config
+from d2lmini.grading.assignment.manifest import kind_label
+from d2lmini.grading.gradebook.gradebook import grade_student
+from d2lmini.grading.gradebook.report import feedback_text
+from d2lmini.grading.run import sandbox
 from d2lmini.i18n import ENGLISH, ENVIRONMENT_VARIABLE, _, language
 
 PACKAGE = Path(__file__).parents[1]

@@ -40,7 +40,7 @@ MACHINERY = frozenset(str(PACKAGE / "exercises" / name) for name in
                       ("__init__.py", "coding.py", "guard/__init__.py", "guard/refusals.py",
                        "guard/kernel_state.py", "guard/limits.py", "guard/children.py",
                        "guard/overrides.py"))
-# The grader's remote function (d2lmini.grading.remote) stands in for a student's function when grading.
+# The grader's remote function (d2lmini.grading.base.remote) stands in for a student's function when grading.
 MACHINERY |= {str(PACKAGE / "grading" / "remote.py")}
 # The language module: a message worded while the guard runs (a result's `convert`, as the capstone's
 # `as_run`) is translated by it. It holds no reference code.

@@ -1,6 +1,6 @@
 """The catalogue of the mistakes students make in every coding exercise, one place for all feedback.
 
-`CATALOGUE` maps an exercise's id (as in `d2lmini/grading/exercises.json`: "09:gru_cell") to its
+`CATALOGUE` maps an exercise's id (as in `d2lmini/grading/assignment/exercises.json`: "09:gru_cell") to its
 typical mistakes (`coding.Mistake`), in the order they are tried. Each mistake is recognised by its
 numbers: after a student's function returned a wrong result, what the mistake gives on the same
 inputs is computed and compared with it (`coding.recognised_mistake`). The verdict then names the

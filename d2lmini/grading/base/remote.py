@@ -7,7 +7,7 @@ or evaluated: anything else arrives as an `Unreadable` that names its type.
 
 `RemoteFunction` is what the grading process hands to a checker in place of the student's
 function: calling it sends the inputs (and the check's bans) to a fresh sandboxed process
-(`d2lmini.grading.caller`), where the student's function runs under the self-check's guard,
+(`d2lmini.grading.run.caller`), where the student's function runs under the self-check's guard,
 and brings back the result, what it printed, the torch functions it called, and the inputs as
 the function left them. So the expected values stay in the grading
 process. This file is part of the guarded call's machinery (`d2lmini.exercises.guard`), the
@@ -333,7 +333,7 @@ def read_line(stream, seconds: float, limit: int = REPLY_LIMIT) -> bytes | None:
 class RemoteFunction(TimedElsewhere):
     """A student's function, called from the grading process in a fresh sandboxed process.
 
-    `process` runs `d2lmini.grading.caller` (already "ready", holding the function as `slot`;
+    `process` runs `d2lmini.grading.run.caller` (already "ready", holding the function as `slot`;
     `state` is shared by the functions of one process): calling this object sends it the
     arguments and the check's bans, waits up to `seconds` for its reply, and brings back the
     result, what it printed, the torch functions it called, and the inputs as the function

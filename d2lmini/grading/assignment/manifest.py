@@ -4,7 +4,7 @@ Every call in a released notebook to a `check_*` function of a `d2lmini.exercise
 an exercise. Its id is the notebook's number and the check's name without `check_`
 ("01:ngram_order"). The arguments the released call writes as constants (`vocab_size=100`)
 are the instructor's and are kept here; the others (`answer`, `all_states`) are the student's,
-recorded from the student's kernel. `d2lmini/grading/exercises.json` is this list for the
+recorded from the student's kernel. `d2lmini/grading/assignment/exercises.json` is this list for the
 course's notebooks (`python -m d2lmini.grading --discover notebooks/` writes it).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from d2lmini.grading.remote import decode, encode
+from d2lmini.grading.base.remote import decode, encode
 from d2lmini.i18n import N_, _
 
 MANIFEST = Path(__file__).with_name("exercises.json")

@@ -1,11 +1,11 @@
 """The grader's side inside a student's kernel: record what each check cell passes.
 
-The grading process (`d2lmini.grading.kernel`) rewrites every check cell of a submitted
+The grading process (`d2lmini.grading.run.kernel`) rewrites every check cell of a submitted
 notebook, `ex.check_all_states(all_states)`, into `agent.recorder(...)(all_states)`: the real
 check never runs in the student's kernel, so no expected value is ever computed there. A
-recorded value is sent out at once as plain data (`d2lmini.grading.remote.encode`); a function
+recorded value is sent out at once as plain data (`d2lmini.grading.base.remote.encode`); a function
 is saved by value (cloudpickle) into the kernel's scratch folder, to be loaded later in a fresh
-sandboxed process the grader starts for the check (`d2lmini.grading.caller`). Nothing here is
+sandboxed process the grader starts for the check (`d2lmini.grading.run.caller`). Nothing here is
 trusted: whatever this module sends or saves is judged as data, and a saved function runs only
 in a process where the package's reference code and the solutions are absent. Introduced for
 instructors' grading.
@@ -19,7 +19,7 @@ import cloudpickle
 import torch
 from IPython.display import publish_display_data
 
-from d2lmini.grading.remote import MIME, encode
+from d2lmini.grading.base.remote import MIME, encode
 
 FUNCTIONS = Path("functions")  # in the kernel's working folder, its scratch folder
 

@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from d2lmini.grading.evidence import (
+from d2lmini.grading.base.files import csv_text as spreadsheet_csv
+from d2lmini.grading.judging.evidence import (
     SIMILAR,
     Fingerprint,
     canonical_tokens,
@@ -34,8 +35,7 @@ from d2lmini.grading.evidence import (
     likeness,
     submitted_function,
 )
-from d2lmini.grading.files import csv_text as spreadsheet_csv
-from d2lmini.grading.sandbox import PACKAGE
+from d2lmini.grading.run.sandbox import PACKAGE
 from d2lmini.i18n import _
 
 NOTEBOOKS = PACKAGE.parent / "notebooks"  # the released notebooks, whose stubs every student got

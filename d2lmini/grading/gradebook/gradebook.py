@@ -19,10 +19,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from d2lmini.grading import outfolder, sandbox, workers
-from d2lmini.grading.config import Config
-from d2lmini.grading.files import inside, read_only, student_key, write_atomic
-from d2lmini.grading.judge import (
+from d2lmini.grading.assignment.config import Config
+from d2lmini.grading.assignment.manifest import Exercise
+from d2lmini.grading.base.files import inside, read_only, student_key, write_atomic
+from d2lmini.grading.gradebook import outfolder, workers
+from d2lmini.grading.gradebook.report import assemble
+from d2lmini.grading.gradebook.roster import Roster, read_roster
+from d2lmini.grading.judging.judge import (
     Mark,
     Submission,
     grade_notebook,
@@ -30,9 +33,7 @@ from d2lmini.grading.judge import (
     preflight,
     read_submission,
 )
-from d2lmini.grading.manifest import Exercise
-from d2lmini.grading.report import assemble
-from d2lmini.grading.roster import Roster, read_roster
+from d2lmini.grading.run import sandbox
 from d2lmini.i18n import _
 
 RECORDS, FEEDBACK = "records", "feedback"

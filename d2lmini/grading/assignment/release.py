@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from d2lmini.grading import manifest
-from d2lmini.grading.config import load_config
-from d2lmini.grading.manifest import Exercise
+from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.config import load_config
+from d2lmini.grading.assignment.manifest import Exercise
 from d2lmini.i18n import _
 
 
@@ -279,7 +279,7 @@ def rewrite_text(text: str, check: str, values: dict) -> str:
                 # TRANSLATORS: {pattern} is a regular expression; RELEASED is a table in the file named.
                 raise ValueError(
                     _("the text of {check} says {pattern!r} {count} times, not once: update RELEASED in "
-                      "d2lmini/grading/release.py with the notebook").format(
+                      "d2lmini/grading/assignment/release.py with the notebook").format(
                           check=check, pattern=pattern, count=len(matches))
                 )
             match = matches[0]

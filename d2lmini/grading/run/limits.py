@@ -1,6 +1,6 @@
 """Start a program with limits on its memory, its processes and the files it writes (the grader's sandboxes).
 
-    python -I d2lmini/grading/limits.py MEMORY_MB FILE_MB ADDRESS_MB TASKS -- PROGRAM ARGS...
+    python -I d2lmini/grading/run/limits.py MEMORY_MB FILE_MB ADDRESS_MB TASKS -- PROGRAM ARGS...
 
 Each limit is the kernel's, on this process and each it starts (rlimits pass on):
 
@@ -17,10 +17,10 @@ Each limit is the kernel's, on this process and each it starts (rlimits pass on)
 - RLIMIT_FSIZE, FILE_MB: each file it writes.
 
 What its processes hold together, and the files it keeps, no rlimit bounds: a cgroup of its own
-(`d2lmini.grading.cgroups`) and size-capped file systems (`d2lmini.grading.sandbox`) do, where
+(`d2lmini.grading.run.cgroups`) and size-capped file systems (`d2lmini.grading.run.sandbox`) do, where
 this machine has them. Where the system has no rlimits (Windows), the program starts without them.
 
-The wrapper runs by its path (`limited_command`), never as `-m d2lmini.grading.limits`: that
+The wrapper runs by its path (`limited_command`), never as `-m d2lmini.grading.run.limits`: that
 would import the package, whose `__init__` imports torch whole, 2.5 s spent before every graded
 kernel and every process that calls a student's function only to set its limits.
 """
@@ -34,7 +34,7 @@ from pathlib import Path
 TASKS = 128  # processes and threads of one sandbox (a graded kernel has about 15)
 RESERVE_MB = 512  # address space a kernel reserves after its imports, beyond the memory it allocates
 FALLBACK_CODE_MB = 2048  # where the measurement fails (the kernel's own start then says why)
-KERNEL_IMPORTS = "import ipykernel, d2lmini.grading.agent"  # what every graded kernel imports first
+KERNEL_IMPORTS = "import ipykernel, d2lmini.grading.run.agent"  # what every graded kernel imports first
 MEASURE = KERNEL_IMPORTS + "; print(open('/proc/self/status').read().split('VmPeak:')[1].split()[0])"
 ENVIRONMENT = {"MALLOC_ARENA_MAX": "2", "OMP_NUM_THREADS": "1"}  # a kernel's, from `sandbox.clean_env`
 
@@ -65,7 +65,7 @@ def code_mb() -> int:
     """
     if not Path("/proc/self/status").exists():
         return FALLBACK_CODE_MB
-    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(Path(__file__).resolve().parents[3]),
            **ENVIRONMENT}
     try:
         done = subprocess.run([sys.executable, "-c", MEASURE], capture_output=True, text=True, timeout=300,

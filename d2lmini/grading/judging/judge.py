@@ -1,10 +1,10 @@
 """Grade one student's submitted notebooks: run each in its kernel, judge here, give points and messages.
 
-Answers and functions come out of the student's sandboxed kernel (`d2lmini.grading.kernel`),
+Answers and functions come out of the student's sandboxed kernel (`d2lmini.grading.run.kernel`),
 which is shut down, every process of its sandbox gone, before anything is judged. Each answer
 is judged by the notebook's own check, in this process, with the released notebook's arguments
 and the instructor's seed: the check's cases and expected values are never in the kernel. A
-function is called for its check in a fresh sandboxed process (`d2lmini.grading.caller`) that
+function is called for its check in a fresh sandboxed process (`d2lmini.grading.run.caller`) that
 has none of the package's reference code, with the check's own bans.
 """
 
@@ -26,9 +26,12 @@ from pathlib import Path
 
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import Tally, counted_cases, shifted_seeds
-from d2lmini.grading import copies, evidence, sandbox, similarity
-from d2lmini.grading.files import NotPlainFile, create_plain, read_plain
-from d2lmini.grading.kernel import (
+from d2lmini.grading.assignment.manifest import Exercise, check_calls, python_of
+from d2lmini.grading.base.files import NotPlainFile, create_plain, read_plain
+from d2lmini.grading.base.remote import CALL_SECONDS, RemoteFunction, decode, local_device, read_line
+from d2lmini.grading.judging import evidence, similarity
+from d2lmini.grading.run import copies, sandbox
+from d2lmini.grading.run.kernel import (
     CALL_MARGIN,
     OUTPUT_LIMIT,
     GraderFailure,
@@ -39,15 +42,13 @@ from d2lmini.grading.kernel import (
     peak_of_tree,
     rewrite,
 )
-from d2lmini.grading.limits import KERNEL_IMPORTS, limited_command
-from d2lmini.grading.manifest import Exercise, check_calls, python_of
-from d2lmini.grading.remote import CALL_SECONDS, RemoteFunction, decode, local_device, read_line
+from d2lmini.grading.run.limits import KERNEL_IMPORTS, limited_command
 from d2lmini.i18n import _
 
 FUNCTION_LIMIT = 64 * 2**20  # bytes of a saved function the grader passes on to a caller process
 READY_SECONDS = 180.0  # for a caller process to start and load the function
 
-BOOTSTRAP = "import d2lmini.grading.agent as __d2lmini_grading__"
+BOOTSTRAP = "import d2lmini.grading.run.agent as __d2lmini_grading__"
 
 
 @dataclass
@@ -315,7 +316,8 @@ def caller_files(with_models: bool) -> tuple[Path, ...]:
     With them the compiled catalogs (`d2lmini/locale`): the process writes its messages in the
     grader's language (`D2LMINI_LANG`, passed on by `sandbox.clean_env`).
     """
-    modules = "d2lmini.grading.limits, d2lmini.grading.caller" + (", d2lmini.rnn" if with_models else "")
+    modules = "d2lmini.grading.run.limits, d2lmini.grading.run.caller" + (
+        ", d2lmini.rnn" if with_models else "")
     listing = (f"import sys, json, {modules}; print(json.dumps(sorted({{m.__file__ for n, m in "
                "list(sys.modules.items()) if n.split('.')[0] == 'd2lmini' "
                "and getattr(m, '__file__', None)})))")
@@ -328,7 +330,7 @@ def caller_files(with_models: bool) -> tuple[Path, ...]:
 
 @functools.cache
 def package_fingerprints() -> dict[str, str]:
-    """The fingerprints of the package's functions (`d2lmini.grading.copies`), computed here."""
+    """The fingerprints of the package's functions (`d2lmini.grading.run.copies`), computed here."""
     return copies.known_fingerprints([sandbox.PACKAGE])
 
 
@@ -351,7 +353,7 @@ class Caller:
         for name, data in files.items():  # the grader's, for the sandbox user to read
             create_plain(self.scratch, name, data, 0o644)
         program = limited_command(limits.memory_mb, limits.file_mb,
-                              [sys.executable, "-m", "d2lmini.grading.caller", str(known), *saved])
+                              [sys.executable, "-m", "d2lmini.grading.run.caller", str(known), *saved])
         self.cgroup = sandbox.new_cgroup(limits.memory_mb) if sandbox.probe().isolated else None
         try:
             self.process = self._start(program, files, limits, with_models)
@@ -472,7 +474,7 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
     """Judge one recorded exercise with its check, in this process, on the instructor's seed.
 
     The exercise's functions are called in one fresh sandboxed process; `found` gets the evidence
-    about them (`d2lmini.grading.evidence`), `stats` the peak memory of that process and, under
+    about them (`d2lmini.grading.judging.evidence`), `stats` the peak memory of that process and, under
     "sources", the source of each function the student attempted (`similarity.graded_sources`).
     """
     arguments = exercise.instructor_arguments()

@@ -1,8 +1,8 @@
 """Call a student's saved function for the judge, in a fresh process inside the sandbox.
 
-    python -m d2lmini.grading.caller KNOWN.json NAME=FUNCTION.pkl...
+    python -m d2lmini.grading.run.caller KNOWN.json NAME=FUNCTION.pkl...
 
-The grader starts this for each coding exercise it judges (`d2lmini.grading.judge.Caller`),
+The grader starts this for each coding exercise it judges (`d2lmini.grading.judging.judge.Caller`),
 in a bubblewrap sandbox whose copy of d2lmini holds only the exercise machinery (this module,
 the wire format, the guard): the package's own implementations, the checks and `solutions/`
 are not there, so a function that calls them fails by their absence. It loads the functions
@@ -27,8 +27,8 @@ import torch
 
 from d2lmini.exercises.coding import CallRecorder
 from d2lmini.exercises.guard import CappedText, refusals, run_guarded
-from d2lmini.grading.copies import copied_from
-from d2lmini.grading.remote import CALL_SECONDS, GENERATOR_LIMIT, decode, encode, local_device
+from d2lmini.grading.base.remote import CALL_SECONDS, GENERATOR_LIMIT, decode, encode, local_device
+from d2lmini.grading.run.copies import copied_from
 from d2lmini.i18n import _
 
 BANS = {name: value for name, value in vars(refusals).items() if isinstance(value, refusals.Ban)}
@@ -146,7 +146,7 @@ def _load(path: Path, known: dict[str, str]):
 def main(known: str, saved: list[str]) -> None:
     """Load the functions, then answer one reply line per request line on stdin.
 
-    `known`: a JSON file of the package's function fingerprints (`d2lmini.grading.copies`);
+    `known`: a JSON file of the package's function fingerprints (`d2lmini.grading.run.copies`);
     `saved`: "NAME=FILE" for each function, called by NAME in the requests.
     """
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")

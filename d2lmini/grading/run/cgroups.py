@@ -3,7 +3,7 @@
 A cgroup's memory limit counts what no rlimit does: the memory of all its processes together,
 children included, the pages of the files they write in memory (a tmpfs: the sandbox's /tmp, its
 scratch folder, /dev/shm) and shared memory; its pids limit counts all its processes and threads.
-Each sandbox (`d2lmini.grading.sandbox.command`) then starts as `sh -c 'echo $$ > .../cgroup.procs;
+Each sandbox (`d2lmini.grading.run.sandbox.command`) then starts as `sh -c 'echo $$ > .../cgroup.procs;
 exec ...'`: it joins its cgroup before it runs anything of the student's, and everything it starts
 is born inside. Over the limit, the kernel's OOM killer ends a process of that cgroup alone.
 
@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from d2lmini.grading.reasons import Reason
+from d2lmini.grading.run.reasons import Reason
 from d2lmini.i18n import N_
 
 CONTROLLERS = ("memory", "pids")

@@ -9,7 +9,7 @@ Two kinds, per student and coding exercise, written to results.json (`stats["evi
 - **similarity** of the graded function's source (its `def` in the submitted notebook) to the
   package's functions and to `solutions/`: a ratio at or above `SIMILAR` is listed.
 
-Similarity (here and among classmates, `d2lmini.grading.similarity`) is measured on the body's
+Similarity (here and among classmates, `d2lmini.grading.judging.similarity`) is measured on the body's
 Python tokens with every name the function binds written `_` (`canonical_tokens`), by copydetect's
 winnowing fingerprints: every run of `KGRAM` tokens is hashed once per function (`fingerprint`),
 and `likeness` is the share of the two bodies' tokens that lie in runs both have (each run matched
@@ -26,7 +26,7 @@ import tokenize
 import zlib
 from dataclasses import dataclass
 
-from d2lmini.grading.sandbox import PACKAGE
+from d2lmini.grading.run.sandbox import PACKAGE
 
 SIMILAR = 0.8  # the likeness from which a function is reported as similar
 KGRAM = 10  # tokens per fingerprinted run: `_ = torch . zeros ( _ , _ )` is 10

@@ -1,8 +1,8 @@
 """Hand a kernel's connection file to the sandbox user, then start the kernel as that user.
 
-    python -I -B .../d2lmini/grading/handover.py CONNECTION_FILE FOLDER UID -- PROGRAM ARGS...
+    python -I -B .../d2lmini/grading/run/handover.py CONNECTION_FILE FOLDER UID -- PROGRAM ARGS...
 
-For "user" isolation (`d2lmini.grading.sandbox`, a grader running as root without user
+For "user" isolation (`d2lmini.grading.run.sandbox`, a grader running as root without user
 namespaces): jupyter_client writes the connection file, readable by root alone, in the grader's own
 folder just before it starts the kernel, so this starter, still root, copies it to a new file in
 FOLDER (the kernel's scratch folder) that UID owns and replaces the program's mention of the original
@@ -11,10 +11,10 @@ by the copy before it runs the program (`setpriv ... ipykernel_launcher -f FILE`
 FOLDER is the student's: a kernel of theirs that ran there before may have planted links under any
 name, and files. Nothing is opened through a link: FOLDER and the original are opened without
 following one, and the copy is created under a fresh random name with O_EXCL, its owner and mode set
-on the open file (`d2lmini.grading.files.create_plain`), so a spray of guessed names changes nothing
+on the open file (`d2lmini.grading.base.files.create_plain`), so a spray of guessed names changes nothing
 and costs nothing. And nothing of the student's is imported or read: this starter runs as a script
-in Python's isolated mode (`command`), with the standard library and `files.py` alone (loaded from
-beside it), never the d2lmini package, whose import would bring torch and matplotlib, which write
+in Python's isolated mode (`command`), with the standard library and `base/files.py` alone (loaded
+by its path), never the d2lmini package, whose import would bring torch and matplotlib, which write
 their caches into HOME (the student's folder, through a link of theirs) and read its settings, and
 never from its working folder (FOLDER, where the student may have left a `d2lmini/` of their own).
 """
@@ -26,16 +26,16 @@ import sys
 from pathlib import Path
 
 
-def _sibling(name: str):
-    """The module `name`.py beside this file, loaded by its path: no package is imported for it."""
-    spec = importlib.util.spec_from_file_location(f"_d2lmini_handover_{name}", Path(__file__).with_name(
-        f"{name}.py"))
+def _base(name: str):
+    """The module grading/base/`name`.py, loaded by its path: no package is imported for it."""
+    spec = importlib.util.spec_from_file_location(f"_d2lmini_handover_{name}",
+                                                  Path(__file__).parents[1] / "base" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-files = _sibling("files")
+files = _base("files")
 NotPlainFile = files.NotPlainFile
 CONNECTION_LIMIT = 64 * 2**10  # bytes: a connection file is a few hundred
 

@@ -12,9 +12,9 @@ import io
 import math
 from pathlib import Path
 
-from d2lmini.grading.config import Config
-from d2lmini.grading.files import csv_text
-from d2lmini.grading.report import final_total
+from d2lmini.grading.assignment.config import Config
+from d2lmini.grading.base.files import csv_text
+from d2lmini.grading.gradebook.report import final_total
 from d2lmini.i18n import N_, _
 
 CANVAS_KEYS = ("SIS Login ID", "SIS User ID", "ID", "Student")  # tried in this order against the name

@@ -8,10 +8,10 @@ import json
 import sys
 from dataclasses import asdict
 
-from d2lmini.grading import similarity
-from d2lmini.grading.config import Config
-from d2lmini.grading.files import csv_text, student_key, write_atomic
-from d2lmini.grading.manifest import Exercise, kind_label
+from d2lmini.grading.assignment.config import Config
+from d2lmini.grading.assignment.manifest import Exercise, kind_label
+from d2lmini.grading.base.files import csv_text, student_key, write_atomic
+from d2lmini.grading.judging import similarity
 from d2lmini.i18n import _
 
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import d2lmini
-from d2lmini.grading.files import inside, student_key, write_atomic
+from d2lmini.grading.base.files import inside, student_key, write_atomic
 from d2lmini.i18n import _
 
 MARKER = ".d2lmini-grading.json"

@@ -1,7 +1,7 @@
 """The operating-system boundary around everything a submission runs: Debian's bubblewrap (`bwrap`).
 
 Each student's kernel, and each fresh process that calls a student's function for the judge
-(`d2lmini.grading.caller`), starts as `bwrap ... PROGRAM`:
+(`d2lmini.grading.run.caller`), starts as `bwrap ... PROGRAM`:
 
 - `--unshare-all`: its own user, PID, network (loopback only), IPC, UTS and cgroup namespaces;
   inside it is uid/gid 65534 with no capabilities (`--cap-drop ALL`), even when the grader is
@@ -47,14 +47,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from d2lmini.grading import cgroups
-from d2lmini.grading.files import open_folder
-from d2lmini.grading.limits import ENVIRONMENT, TASKS, limited_command
-from d2lmini.grading.reasons import Reason, shown
-from d2lmini.grading.settings import Limits
+from d2lmini.grading.assignment.settings import Limits
+from d2lmini.grading.base.files import open_folder
+from d2lmini.grading.run import cgroups
+from d2lmini.grading.run.limits import ENVIRONMENT, TASKS, limited_command
+from d2lmini.grading.run.reasons import Reason, shown
 from d2lmini.i18n import ENVIRONMENT_VARIABLE, N_, _
 
-PACKAGE = Path(__file__).resolve().parents[1]  # the d2lmini folder: the only part of a checkout bound
+PACKAGE = Path(__file__).resolve().parents[2]  # the d2lmini folder: the only part of a checkout bound
 SANDBOX_UID = 65534  # "nobody" inside the user namespace
 SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/conda")
 # Emptied where a bound folder holds them.
@@ -136,7 +136,7 @@ def probe() -> Isolation:
         return Isolation(program, "bwrap", sizes=_caps_sizes(program), cgroups=cgroups.find())
     setpriv = shutil.which("setpriv")
     if wanted != "bwrap" and os.geteuid() == 0 and setpriv is not None:
-        python = limited_command(4096, 64, [sys.executable, "-c", "import d2lmini.grading.caller"])
+        python = limited_command(4096, 64, [sys.executable, "-c", "import d2lmini.grading.run.caller"])
         # as the kernel and the caller start: Python runs Python
         user = [setpriv, f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups", "--"]
         trial = subprocess.run([*user, *python], capture_output=True, text=True, timeout=120,

@@ -1,7 +1,7 @@
 """Run a submitted notebook in a fresh, limited kernel, with its check cells turned into recorders.
 
-The kernel is a child process started through `d2lmini.grading.limits` (rlimits on its memory,
-address space, processes and file sizes) inside a bubblewrap sandbox (`d2lmini.grading.sandbox`:
+The kernel is a child process started through `d2lmini.grading.run.limits` (rlimits on its memory,
+address space, processes and file sizes) inside a bubblewrap sandbox (`d2lmini.grading.run.sandbox`:
 no network, the system read-only, its scratch folder a size-capped tmpfs, its own PID namespace,
 a cgroup of its own where there can be one), talking to the grader over Unix sockets it makes in
 a small tmpfs of its own, which the grader reaches through the sandbox's root in /proc (a link in
@@ -31,12 +31,12 @@ import zmq
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
-from d2lmini.grading import handover, sandbox
-from d2lmini.grading.files import create_plain, read_plain
-from d2lmini.grading.limits import limited_command
-from d2lmini.grading.manifest import Exercise, check_calls, python_of
-from d2lmini.grading.remote import MIME
-from d2lmini.grading.settings import Limits
+from d2lmini.grading.assignment.manifest import Exercise, check_calls, python_of
+from d2lmini.grading.assignment.settings import Limits
+from d2lmini.grading.base.files import create_plain, read_plain
+from d2lmini.grading.base.remote import MIME
+from d2lmini.grading.run import handover, sandbox
+from d2lmini.grading.run.limits import limited_command
 from d2lmini.i18n import _
 
 OUTPUT_LIMIT = 1_000_000  # characters a cell may print before it is stopped

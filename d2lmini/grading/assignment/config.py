@@ -1,6 +1,6 @@
 """The instructor's grading settings: points per exercise, the seed of the graded inputs, the limits.
 
-A small TOML file (`d2lmini/grading/points.toml` is the default; `--write-config` writes your own):
+A small TOML file (`d2lmini/grading/assignment/points.toml` is the default; `--write-config` writes your own):
 
     [grading]              # every setting of `settings.SETTINGS`, each optional
     seed = 81723           # graded inputs differ from the self-checks' (keep yours private)
@@ -22,8 +22,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from d2lmini.grading.manifest import Exercise, kind_label
-from d2lmini.grading.settings import BY_NAME, PUBLIC_SEED, SETTINGS, Limits, toml_lines
+from d2lmini.grading.assignment.manifest import Exercise, kind_label
+from d2lmini.grading.assignment.settings import BY_NAME, PUBLIC_SEED, SETTINGS, Limits, toml_lines
 from d2lmini.i18n import N_, _
 
 DEFAULT_CONFIG = Path(__file__).with_name("points.toml")
