@@ -184,7 +184,8 @@ def test_jobs_out_of_range_is_one_message(capsys):
 
 def package_files() -> dict[str, bytes]:
     folder = ROOT / "d2lmini" / "grading"
-    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts}
 
 
 def test_write_config_never_replaces_a_file_unless_forced(tmp_path, capsys):

@@ -41,7 +41,7 @@ MACHINERY = frozenset(str(PACKAGE / "exercises" / name) for name in
                        "guard/kernel_state.py", "guard/limits.py", "guard/children.py",
                        "guard/overrides.py"))
 # The grader's remote function (d2lmini.grading.base.remote) stands in for a student's function when grading.
-MACHINERY |= {str(PACKAGE / "grading" / "remote.py")}
+MACHINERY |= {str(PACKAGE / "grading" / "base" / "remote.py")}
 # The language module: a message worded while the guard runs (a result's `convert`, as the capstone's
 # `as_run`) is translated by it. It holds no reference code.
 MACHINERY |= {str(PACKAGE / "i18n.py")}
