@@ -191,7 +191,7 @@ def test_a_student_past_the_limits_loses_those_exercises_and_the_class_is_graded
 def test_a_v2_cgroup_is_made_only_where_its_controllers_are_delegated_and_the_grader_is_alone(tmp_path):
     """The grader moves itself into a leaf of its v2 cgroup only where that cgroup is its own: never anyone
     else's process, and not where the memory and pids controllers cannot be turned on below it."""
-    from d2lmini.grading import cgroups
+    from d2lmini.grading.run import cgroups
 
     folder = tmp_path / "app-grader.scope"
     folder.mkdir()
@@ -221,7 +221,7 @@ for inside in (folder, os.path.join(folder, "ipc")):
 def test_the_folder_of_a_kernels_sockets_takes_nothing_of_its_files(tmp_path):
     """The folder of a kernel's connection file and sockets is the grader's, in the machine's /tmp: what the
     kernel writes there stays in its sandbox (before: bound writable, it took any number of files)."""
-    from d2lmini.grading.kernel import Kernel
+    from d2lmini.grading.run.kernel import Kernel
 
     if not sandbox.probe().namespaces:
         pytest.skip(sandbox.probe().describe())
