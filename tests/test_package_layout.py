@@ -64,3 +64,42 @@ def test_a_module_imports_only_its_own_row_and_the_rows_above():
             if row_of.get(imported, -1) > row_of[unit]:
                 upward.append(f"{path.relative_to(ROOT)} imports {imported}, which is below it")
     assert upward == []
+
+
+# The grader's wings, lowest first (d2lmini/grading/__init__.py): each imports only its own and those
+# before it; the ways in (`__main__`, `gradescope`) stand above them all, directly in grading/.
+GRADING = PACKAGE / "grading"
+GRADING_WINGS = ("base", "assignment", "run", "judging", "gradebook")
+WAYS_IN = {"__init__.py", "__main__.py", "gradescope.py"}
+
+
+def grading_wing(module: str) -> int:
+    """The rank of the wing of the module `d2lmini.grading.WING.NAME` (past every wing: a way in)."""
+    parts = module.split(".")
+    return GRADING_WINGS.index(parts[2]) if len(parts) > 2 and parts[2] in GRADING_WINGS \
+        else len(GRADING_WINGS)
+
+
+def grading_imports(path: Path) -> set[str]:
+    """The d2lmini.grading modules the file at `path` imports, at its top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("d2lmini.grading."):
+            found |= {f"{node.module}.{alias.name}" if node.module.count(".") == 2 else node.module
+                      for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("d2lmini.grading.")}
+    return found
+
+
+def test_the_grader_lies_in_wings_that_import_only_downward():
+    loose = sorted(p.name for p in GRADING.iterdir() if p.is_file() and p.suffix == ".py")
+    assert set(loose) <= WAYS_IN, f"put these in a wing of grading/: {set(loose) - WAYS_IN}"
+    assert sorted(p.name for p in GRADING.iterdir() if p.is_dir() and p.name != "__pycache__") == \
+        sorted(GRADING_WINGS)
+    upward = []
+    for path in sorted(GRADING.rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        upward += [f"{path.relative_to(ROOT)} imports {name}" for name in grading_imports(path)
+                   if grading_wing(name) > grading_wing(module)]
+    assert upward == [], "a wing imports only its own and those below it (grading/__init__.py)"
