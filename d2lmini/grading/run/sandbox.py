@@ -20,9 +20,9 @@ Each student's kernel, and each fresh process that calls a student's function fo
   under a folder that is). What the grader puts in the scratch folder for it is bound there
   read-only; what it leaves there the grader reads while it runs (`open_inside`);
 - a clean environment (`--clearenv`), HOME and TMPDIR in its `/tmp`;
-- a cgroup of its own where the grader may make one (`new_cgroup`, `d2lmini.grading.cgroups`),
+- a cgroup of its own where the grader may make one (`new_cgroup`, `d2lmini.grading.run.cgroups`),
   which counts the memory of all its processes together; rlimits on each process in any case
-  (`d2lmini.grading.limits`).
+  (`d2lmini.grading.run.limits`).
 
 Where bwrap is missing or cannot make namespaces (macOS, a container without user namespaces)
 `probe` says why, the grader announces before it starts that submissions run NOT isolated, and
