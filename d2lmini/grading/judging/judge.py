@@ -354,7 +354,7 @@ class Caller:
             create_plain(self.scratch, name, data, 0o644)
         program = limited_command(limits.memory_mb, limits.file_mb,
                               [sys.executable, "-m", "d2lmini.grading.run.caller", str(known), *saved])
-        self.cgroup = sandbox.new_cgroup(limits.memory_mb) if sandbox.probe().isolated else None
+        self.cgroup = sandbox.new_cgroup(limits.memory_mb)
         try:
             self.process = self._start(program, files, limits, with_models)
         except BaseException:

@@ -272,9 +272,12 @@ def _read_only(size: list[str], package_files: list[Path] | None, hide: tuple[Pa
 
 def new_cgroup(memory_mb: int) -> "cgroups.Cgroup | None":
     """A cgroup of its own for a sandbox, limited to `memory_mb` MB and `limits.TASKS` tasks; None where
-    this machine has no writable cgroup (`Isolation.cgroups` says why). Removed with `Cgroup.remove`."""
-    place = probe().cgroups
-    return cgroups.Cgroup.create(place, memory_mb, TASKS) if isinstance(place, cgroups.Place) else None
+    this machine has no writable cgroup (`Isolation.cgroups` says why) or no sandbox to put in one.
+    Removed with `Cgroup.remove`."""
+    isolation = probe()
+    if not isolation.isolated or not isinstance(isolation.cgroups, cgroups.Place):
+        return None
+    return cgroups.Cgroup.create(isolation.cgroups, memory_mb, TASKS)
 
 
 def open_inside(status: Path, folder: Path) -> int:
