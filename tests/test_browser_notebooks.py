@@ -43,6 +43,7 @@ import platform
 import re
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -177,7 +178,8 @@ def lab():
         served = Path(scratch) / "notebooks"
         shutil.copytree(ROOT / "notebooks", served, ignore=shutil.ignore_patterns(".ipynb_checkpoints",
                                                                                 "__pycache__"))
-        with running_jupyterlab(served) as (base, token), sync_playwright() as playwright:
+        with running_jupyterlab(served, keep_log=ARTIFACTS / "jupyter_notebooks.log") as (base, token), \
+                sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS,
                                                  headless=True)
             try:
@@ -266,6 +268,7 @@ def _notebook_problems(lab, relative: str, keyboard: bool = True) -> list[str]:
     tag = number if keyboard else f"zh_{number}"  # the artifacts' names
     problems = []
     page = browser.new_page(viewport=VIEWPORT)
+    closed = _closed_kernel_sockets(page)
     try:
         _open(page, base, token, relative)
         if _stored_for_this_python(notebook):
@@ -310,8 +313,23 @@ def _notebook_problems(lab, relative: str, keyboard: bool = True) -> list[str]:
         page.screenshot(path=str(ARTIFACTS / f"notebook_{tag}_failure.png"))
         raise
     finally:
+        if problems and closed:  # what the page lived through, beside what it got wrong
+            problems.append(f"(context: the kernel's websocket closed {len(closed)} times during the run, "
+                            f"at {closed} s: JupyterLab reconnected, and messages in flight may be lost)")
         page.close()  # closes without saving (autosave is off, and this is a copy anyway)
         shutdown_kernels(base, token)
     if _digest(notebook) != before:
         problems.append(f"JupyterLab saved the served copy of {relative}")
     return problems
+
+
+def _closed_kernel_sockets(page) -> list[float]:
+    """A list that fills with the seconds (since now) at which a kernel's websocket of `page` closes."""
+    started, closed = time.monotonic(), []
+
+    def watch(socket) -> None:
+        if "/api/kernels/" in socket.url:
+            socket.on("close", lambda _: closed.append(round(time.monotonic() - started)))
+
+    page.on("websocket", watch)
+    return closed

@@ -112,8 +112,11 @@ def strip_outputs(source: Path, target: Path) -> None:
 
 
 @contextlib.contextmanager
-def running_jupyterlab(root_dir: Path, startup_timeout: float = 60.0):
-    """Run JupyterLab serving `root_dir`; yield (base_url, token); kill it on exit."""
+def running_jupyterlab(root_dir: Path, startup_timeout: float = 60.0, keep_log: Path | None = None):
+    """Run JupyterLab serving `root_dir`; yield (base_url, token); kill it on exit.
+
+    `keep_log`: where to copy the server's log once it has stopped (what a failed run is read from).
+    """
     port, token = free_port(), secrets.token_hex(16)
     with tempfile.TemporaryDirectory(prefix="d2lmini-jupyter-") as home:
         env = dict(os.environ, JUPYTER_CONFIG_DIR=f"{home}/config", JUPYTER_RUNTIME_DIR=f"{home}/runtime",
@@ -159,6 +162,9 @@ def running_jupyterlab(root_dir: Path, startup_timeout: float = 60.0):
                     os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=10)
             log.close()
+            if keep_log is not None:
+                keep_log.parent.mkdir(exist_ok=True)
+                shutil.copyfile(Path(home) / "jupyter.log", keep_log)
 
 
 @contextlib.contextmanager
