@@ -26,8 +26,8 @@ from d2lmini.grading.base.files import student_key
 from d2lmini.grading.base.remote import Unreadable, decode, encode
 from d2lmini.grading.gradebook.gradebook import grade_class
 from d2lmini.grading.gradebook.outfolder import MARKER
-from d2lmini.grading.judging.judge import earned
-from d2lmini.grading.run.kernel import rewrite
+from d2lmini.grading.judging.marks import earned
+from d2lmini.grading.run.notebook import rewrite
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))

@@ -27,7 +27,7 @@ from d2lmini.grading.base.files import student_key
 from d2lmini.grading.gradebook.export import canvas_text, moodle_text
 from d2lmini.grading.gradebook.gradebook import GradingError, StudentResult, grade_class, grade_student
 from d2lmini.grading.gradebook.roster import Student, folder_files
-from d2lmini.grading.judging.judge import Mark
+from d2lmini.grading.judging.marks import Mark
 from d2lmini.grading.judging.similarity import summary
 
 ROOT = Path(__file__).resolve().parents[1]

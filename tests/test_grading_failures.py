@@ -23,9 +23,11 @@ from d2lmini.grading.__main__ import UNSANDBOXED, main
 from d2lmini.grading.assignment import manifest
 from d2lmini.grading.assignment.config import validate_config
 from d2lmini.grading.assignment.settings import Limits
+from d2lmini.grading.assignment.submission import read_submission
 from d2lmini.grading.gradebook.gradebook import GradingError, StudentResult, grade_class, read_record
-from d2lmini.grading.judging.judge import GraderUnavailable, Mark, grade_notebook, preflight, read_submission
+from d2lmini.grading.judging.marks import Mark, grade_notebook
 from d2lmini.grading.run import sandbox
+from d2lmini.grading.run.preflight import GraderUnavailable, preflight
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import grading_samples  # noqa: E402  (tools/ is not a package)
@@ -208,7 +210,7 @@ def test_in_user_isolation_the_graders_own_folder_is_made_enterable(tmp_path, us
 
 def test_preflight_starts_a_kernel_once_per_process_and_setup_but_checks_each_folder(tmp_path, monkeypatch):
     # what preflight starts is stood in for (the real start is every class test's): here, how often
-    from d2lmini.grading.judging import judge
+    from d2lmini.grading.run import preflight as preflight_module
 
     started = []
 
@@ -228,10 +230,10 @@ def test_preflight_starts_a_kernel_once_per_process_and_setup_but_checks_each_fo
         def close(self):
             pass
 
-    monkeypatch.setattr(judge, "_import_problem", lambda scratch, limits: None)
-    monkeypatch.setattr(judge, "Kernel", Started)
-    monkeypatch.setattr(judge, "Caller", Started)
-    monkeypatch.setattr(judge, "_STARTED", set())
+    monkeypatch.setattr(preflight_module, "_import_problem", lambda scratch, limits: None)
+    monkeypatch.setattr(preflight_module, "Kernel", Started)
+    monkeypatch.setattr(preflight_module, "Caller", Started)
+    monkeypatch.setattr(preflight_module, "_STARTED", set())
     for name in ("first", "second"):
         work = tmp_path / name
         work.mkdir()
@@ -248,7 +250,7 @@ def test_preflight_starts_a_kernel_once_per_process_and_setup_but_checks_each_fo
     preflight(tmp_path / "second", Limits())
     assert len(started) == 8, started
     closed = tmp_path / "closed"
-    monkeypatch.setattr(judge, "_closed_folder", lambda work: "closed" if work == closed else None)
+    monkeypatch.setattr(preflight_module, "_closed_folder", lambda work: "closed" if work == closed else None)
     with pytest.raises(GraderUnavailable, match="closed"):  # each class's own folders, every time
         preflight(closed, Limits())
     assert len(started) == 8, started

@@ -3,7 +3,7 @@
 For every exercise: the instructors' solution, a wrong answer and (for coding exercises) a
 solution that also calls what the exercises ban are judged by the check as the notebook runs
 it (the function in this process) and as the grader does (the answer after the wire, the
-function in a fresh caller process, `d2lmini.grading.judging.judge.Caller`), on the same seed.
+function in a fresh caller process, `d2lmini.grading.run.calling.Caller`), on the same seed.
 """
 
 import ast
@@ -19,7 +19,7 @@ from solution_files import needs_solutions_beside_the_package
 from d2lmini.exercises.coding import shifted_seeds
 from d2lmini.grading.assignment import manifest
 from d2lmini.grading.base.remote import RemoteFunction, decode, encode
-from d2lmini.grading.judging.judge import Caller
+from d2lmini.grading.run.calling import Caller
 from d2lmini.grading.run.kernel import Limits
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,8 +26,8 @@ from d2lmini.grading.assignment import manifest
 from d2lmini.grading.assignment.config import validate_config
 from d2lmini.grading.assignment.settings import Limits
 from d2lmini.grading.gradebook.gradebook import grade_class
-from d2lmini.grading.judging.judge import Caller
 from d2lmini.grading.run import sandbox
+from d2lmini.grading.run.calling import Caller
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import grading_samples  # noqa: E402  (tools/ is not a package)

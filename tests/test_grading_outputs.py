@@ -22,7 +22,7 @@ from d2lmini.grading.gradebook.export import canvas_text, moodle_text, read_rubr
 from d2lmini.grading.gradebook.gradebook import StudentResult
 from d2lmini.grading.gradebook.outfolder import MARKER
 from d2lmini.grading.gradebook.report import gradebook_text
-from d2lmini.grading.judging.judge import Mark
+from d2lmini.grading.judging.marks import Mark
 from d2lmini.grading.judging.similarity import Pair
 from d2lmini.grading.judging.similarity import csv_text as similarity_csv
 

@@ -29,16 +29,18 @@ from d2lmini.grading.__main__ import main
 from d2lmini.grading.assignment.config import config_text, load_config, validate_config
 from d2lmini.grading.assignment.manifest import load
 from d2lmini.grading.assignment.settings import Limits, help_text
+from d2lmini.grading.assignment.submission import read_submission
 from d2lmini.grading.base.remote import RemoteFunction, Unreadable
 from d2lmini.grading.gradebook.export import read_rubric
 from d2lmini.grading.gradebook.gradebook import StudentResult, grade_class, grade_student
 from d2lmini.grading.gradebook.report import feedback_text
 from d2lmini.grading.gradescope import RUN, results, run_script
-from d2lmini.grading.judging.judge import Mark, _reason_missing, caller_files, earned, read_submission
+from d2lmini.grading.judging.marks import Mark, earned
 from d2lmini.grading.judging.similarity import summary
 from d2lmini.grading.run import copies, sandbox
 from d2lmini.grading.run.caller import _load
-from d2lmini.grading.run.kernel import NotebookRun
+from d2lmini.grading.run.calling import caller_files
+from d2lmini.grading.run.notebook import NotebookRun, missing_reason
 from d2lmini.grading.run.sandbox import Isolation, Reason
 
 EXERCISES = load()
@@ -203,7 +205,7 @@ def test_a_students_marks_say_why_in_the_graders_language(zh, tmp_path):
 
     def said() -> list[str]:
         runs = [NotebookRun(cells=problems, skipped={3}, check_cells={exercise.id: i}) for i in (3, 4, 5)]
-        reasons = [_reason_missing(exercise, run, Limits()) for run in [*runs, NotebookRun()]]
+        reasons = [missing_reason(exercise, run, Limits()) for run in [*runs, NotebookRun()]]
         return reasons + [earned(wrong, 2, tally)[1].split("\n\n")[1], read_submission(upload).problem]
 
     for reason in said():

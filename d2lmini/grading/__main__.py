@@ -30,8 +30,8 @@ from d2lmini.grading.gradebook.gradebook import (
 )
 from d2lmini.grading.gradebook.report import assemble
 from d2lmini.grading.judging import similarity
-from d2lmini.grading.judging.judge import GraderUnavailable
 from d2lmini.grading.run import sandbox
+from d2lmini.grading.run.preflight import GraderUnavailable
 from d2lmini.i18n import _
 
 UNSANDBOXED = "--no-sandbox-i-accept-student-code-runs-as-me"  # names the risk it takes

@@ -21,19 +21,14 @@ from pathlib import Path
 
 from d2lmini.grading.assignment.config import Config
 from d2lmini.grading.assignment.manifest import Exercise
+from d2lmini.grading.assignment.submission import Submission, matching_notebook, read_submission
 from d2lmini.grading.base.files import inside, read_only, student_key, write_atomic
 from d2lmini.grading.gradebook import outfolder, workers
 from d2lmini.grading.gradebook.report import assemble
 from d2lmini.grading.gradebook.roster import Roster, read_roster
-from d2lmini.grading.judging.judge import (
-    Mark,
-    Submission,
-    grade_notebook,
-    matching_notebook,
-    preflight,
-    read_submission,
-)
+from d2lmini.grading.judging.marks import Mark, grade_notebook
 from d2lmini.grading.run import sandbox
+from d2lmini.grading.run.preflight import preflight
 from d2lmini.i18n import _
 
 RECORDS, FEEDBACK = "records", "feedback"

@@ -1,6 +1,6 @@
 """The grader's side inside a student's kernel: record what each check cell passes.
 
-The grading process (`d2lmini.grading.run.kernel`) rewrites every check cell of a submitted
+The grading process (`d2lmini.grading.run.notebook`) rewrites every check cell of a submitted
 notebook, `ex.check_all_states(all_states)`, into `agent.recorder(...)(all_states)`: the real
 check never runs in the student's kernel, so no expected value is ever computed there. A
 recorded value is sent out at once as plain data (`d2lmini.grading.base.remote.encode`); a function

@@ -2,7 +2,7 @@
 
     python -m d2lmini.grading.run.caller KNOWN.json NAME=FUNCTION.pkl...
 
-The grader starts this for each coding exercise it judges (`d2lmini.grading.judging.judge.Caller`),
+The grader starts this for each coding exercise it judges (`d2lmini.grading.run.calling.Caller`),
 in a bubblewrap sandbox whose copy of d2lmini holds only the exercise machinery (this module,
 the wire format, the guard): the package's own implementations, the checks and `solutions/`
 are not there, so a function that calls them fails by their absence. It loads the functions
@@ -152,7 +152,7 @@ def main(known: str, saved: list[str]) -> None:
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the student's printing never mixes with replies
     # Said before any of the student's code loads: without it, the sandbox or this process failed to
-    # start, which is the grader's failure, never the student's (`judge.Caller.ready`).
+    # start, which is the grader's failure, never the student's (`calling.Caller.ready`).
     replies.write(json.dumps({"started": True}) + "\n")
     replies.flush()
     fingerprints = json.loads(Path(known).read_text("utf-8"))  # read before any of the student's code runs

@@ -1,4 +1,4 @@
-"""Run a submitted notebook in a fresh, limited kernel, with its check cells turned into recorders.
+"""A fresh, limited kernel for a submitted notebook, which the grader runs cells in (`Kernel.run`).
 
 The kernel is a child process started through `d2lmini.grading.run.limits` (rlimits on its memory,
 address space, processes and file sizes) inside a bubblewrap sandbox (`d2lmini.grading.run.sandbox`:
@@ -11,11 +11,10 @@ Without a sandbox (no bwrap) it runs as the grader's user, with HOME, TMPDIR and
 scratch folder and a proxy that answers nothing, and the results say it was not isolated. Each
 cell runs with a time limit; a cell still running then is interrupted, and a cell that prints
 more than `OUTPUT_LIMIT` characters is stopped. A cell that ends the kernel (`os._exit`, a crash, too
-much memory) is noted, and the notebook is run again in a fresh kernel without it, so the other
-exercises are still graded. `Kernel.shutdown` returns once every process of the sandbox is gone.
+much memory) is reported as such, so that the notebook is run again in a fresh kernel without it
+(`d2lmini.grading.run.notebook`). `Kernel.shutdown` returns once every process of the sandbox is gone.
 """
 
-import ast
 import contextlib
 import json
 import os
@@ -24,14 +23,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import zmq
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
-from d2lmini.grading.assignment.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.assignment.settings import Limits
 from d2lmini.grading.base.files import create_plain, read_plain
 from d2lmini.grading.base.remote import MIME
@@ -45,48 +42,9 @@ RECORD_LIMIT = 64 * 2**20  # characters of one grading message the grader reads 
 # ends that socket's connection before the grader holds it, so no kernel can fill the grader's memory.
 MESSAGE_LIMIT = 4 * RECORD_LIMIT
 LOST_OUTPUT_SECONDS = 10.0  # after the cell's reply, how long its outputs may take before they count as lost
-CALL_MARGIN = 20.0  # seconds a remote call may take beyond the guard's own limit (transfers)
 KERNEL_NAME = "d2lmini-grading"
 BLOCKED_NETWORK = "http://127.0.0.1:9"  # the discard port: every HTTP(S) request fails at once
 CONNECTION, IPC = "connection.json", "ipc"  # in a kernel's sockets folder: its connection file, its sockets
-
-
-@dataclass
-class NotebookRun:
-    """The records and problems of one run of a submission."""
-
-    records: dict = field(default_factory=dict)  # exercise id -> {slot: wire value}
-    cells: dict = field(default_factory=dict)  # cell index -> what went wrong in it
-    check_cells: dict = field(default_factory=dict)  # exercise id -> index of the cell that checks it
-    stopped: str | None = None  # why the run stopped before the last cell
-    skipped: set = field(default_factory=set)  # cells left out because they ended a kernel
-
-
-def rewrite(source: str, exercises: dict[str, Exercise]) -> tuple[str, list[str]]:
-    """Return the cell's Python with every check call replaced by the agent's recorder, and their ids.
-
-    `exercises` maps check names to the exercises of this notebook.
-    """
-    code = python_of(source)
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):  # the kernel will say what is wrong with it
-        return code, []
-    lines = code.splitlines(keepends=True)
-    found, edits = [], []
-    for call in check_calls(tree, exercises):
-        func = call.func
-        name = func.id if isinstance(func, ast.Name) else func.attr
-        exercise = exercises[name]
-        found.append(exercise.id)
-        stand_in = (f"__d2lmini_grading__.recorder({exercise.id!r}, {tuple(exercise.parameters)!r}, "
-                    f"{tuple(exercise.slots)!r})")
-        edits.append((func.lineno, func.col_offset, func.end_lineno, func.end_col_offset, stand_in))
-    for start, col, end, end_col, text in sorted(edits, reverse=True):
-        head = lines[start - 1].encode()[:col].decode()
-        tail = lines[end - 1].encode()[end_col:].decode()
-        lines[start - 1 : end] = [head + text + tail]
-    return "".join(lines), found
 
 
 def _kernel_spec_dir(scratch: Path, private: Path, limits: Limits, sockets: Path, cgroup) -> Path:
