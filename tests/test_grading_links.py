@@ -23,7 +23,7 @@ from d2lmini.grading.assignment.settings import Limits
 from d2lmini.grading.base.files import NotPlainFile, read_plain
 from d2lmini.grading.judging.judge import judge
 from d2lmini.grading.run import handover, sandbox
-from d2lmini.grading.run.notebook import FUNCTION_LIMIT, saved_function
+from d2lmini.grading.run.saved import FUNCTION_LIMIT, saved_function
 
 # Windows has no sandbox user, no FIFOs and no descriptor-relative opens: `files` checks names there.
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="no sandbox user or Unix links on Windows")

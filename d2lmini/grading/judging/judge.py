@@ -22,7 +22,7 @@ from d2lmini.grading.base.remote import CALL_SECONDS, RemoteFunction, decode, lo
 from d2lmini.grading.judging import evidence, similarity
 from d2lmini.grading.run.calling import CALL_MARGIN, start_caller
 from d2lmini.grading.run.kernel import Limits
-from d2lmini.grading.run.notebook import saved_function
+from d2lmini.grading.run.saved import saved_function
 from d2lmini.i18n import _
 
 

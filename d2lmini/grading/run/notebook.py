@@ -7,7 +7,7 @@ out and the notebook run again in a fresh one. Before `run_notebook` returns, th
 saved are brought out of its sandbox and the kernel is shut down, every process of its sandbox gone:
 what it hands back is data (each exercise's recorded values, what went wrong in each cell, why an
 exercise recorded nothing), and the saved functions lie in the scratch folder, read one at a time by
-`saved_function`, never through a link.
+`saved.saved_function`, never through a link.
 """
 
 import ast
@@ -18,11 +18,10 @@ from pathlib import Path
 
 from d2lmini.grading.assignment.manifest import Exercise, check_calls, python_of
 from d2lmini.grading.assignment.submission import Submission
-from d2lmini.grading.base.files import NotPlainFile, read_plain
 from d2lmini.grading.run.kernel import OUTPUT_LIMIT, GraderFailure, Kernel, Limits
+from d2lmini.grading.run.saved import FUNCTION_LIMIT, function_files
 from d2lmini.i18n import _
 
-FUNCTION_LIMIT = 64 * 2**20  # bytes of a saved function the grader passes on to a caller process
 BOOTSTRAP = "import d2lmini.grading.run.agent as __d2lmini_grading__"
 
 
@@ -45,13 +44,13 @@ def run_notebook(submission: Submission, exercises: list[Exercise], scratch: Pat
     gone, the functions it saved brought out into `scratch`, and in `missing` why each exercise of
     `exercises` that it did not record was not. Raises `GraderFailure` if a kernel did not start twice."""
     run, kernel = execute_retried(submission, exercises, scratch, limits)
+    run.missing = {e.id: missing_reason(e, run, limits) for e in exercises if e.id not in run.records}
     if kernel is not None:  # every process of the student's sandbox is gone before anything is judged
         try:
             kernel.bring_out(function_files(run.records), FUNCTION_LIMIT)
         finally:
             kernel.shutdown()
         run.kernel_mb = kernel.peak
-    run.missing = {e.id: missing_reason(e, run, limits) for e in exercises if e.id not in run.records}
     return run
 
 
@@ -135,36 +134,15 @@ def execute_retried(submission: Submission, exercises: list[Exercise], scratch: 
                     limits: Limits) -> tuple[NotebookRun, Kernel | None]:
     """`execute`, once more if a kernel did not start (`GraderFailure`: the grader's fault, not the
     student's); a second failure is raised."""
-    try:
-        return execute(submission, exercises, scratch, limits)
-    except GraderFailure as failure:
-        print(_("warning: {file}: {error}; trying once more").format(file=submission.path, error=failure),
-              file=sys.stderr)
-    return execute(submission, exercises, scratch, limits)
-
-
-def function_files(records: dict) -> list[str]:
-    """The files, relative to the scratch folder, that the functions in a run's `records` were saved in."""
-    return [str(data["file"]) for values in records.values() if isinstance(values, dict)
-            for data in values.values()
-            if isinstance(data, dict) and data.get("t") == "function" and isinstance(data.get("file"), str)]
-
-
-def saved_function(data: dict, scratch: Path) -> bytes | None:
-    """The saved function's bytes, read from its file inside the kernel's scratch folder; None if there is
-    none there or it is too large.
-
-    The scratch folder is the student's: the file is read without following a link anywhere on its way
-    (`files.read_plain`), so a link planted there, to a classmate's files or the grader's, is refused
-    (`NotPlainFile`, the student's fault) and nothing is read through it.
-    """
-    try:
-        content = read_plain(scratch, str(data.get("file", "")), FUNCTION_LIMIT)
-    except NotPlainFile:
-        raise
-    except (OSError, ValueError):
-        return None
-    return content if len(content) <= FUNCTION_LIMIT else None
+    for attempt in (1, 2):
+        try:
+            return execute(submission, exercises, scratch, limits)
+        except GraderFailure as failure:
+            if attempt == 2:
+                raise
+            print(_("warning: {file}: {error}; trying once more").format(file=submission.path, error=failure),
+                  file=sys.stderr)
+    raise AssertionError("unreachable")
 
 
 def missing_reason(exercise: Exercise, run: NotebookRun, limits: Limits) -> str:
