@@ -17,20 +17,17 @@ from hypothesis import strategies as st
 
 from d2lmini.grading.judging.evidence import (
     SIMILAR,
+    attempted,
     canonical_tokens,
     fingerprint,
+    graded_sources,
     known_functions,
     likeness,
     similar,
+    stub_source,
     submitted_function,
 )
-from d2lmini.grading.judging.similarity import (
-    alike_pairs,
-    attempted,
-    csv_text,
-    graded_sources,
-    stub_source,
-)
+from d2lmini.grading.judging.similarity import alike_pairs, csv_text
 
 ROOT = Path(__file__).resolve().parents[1]
 

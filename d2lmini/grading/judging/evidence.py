@@ -9,6 +9,11 @@ Two kinds, per student and coding exercise, written to results.json (`stats["evi
 - **similarity** of the graded function's source (its `def` in the submitted notebook) to the
   package's functions and to `solutions/`: a ratio at or above `SIMILAR` is listed.
 
+And, in the student's record (`stats["sources"]`), the source of each graded function the student
+attempted (`graded_sources`: not the released stub, not a body that does nothing), which
+`d2lmini.grading.judging.similarity` compares among classmates. `gather` takes all three for one
+judged exercise.
+
 Similarity (here and among classmates, `d2lmini.grading.judging.similarity`) is measured on the body's
 Python tokens with every name the function binds written `_` (`canonical_tokens`), by copydetect's
 winnowing fingerprints: every run of `KGRAM` tokens is hashed once per function (`fingerprint`),
@@ -22,10 +27,12 @@ runs shorter than `KGRAM`, however long they are. A pair costs a set intersectio
 import ast
 import functools
 import io
+import json
 import tokenize
 import zlib
 from dataclasses import dataclass
 
+from d2lmini.grading.assignment.manifest import Exercise
 from d2lmini.grading.run.sandbox import PACKAGE
 
 SIMILAR = 0.8  # the likeness from which a function is reported as similar
@@ -35,6 +42,7 @@ SKIPPED = {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.ENDMARKER}
 NAMED = {tokenize.INDENT, tokenize.DEDENT}  # tokens written by their kind, not their text
 FUNCTION = ast.FunctionDef | ast.AsyncFunctionDef
 BINDING = FUNCTION | ast.ClassDef
+NOTEBOOKS = PACKAGE.parent / "notebooks"  # the released notebooks, whose stubs every student got
 FLAGGED_CALLS = ("rnn", "lstm", "gru", "cross_entropy", "nll_loss", "log_softmax", "clip_grad")
 
 
@@ -205,3 +213,48 @@ def report(exercise: str, cells: list[str], name: str, calls: dict[str, int]) ->
     if not matches and not seen:
         return None
     return {"exercise": exercise, "function": name, "similar_to": matches, "calls": seen}
+
+
+@functools.cache
+def stub_source(notebook: str, name: str) -> str | None:
+    """The released notebook's own `def name` (the stub every student got), or None if not found."""
+    try:
+        cells = json.loads((NOTEBOOKS / f"{notebook}.ipynb").read_text("utf-8"))["cells"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    sources = ["".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
+               for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    return submitted_function(sources, name)
+
+
+def attempted(source: str, stub: str | None = None) -> bool:
+    """True if `source` is worth comparing: it does something and is not the stub `stub`."""
+    tokens = canonical_tokens(source)
+    return bool(tokens) and not idle(tokens) and (stub is None or tokens != canonical_tokens(stub))
+
+
+def graded_sources(notebook: str, cells: list[str], names: dict[str, str]) -> dict[str, str]:
+    """The sources of the graded functions a student attempted, by slot (`names`: slot -> their `def`)."""
+    kept = {}
+    for slot, name in names.items():
+        source = submitted_function(cells, name)
+        if source is not None and attempted(source, stub_source(notebook, name)):
+            kept[slot] = source
+    return kept
+
+
+def gather(exercise: Exercise, cells: list[str] | None, functions: list, names: dict[str, str],
+           found: list | None, stats: dict | None) -> None:
+    """Gather the evidence about one judged exercise's functions: a `report` for each function the check
+    called (`functions`, each with its `__name__` and the `calls` seen) into `found`, and in
+    `stats["sources"]` the graded functions the student attempted (`names`: slot -> their `def`), to
+    compare classmates (`d2lmini.grading.judging.similarity`)."""
+    for function in functions if found is not None and cells is not None else ():
+        entry = report(exercise.id, cells, function.__name__, dict(function.calls))
+        if entry is not None:
+            found.append(entry)
+    if stats is None or not cells:
+        return
+    sources = graded_sources(exercise.notebook, cells, names)
+    if sources:
+        stats.setdefault("sources", {})[exercise.id] = sources

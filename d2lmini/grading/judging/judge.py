@@ -6,7 +6,7 @@ notebook's own check with the released notebook's arguments and the instructor's
 cases and expected values are never in the kernel. A function is called for its check in a fresh
 sandboxed process (`d2lmini.grading.run.calling`) that has none of the package's reference code,
 with the check's own bans; what it says back is judged as data. The evidence about the graded
-functions (`evidence`, `similarity`) is gathered on the way out.
+functions (`evidence.gather`) is gathered on the way out.
 """
 
 import contextlib
@@ -19,7 +19,7 @@ from d2lmini.exercises.coding import shifted_seeds
 from d2lmini.grading.assignment.manifest import Exercise
 from d2lmini.grading.base.files import NotPlainFile
 from d2lmini.grading.base.remote import CALL_SECONDS, RemoteFunction, decode, local_device
-from d2lmini.grading.judging import evidence, similarity
+from d2lmini.grading.judging import evidence
 from d2lmini.grading.run.calling import CALL_MARGIN, start_caller
 from d2lmini.grading.run.kernel import Limits
 from d2lmini.grading.run.saved import saved_function
@@ -32,7 +32,7 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
 
     The exercise's functions are called in one fresh sandboxed process; `found` gets the evidence
     about them (`d2lmini.grading.judging.evidence`), `stats` the peak memory of that process and, under
-    "sources", the source of each function the student attempted (`similarity.graded_sources`).
+    "sources", the source of each function the student attempted (`evidence.graded_sources`).
     """
     arguments = exercise.instructor_arguments()
     saved, names, functions, caller = {}, {}, [], None
@@ -78,18 +78,4 @@ def judge(exercise: Exercise, values: dict, scratch: Path, limits: Limits, seed:
             caller.close()
             if stats is not None:
                 stats["caller_mb"] = max(stats.get("caller_mb", 0.0), caller.peak)
-        for function in functions if found is not None and cells is not None else ():
-            report = evidence.report(exercise.id, cells, function.__name__, dict(function.calls))
-            if report is not None:
-                found.append(report)
-        _keep_sources(exercise, cells, names, stats)
-
-
-def _keep_sources(exercise: Exercise, cells: list[str] | None, names: dict[str, str],
-                  stats: dict | None) -> None:
-    """Keep in `stats["sources"]` the graded functions the student attempted, to compare classmates."""
-    if stats is None or not cells:
-        return
-    sources = similarity.graded_sources(exercise.notebook, cells, names)
-    if sources:
-        stats.setdefault("sources", {})[exercise.id] = sources
+        evidence.gather(exercise, cells, functions, names, found, stats)

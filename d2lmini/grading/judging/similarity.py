@@ -1,7 +1,8 @@
 """Classmates' graded functions compared pair by pair: evidence for the instructor, never a verdict.
 
-Each student's record keeps the source of every graded function they attempted (`graded_sources`,
-taken from the submitted notebook as `evidence` normalises it: no comments, no docstrings).
+Each student's record keeps the source of every graded function they attempted
+(`evidence.graded_sources`, taken from the submitted notebook as `evidence` normalises it: no
+comments, no docstrings).
 After every grading run, and whenever the outputs are made again, `alike_pairs` compares, for
 each coding exercise and function, every two students of all the records in OUT, and the grader
 writes the pairs at least `SIMILAR` alike to `similarity.csv`, most alike first. No points change.
@@ -18,8 +19,6 @@ ways to be written for likeness to say anything.
 """
 
 import csv
-import functools
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,14 +30,10 @@ from d2lmini.grading.judging.evidence import (
     Fingerprint,
     canonical_tokens,
     fingerprint,
-    idle,
     likeness,
-    submitted_function,
 )
-from d2lmini.grading.run.sandbox import PACKAGE
 from d2lmini.i18n import _
 
-NOTEBOOKS = PACKAGE.parent / "notebooks"  # the released notebooks, whose stubs every student got
 HEADER = ("exercise", "function", "student_a", "student_b", "ratio")
 
 
@@ -51,34 +46,6 @@ class Pair:
     a: str
     b: str
     ratio: float
-
-
-@functools.cache
-def stub_source(notebook: str, name: str) -> str | None:
-    """The released notebook's own `def name` (the stub every student got), or None if not found."""
-    try:
-        cells = json.loads((NOTEBOOKS / f"{notebook}.ipynb").read_text("utf-8"))["cells"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    sources = ["".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
-               for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-    return submitted_function(sources, name)
-
-
-def attempted(source: str, stub: str | None = None) -> bool:
-    """True if `source` is worth comparing: it does something and is not the stub `stub`."""
-    tokens = canonical_tokens(source)
-    return bool(tokens) and not idle(tokens) and (stub is None or tokens != canonical_tokens(stub))
-
-
-def graded_sources(notebook: str, cells: list[str], names: dict[str, str]) -> dict[str, str]:
-    """The sources of the graded functions a student attempted, by slot (`names`: slot -> their `def`)."""
-    kept = {}
-    for slot, name in names.items():
-        source = submitted_function(cells, name)
-        if source is not None and attempted(source, stub_source(notebook, name)):
-            kept[slot] = source
-    return kept
 
 
 def _items(table) -> list[tuple]:
