@@ -18,9 +18,9 @@ from solution_files import needs_solutions_beside_the_package
 
 from d2lmini.exercises.coding import shifted_seeds
 from d2lmini.grading.assignment import manifest
+from d2lmini.grading.assignment.settings import Limits
 from d2lmini.grading.base.remote import RemoteFunction, decode, encode
 from d2lmini.grading.run.calling import Caller
-from d2lmini.grading.run.kernel import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))

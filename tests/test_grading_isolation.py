@@ -20,13 +20,13 @@ import torch
 
 from d2lmini.grading.assignment import manifest
 from d2lmini.grading.assignment.config import load_config
+from d2lmini.grading.assignment.settings import Limits
 from d2lmini.grading.assignment.submission import Submission
 from d2lmini.grading.base.remote import RemoteFunction, decode, encode
 from d2lmini.grading.gradebook.gradebook import grade_class
 from d2lmini.grading.judging.marks import grade_notebook
 from d2lmini.grading.run import sandbox
 from d2lmini.grading.run.calling import Caller
-from d2lmini.grading.run.kernel import Limits
 from d2lmini.grading.run.limits import TASKS, address_mb, limited_command
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,11 +17,11 @@ from pathlib import Path
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import shifted_seeds
 from d2lmini.grading.assignment.manifest import Exercise
+from d2lmini.grading.assignment.settings import Limits
 from d2lmini.grading.base.files import NotPlainFile
 from d2lmini.grading.base.remote import CALL_SECONDS, RemoteFunction, decode, local_device
 from d2lmini.grading.judging import evidence
 from d2lmini.grading.run.calling import CALL_MARGIN, start_caller
-from d2lmini.grading.run.kernel import Limits
 from d2lmini.grading.run.saved import saved_function
 from d2lmini.i18n import _
 

@@ -14,10 +14,11 @@ from pathlib import Path
 from d2lmini.exercises import Verdict
 from d2lmini.exercises.coding import Tally, counted_cases
 from d2lmini.grading.assignment.manifest import Exercise
+from d2lmini.grading.assignment.settings import Limits
 from d2lmini.grading.assignment.submission import Submission
 from d2lmini.grading.judging.judge import judge
 from d2lmini.grading.run import sandbox
-from d2lmini.grading.run.kernel import GraderFailure, Limits
+from d2lmini.grading.run.kernel import GraderFailure
 from d2lmini.grading.run.notebook import run_notebook
 from d2lmini.i18n import _
 

@@ -13,10 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from d2lmini.grading.assignment.settings import Limits
 from d2lmini.grading.base.files import create_plain
 from d2lmini.grading.base.remote import read_line
 from d2lmini.grading.run import copies, sandbox
-from d2lmini.grading.run.kernel import GraderFailure, Limits, peak_of_tree
+from d2lmini.grading.run.kernel import GraderFailure, peak_of_tree
 from d2lmini.grading.run.limits import limited_command
 from d2lmini.i18n import _
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from d2lmini.grading.assignment.manifest import Exercise, check_calls, python_of
+from d2lmini.grading.assignment.settings import Limits
 from d2lmini.grading.assignment.submission import Submission
-from d2lmini.grading.run.kernel import OUTPUT_LIMIT, GraderFailure, Kernel, Limits
+from d2lmini.grading.run.kernel import OUTPUT_LIMIT, GraderFailure, Kernel
 from d2lmini.grading.run.saved import FUNCTION_LIMIT, function_files
 from d2lmini.i18n import _
 

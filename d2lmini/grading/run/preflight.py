@@ -11,9 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from d2lmini.grading.assignment.settings import Limits
 from d2lmini.grading.run import sandbox
 from d2lmini.grading.run.calling import Caller
-from d2lmini.grading.run.kernel import GraderFailure, Kernel, Limits, kernel_env
+from d2lmini.grading.run.kernel import GraderFailure, Kernel, kernel_env
 from d2lmini.grading.run.limits import KERNEL_IMPORTS, limited_command
 from d2lmini.grading.run.notebook import BOOTSTRAP
 from d2lmini.i18n import _
