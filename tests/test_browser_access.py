@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from browser.jupyterlab import notebook_page, run_all_cells
+from browser.lab_controls import LONG_RUN, set_sliders
 from browser.panels import (
     NARROW,
     announcements,
@@ -54,13 +55,6 @@ def _focused_class(page) -> str:
     return page.evaluate("() => document.activeElement ? document.activeElement.className : ''")
 
 
-def _set_budget(page, minibatches: str) -> None:
-    readout = page.locator(".perplexity-lab .widget-slider",
-                           has=page.locator("label", has_text="minibatches")).locator(".widget-readout")
-    readout.fill(minibatches)
-    readout.press("Enter")
-
-
 def _open_lab(page, base, token):
     run_all_cells(page, base, token, "lab.ipynb")
     page.wait_for_function(
@@ -84,7 +78,7 @@ def test_a_keyboard_user_stops_a_long_run_with_the_panels_stop_button():
             live = page.locator(".perplexity-lab [aria-live]").count()
             assert live == 1, f"{live} live regions in the lab: one, its message, says what a run did"
 
-            _set_budget(page, "3000")
+            set_sliders(page, LONG_RUN)
             count_announcements(page, LAB)
             page.locator(".perplexity-lab button.lab-train").focus()
             started = time.monotonic()
@@ -116,13 +110,21 @@ def test_escape_i_i_stops_the_labs_run_with_the_focus_on_stop():
         lab_only_notebook(Path(root) / "lab.ipynb")
         with notebook_page(Path(root), WIDE, ARTIFACTS / "access_escape_failure.png") as (page, base, token):
             _open_lab(page, base, token)
-            _set_budget(page, "3000")
+            set_sliders(page, LONG_RUN)
             page.locator(".perplexity-lab button.lab-train").focus()
             page.keyboard.press("Enter")
             page.wait_for_function("() => document.activeElement && "
                                    "document.activeElement.classList.contains('lab-stop')", timeout=30_000)
             page.locator(".lab-progress", has_text="minibatch").wait_for(timeout=60_000)
-            for key in ("Escape", "i", "i"):
+            page.keyboard.press("Escape")
+            # The run redraws its progress before the I's: on that redraw the panel once took the
+            # focus back to Stop (the cell holds the panel), and the I's never reached JupyterLab.
+            shown = page.locator(".lab-progress").inner_text()
+            page.wait_for_function("shown => document.querySelector('.lab-progress').innerText !== shown",
+                                   arg=shown, timeout=10_000)
+            page.wait_for_timeout(200)  # the panel's focus check runs on the next animation frame
+            assert "lab-stop" not in _focused_class(page), "a redraw took the focus back to Stop after Esc"
+            for key in ("i", "i"):
                 page.keyboard.press(key)
             page.locator(".lab-message", has_text="stopped by an interrupt").wait_for(timeout=30_000)
             assert "(stopped)" in page.locator(".lab-valid-ppl").inner_text()
@@ -146,7 +148,7 @@ def test_the_lab_redraws_its_chart_every_10_s_where_motion_is_reduced():
         with notebook_page(Path(root), WIDE, ARTIFACTS / "access_motion_failure.png",
                            reduced_motion="reduce") as (page, base, token):
             _open_lab(page, base, token)
-            _set_budget(page, "3000")
+            set_sliders(page, LONG_RUN)
             page.evaluate(COUNT_REDRAWS)
             page.locator(".perplexity-lab button.lab-train").focus()
             started = time.monotonic()

@@ -186,7 +186,13 @@ function render({ model, el }) {
       root.addEventListener('keydown', (event) => {
         if (!(event.ctrlKey || event.metaKey || event.altKey) && !['Tab', 'Escape'].includes(event.key)
             && !(event.shiftKey && event.key === 'Enter')) event.stopPropagation();
-        if (event.key === 'Escape' && !(event.ctrlKey || event.metaKey || event.altKey)) leave(root);
+        if (event.key === 'Escape' && !(event.ctrlKey || event.metaKey || event.altKey)) {
+          // The student chose to leave: the run's next redraw must not pull the focus back to Stop
+          // (the cell holds the panel, so it looks like focus the panel lost), or Esc, I, I's I's
+          // would land on Stop and the kernel would never be interrupted.
+          lost = null;
+          leave(root);
+        }
       });
       // Disabling a focused control, or a redraw replacing it (toggle buttons), sends the focus to
       // the page: remember the control's element and give the focus back when it can take it.
