@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from browser.jupyterlab import CHROMIUM_ENV, notebook_page, require_browser, run_all_cells, strip_outputs
+from browser.lab_controls import LONG_RUN, set_sliders, slider_readout, type_into
 from matplotlib.colors import to_rgb
 
 from d2lmini.palette import SERIES_COLOURS
@@ -42,17 +43,6 @@ pytestmark = pytest.mark.browser
 def _shown_perplexity(page) -> float | None:
     match = NUMBER.search(page.locator(".lab-valid-ppl").inner_text().strip())
     return float(match.group(1)) if match else None
-
-
-def _slider_readout(page, label: str):
-    """The editable number next to the slider whose description is `label`."""
-    slider = page.locator(".perplexity-lab .widget-slider", has=page.locator("label", has_text=label))
-    return slider.locator(".widget-readout")
-
-
-def _type_into(readout, value: str) -> None:
-    readout.fill(value)
-    readout.press("Enter")
 
 
 def _train_and_wait(page, expected_text: str) -> None:
@@ -89,11 +79,11 @@ def test_lab_retrains_in_jupyterlab():
             assert first is not None and math.isfinite(first) and first > 1
 
             page.locator(".perplexity-lab").scroll_into_view_if_needed()
-            _type_into(_slider_readout(page, "hidden size"), "64")
-            _type_into(_slider_readout(page, "learning rate"), "0.03")
+            type_into(slider_readout(page, "hidden size"), "64")
+            type_into(slider_readout(page, "learning rate"), "0.03")
             _train_and_wait(page, "hidden size 64")
             message = page.locator(".lab-message").inner_text()
-            shown_rate = float(_slider_readout(page, "learning rate").inner_text())
+            shown_rate = float(slider_readout(page, "learning rate").inner_text())
             assert abs(shown_rate - 0.03) < 0.002  # 0.03 (or 10 ** -1.5 where the slider snaps)
             assert f"learning rate {shown_rate:.3g}" in message  # the run used what the slider shows
             second = _shown_perplexity(page)
@@ -110,7 +100,7 @@ def test_lab_retrains_in_jupyterlab():
             assert _shown_perplexity(page) == second
             assert page.locator(".lab-sample").inner_text() == sample and "A sample" in sample
 
-            _type_into(_slider_readout(page, "learning rate"), "1000")
+            type_into(slider_readout(page, "learning rate"), "1000")
             clipping = page.locator(".perplexity-lab .widget-dropdown",
                                     has=page.locator("label", has_text="clipping"))
             clipping.locator("select").select_option(label="off")
@@ -185,7 +175,7 @@ def test_lab_keeps_runs_sweeps_and_stops_at_the_interrupt_in_jupyterlab():
             assert _pixels_near(one_run, BLUE) > 100 and _pixels_near(one_run, ORANGE) < 20
 
             # Two runs with different settings: two rows, two curves.
-            _type_into(_slider_readout(page, "hidden size"), "64")
+            type_into(slider_readout(page, "hidden size"), "64")
             _train_and_wait(page, "hidden size 64")
             page.wait_for_function(
                 "() => document.querySelectorAll('.lab-runs tr.lab-run').length == 2", timeout=30_000)
@@ -195,7 +185,7 @@ def test_lab_keeps_runs_sweeps_and_stops_at_the_interrupt_in_jupyterlab():
             assert _pixels_near(two_runs, BLUE) > 100 and _pixels_near(two_runs, ORANGE) > 100
 
             # A three-value sweep draws its plot and adds three rows.
-            _type_into(_slider_readout(page, "minibatches"), "100")
+            type_into(slider_readout(page, "minibatches"), "100")
             values = page.locator(".perplexity-lab .widget-text",
                                   has=page.locator("label", has_text="values"))
             values.locator("input").fill("16, 32, 48")
@@ -209,8 +199,7 @@ def test_lab_keeps_runs_sweeps_and_stops_at_the_interrupt_in_jupyterlab():
             sweep_plot.screenshot(path=str(ARTIFACTS / "lab_sweep.png"))
 
             # ■ during a long run: it stops within a second, shows what was trained, enables controls.
-            _type_into(_slider_readout(page, "minibatches"), "3000")
-            _type_into(_slider_readout(page, "hidden size"), "128")
+            set_sliders(page, {**LONG_RUN, "hidden size": "128"})
             page.locator(".perplexity-lab button.lab-train").click()
             page.locator(".lab-progress", has_text="minibatch").wait_for(timeout=60_000)  # training
             page.locator("[data-jp-item-name='interrupt']").first.click()  # the notebook toolbar's ■
