@@ -24,15 +24,13 @@ from d2lmini.grading.assignment.manifest import Exercise
 from d2lmini.grading.assignment.submission import Submission, matching_notebook, read_submission
 from d2lmini.grading.base.files import inside, read_only, student_key, write_atomic
 from d2lmini.grading.gradebook import outfolder, workers
+from d2lmini.grading.gradebook.outfolder import FEEDBACK, OUTPUTS, RECORDS
 from d2lmini.grading.gradebook.report import assemble
 from d2lmini.grading.gradebook.roster import Roster, read_roster
 from d2lmini.grading.judging.marks import Mark, grade_notebook
 from d2lmini.grading.run import sandbox
 from d2lmini.grading.run.preflight import preflight
 from d2lmini.i18n import _
-
-RECORDS, FEEDBACK = "records", "feedback"
-OUTPUTS = ("gradebook.csv", "results.json", "not_graded.csv", "similarity.csv", "canvas.csv", "moodle.csv")
 
 
 @dataclass

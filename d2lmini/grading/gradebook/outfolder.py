@@ -19,9 +19,11 @@ from d2lmini.i18n import _
 
 MARKER = ".d2lmini-grading.json"
 RECORDS, FEEDBACK = "records", "feedback"
+# The files a grading writes into its folder (gradebook.py), each listed once: the folder check below
+# may replace exactly these.
+OUTPUTS = ("gradebook.csv", "results.json", "not_graded.csv", "similarity.csv", "canvas.csv", "moodle.csv")
 PACKAGE = Path(d2lmini.__file__).resolve().parent
-OWN_FILES = {"gradebook.csv", "results.json", "not_graded.csv", "similarity.csv", "canvas.csv", "moodle.csv",
-             RECORDS, FEEDBACK}
+OWN_FILES = {*OUTPUTS, RECORDS, FEEDBACK}
 
 
 class FolderError(ValueError):
