@@ -135,15 +135,12 @@ def execute_retried(submission: Submission, exercises: list[Exercise], scratch: 
                     limits: Limits) -> tuple[NotebookRun, Kernel | None]:
     """`execute`, once more if a kernel did not start (`GraderFailure`: the grader's fault, not the
     student's); a second failure is raised."""
-    for attempt in (1, 2):
-        try:
-            return execute(submission, exercises, scratch, limits)
-        except GraderFailure as failure:
-            if attempt == 2:
-                raise
-            print(_("warning: {file}: {error}; trying once more").format(file=submission.path, error=failure),
-                  file=sys.stderr)
-    raise AssertionError("unreachable")
+    try:
+        return execute(submission, exercises, scratch, limits)
+    except GraderFailure as failure:
+        print(_("warning: {file}: {error}; trying once more").format(file=submission.path, error=failure),
+              file=sys.stderr)
+    return execute(submission, exercises, scratch, limits)
 
 
 def missing_reason(exercise: Exercise, run: NotebookRun, limits: Limits) -> str:
