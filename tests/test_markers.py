@@ -27,6 +27,7 @@ TORCH_FREE = {
     "test_grading_remote_time": "the time limit sent to a stand-in caller process and its wait; no tensor",
     "test_grading_outputs": "the grader's CSV cells, output folders and rubric files; no kernel runs",
     "test_grading_links": "the grader's opens, copies and owners of files amid links; no check runs",
+    "test_grading_retry": "the grader's second try at a kernel that did not start; no kernel runs",
     "test_grading_similarity": "compares functions' source text as tokens (ast, tokenize, difflib)",
     "test_i18n": "gettext's catalogs chosen by an environment variable; no tensor is computed",
     "test_lint": "ruff over the sources",
