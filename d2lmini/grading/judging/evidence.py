@@ -249,10 +249,11 @@ def gather(exercise: Exercise, cells: list[str] | None, functions: list, names: 
     called (`functions`, each with its `__name__` and the `calls` seen) into `found`, and in
     `stats["sources"]` the graded functions the student attempted (`names`: slot -> their `def`), to
     compare classmates (`d2lmini.grading.judging.similarity`)."""
-    for function in functions if found is not None and cells is not None else ():
-        entry = report(exercise.id, cells, function.__name__, dict(function.calls))
-        if entry is not None:
-            found.append(entry)
+    if found is not None and cells is not None:
+        for function in functions:
+            entry = report(exercise.id, cells, function.__name__, dict(function.calls))
+            if entry is not None:
+                found.append(entry)
     if stats is None or not cells:
         return
     sources = graded_sources(exercise.notebook, cells, names)
