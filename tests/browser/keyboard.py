@@ -12,12 +12,17 @@ the kernel is idle again (nothing took it to the page), and the notebook's activ
 A notebook without an entry has no panel. `NEXT_PANEL` between steps starts the steps of a further
 panel of the same notebook (a later cell): its first control is focused directly, as a student
 clicking into it would, and the rest are reached with Tab from there.
+In the Chinese edition a step's control is found by the Chinese translations (the package's zh_CN
+catalogs) of every message that holds its English name; its role tells them apart.
 """
 
+import functools
 import re
 import time
 from collections import Counter
+from pathlib import Path
 
+from babel.messages.pofile import read_po
 from course import COURSE, NEXT_PANEL
 
 from browser.panels import announcements, count_announcements, most_announcements
@@ -27,6 +32,8 @@ from browser.panels import announcements, count_announcements, most_announcement
 # and optionally False for a setting the panel uses only on a later button (nothing announced yet).
 PANELS: dict[str, tuple[tuple, ...]] = {notebook.number: notebook.keyboard
                                         for notebook in COURSE if notebook.keyboard}
+
+CATALOGS = Path(__file__).resolve().parents[2] / "d2lmini" / "locale"
 
 KERNEL_IDLE = """() => [...document.querySelectorAll('.jp-StatusBar-TextItem, .jp-StatusBar-Item')]
   .some(e => /\\| Idle/.test(e.textContent))"""
@@ -92,8 +99,28 @@ def _wait_idle(page) -> None:
     page.wait_for_timeout(700)  # the widgets' last messages, then the focus given back
 
 
-def drive_panels(page, number: str) -> tuple[list[str], list[str]]:
-    """Operate the panels of notebook `number` by keyboard; return (problems, what was done)."""
+@functools.cache
+def _translations(language: str) -> dict[str, str]:
+    """Every message of the package's catalogs for `language` ("zh_CN"): English -> translation."""
+    messages = {}
+    for path in sorted((CATALOGS / language / "LC_MESSAGES").glob("*.po")):
+        with path.open("rb") as file:
+            messages |= {m.id: m.string for m in read_po(file) if isinstance(m.id, str) and m.id and m.string}
+    return messages
+
+
+def accessible_name(name: str, language: str = "en") -> re.Pattern:
+    """What the name of a step's control holds in `language`: `name` itself in English, else the
+    translation of any message that holds `name` (None where no message does)."""
+    if language == "en":
+        return re.compile(re.escape(name))
+    found = [text for english, text in _translations(language).items() if name in english]
+    return re.compile("|".join(re.escape(text) for text in found)) if found else None
+
+
+def drive_panels(page, number: str, language: str = "en") -> tuple[list[str], list[str]]:
+    """Operate the panels of notebook `number` (its edition in `language`) by keyboard; return
+    (problems, what was done)."""
     steps, firsts = [], set()
     for step in PANELS.get(number, []):
         if step == NEXT_PANEL or not steps:
@@ -101,7 +128,12 @@ def drive_panels(page, number: str) -> tuple[list[str], list[str]]:
         if step != NEXT_PANEL:
             steps.append(step)
     problems, done = [], []
-    controls = [page.get_by_role(step[0], name=re.compile(re.escape(step[1]))).first for step in steps]
+    names = [accessible_name(step[1], language) for step in steps]
+    problems += [f'{step[0]} "{step[1]}": no {language} message holds this name'
+                 for step, name in zip(steps, names, strict=True) if name is None]
+    if any(name is None for name in names):
+        return problems, done
+    controls = [page.get_by_role(step[0], name=name).first for step, name in zip(steps, names, strict=True)]
     for index, (step, control) in enumerate(zip(steps, controls, strict=True)):
         role, name, keys = step[:3]
         announces = step[3] if len(step) > 3 else True
