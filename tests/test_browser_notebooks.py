@@ -52,7 +52,7 @@ import pytest
 from browser.axe import axe_violations, find_axe, low_contrast, new_problems
 from browser.generate import typed_prefix_problems
 from browser.jupyterlab import CHROMIUM_ARGS, require_browser, running_jupyterlab, shutdown_kernels
-from browser.keyboard import PANELS, drive_panels
+from browser.keyboard import CHINESE_KEYBOARD, PANELS, drive_panels
 from browser.panels import (
     NARROW,
     PANELS_ROOT,
@@ -70,10 +70,6 @@ from course import COURSE
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = [notebook.path for notebook in COURSE]
 CHINESE = ["03_one_hot", "08_perplexity_lab"]  # notebooks/zh/: one with a panel, one with the lab
-# The Chinese notebooks whose panels are driven by keyboard too, by their Chinese names: .ci/run leaves
-# their English runs out, so each notebook runs once in JupyterLab. 08's lab is driven by keyboard in
-# English by the lab's own browser tests (test_browser_lab, test_browser_access).
-CHINESE_KEYBOARD = {"03_one_hot"}
 ARTIFACTS = ROOT / "test-artifacts"
 VIEWPORT = {"width": 1366, "height": 768}  # a common laptop screen
 RUN_TIMEOUT_MS = 300_000  # a notebook runs in under 30 s on an idle 2-core laptop; CI machines are busy

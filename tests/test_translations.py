@@ -287,3 +287,18 @@ def test_no_catalog_keeps_a_previous_msgid_read_back_as_a_comment():
     stray = {path.name: sum(line.startswith("# | ") for line in path.read_text("utf-8").splitlines())
              for path in all_catalogs()}
     assert not {name: count for name, count in stray.items() if count}, stray
+
+
+def test_every_keyboard_step_driven_in_chinese_finds_a_chinese_name():
+    """The browser test drives 03's panel in Chinese by the translations of its steps' English names
+    (tests/browser/keyboard.py); a catalog that loses one would fail it only in the browser."""
+    from browser.keyboard import CHINESE_KEYBOARD, accessible_name
+    from course import COURSE
+
+    steps = [step for notebook in COURSE if notebook.stem in CHINESE_KEYBOARD for step in notebook.keyboard
+             if len(step) > 1]
+    assert steps, CHINESE_KEYBOARD
+    missing = [step[1] for step in steps if accessible_name(step[1], "zh_CN") is None]
+    assert missing == [], "no Chinese message holds these names"
+    assert accessible_name("a name no control has", "zh_CN") is None
+    assert accessible_name(steps[0][1], "zh_CN").search(steps[0][1]) is None  # Chinese, not the English
