@@ -18,14 +18,17 @@ catalogs) of every message that holds its English name; its role tells them apar
 
 import functools
 import re
+import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-from babel.messages.pofile import read_po
 from course import COURSE, NEXT_PANEL
 
 from browser.panels import announcements, count_announcements, most_announcements
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import translations  # noqa: E402  (tools/ is not a package)
 
 # (role, accessible name as the browser computes it, keys: a list of key names; "type:TEXT" types
 # and presses Enter; "leave:TEXT" types, then Tab sends it (a multi-line box) and the focus moves on),
@@ -37,8 +40,6 @@ PANELS: dict[str, tuple[tuple, ...]] = {notebook.number: notebook.keyboard
 # lab is driven by keyboard in English by the lab's own browser tests (test_browser_lab,
 # test_browser_access).
 CHINESE_KEYBOARD = {"03_one_hot"}
-
-CATALOGS = Path(__file__).resolve().parents[2] / "d2lmini" / "locale"
 
 KERNEL_IDLE = """() => [...document.querySelectorAll('.jp-StatusBar-TextItem, .jp-StatusBar-Item')]
   .some(e => /\\| Idle/.test(e.textContent))"""
@@ -105,21 +106,21 @@ def _wait_idle(page) -> None:
 
 
 @functools.cache
-def _translations(language: str) -> dict[str, str]:
-    """Every message of the package's catalogs for `language` ("zh_CN"): English -> translation."""
+def _chinese_messages() -> dict[str, str]:
+    """Every message of the package's Chinese catalogs (tools/translations.py's): English -> Chinese."""
     messages = {}
-    for path in sorted((CATALOGS / language / "LC_MESSAGES").glob("*.po")):
-        with path.open("rb") as file:
-            messages |= {m.id: m.string for m in read_po(file) if isinstance(m.id, str) and m.id and m.string}
+    for path in sorted(translations.PACKAGE_LOCALE.glob("*.po")):
+        messages |= {m.id: m.string for m in translations.read_catalog(path)
+                     if isinstance(m.id, str) and m.id and m.string}
     return messages
 
 
-def accessible_name(name: str, language: str = "en") -> re.Pattern:
-    """What the name of a step's control holds in `language`: `name` itself in English, else the
-    translation of any message that holds `name` (None where no message does)."""
+def accessible_name(name: str, language: str = "en") -> re.Pattern | None:
+    """What the name of a step's control holds in `language` ("en" or "zh_CN"): `name` itself in
+    English, else the translation of any message that holds `name` (None where no message does)."""
     if language == "en":
         return re.compile(re.escape(name))
-    found = [text for english, text in _translations(language).items() if name in english]
+    found = [chinese for english, chinese in _chinese_messages().items() if name in english]
     return re.compile("|".join(re.escape(text) for text in found)) if found else None
 
 
@@ -136,7 +137,7 @@ def drive_panels(page, number: str, language: str = "en") -> tuple[list[str], li
     names = [accessible_name(step[1], language) for step in steps]
     problems += [f'{step[0]} "{step[1]}": no {language} message holds this name'
                  for step, name in zip(steps, names, strict=True) if name is None]
-    if any(name is None for name in names):
+    if problems:
         return problems, done
     controls = [page.get_by_role(step[0], name=name).first for step, name in zip(steps, names, strict=True)]
     for index, (step, control) in enumerate(zip(steps, controls, strict=True)):
