@@ -35,6 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from d2lmini.gru_bptt import gru_forward_bptt
 from d2lmini.i18n import _
 from d2lmini.lstm_bptt import lstm_forward_bptt
 from d2lmini.model_sizes import check_flag, check_model_arguments
@@ -144,16 +145,26 @@ class GatedScratch(nn.Module):
 
 
 class GRUScratch(GatedScratch):
-    """The scratch GRU as a module; `model(X, state)` returns (outputs, state) as the RNN does."""
+    """The scratch GRU as a module; `model(X, state)` returns (outputs, state) as the RNN does.
+
+    With `hand_written_bptt=True` (the default: it trains faster, `benchmarks/throughput.py
+    --gated`) it runs `d2lmini.gru_bptt.gru_forward_bptt`; with False, `gru_forward` and
+    autograd. Both give the same outputs and gradients (up to rounding).
+    """
 
     num_gates = 3
 
-    def __init__(self, vocab_size: int, num_hiddens: int, generator: torch.Generator | None = None):
+    def __init__(self, vocab_size: int, num_hiddens: int, generator: torch.Generator | None = None,
+                 *, hand_written_bptt: bool = True):
+        check_gated_arguments(vocab_size, num_hiddens, generator, self.num_gates)  # in the arguments' order
+        hand_written_bptt = check_flag("hand_written_bptt", hand_written_bptt)
         super().__init__(vocab_size, num_hiddens, generator)
+        self.hand_written_bptt = hand_written_bptt
         self.b_hn = nn.Parameter(torch.zeros(self.num_hiddens))  # the candidate's bias inside R ⊙ (·)
 
     def forward(self, X: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return gru_forward(X, state, self.W_x, self.W_h, self.b, self.b_hn, self.W_hq, self.b_q)
+        forward = gru_forward_bptt if self.hand_written_bptt else gru_forward
+        return forward(X, state, self.W_x, self.W_h, self.b, self.b_hn, self.W_hq, self.b_q)
 
 
 class LSTMScratch(GatedScratch):

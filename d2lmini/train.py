@@ -116,8 +116,8 @@ def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.de
 
     Scratch: `RNNScratch`, `d2lmini.gates.GRUScratch` or `d2lmini.gates.LSTMScratch`; torch:
     `TorchRNN` or `d2lmini.gates.TorchGated` (torch's own initialisation). `hand_written_bptt`
-    chooses the scratch RNN's and LSTM's backward pass: the hand-written one (`d2lmini.bptt`,
-    `d2lmini.lstm_bptt`; default, faster) or autograd (notebook 04); the GRU has only autograd.
+    chooses the scratch cells' backward pass: the hand-written one (`d2lmini.bptt`,
+    `d2lmini.gru_bptt`, `d2lmini.lstm_bptt`; default, faster) or autograd (notebook 04).
     The gated scratch cells start from LeCun's rule only: `init="normal"` (the book's RNN
     initialisation) is refused for them.
     """
@@ -134,7 +134,7 @@ def make_model(kind: str, vocab_size: int, config: TrainConfig, device: torch.de
         model = RNNScratch(vocab_size, num_hiddens, init, generator, hand_written_bptt=hand_written_bptt)
     elif cell == "gru":
         validate_cell_init(cell, init)
-        model = GRUScratch(vocab_size, num_hiddens, generator)
+        model = GRUScratch(vocab_size, num_hiddens, generator, hand_written_bptt=hand_written_bptt)
     else:
         validate_cell_init(cell, init)
         model = LSTMScratch(vocab_size, num_hiddens, generator, hand_written_bptt=hand_written_bptt)

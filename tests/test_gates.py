@@ -70,13 +70,20 @@ def test_same_gradients_as_torch(cell):
         torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-6)
 
 
-def test_hand_written_lstm_bptt_equals_autograd():
+@pytest.mark.parametrize("cell_class", [GRUScratch, LSTMScratch], ids=["gru", "lstm"])
+def test_hand_written_bptt_equals_autograd(cell_class):
     g = torch.Generator().manual_seed(9)
-    fast = LSTMScratch(11, 6, generator=torch.Generator().manual_seed(3)).double()
-    plain = LSTMScratch(11, 6, generator=torch.Generator().manual_seed(3), hand_written_bptt=False).double()
+    fast = cell_class(11, 6, generator=torch.Generator().manual_seed(3)).double()
+    plain = cell_class(11, 6, generator=torch.Generator().manual_seed(3), hand_written_bptt=False).double()
+    with torch.no_grad():  # biases away from zero, so that every bias's gradient path is exercised
+        for model in (fast, plain):
+            for name, p in model.named_parameters():
+                if name.startswith("b"):
+                    p.add_(torch.linspace(-0.5, 0.5, p.numel(), dtype=p.dtype))
+    assert fast.hand_written_bptt and not plain.hand_written_bptt
     X = torch.randint(11, (4, 8), generator=g)
     Y = torch.randint(11, (32,), generator=g)
-    state = torch.randn(4, 12, dtype=torch.double, generator=g)
+    state = torch.randn(4, 6 * fast.state_width, dtype=torch.double, generator=g)
     results = []
     for model in (fast, plain):
         start = state.clone().requires_grad_()
@@ -127,6 +134,8 @@ def _construct(kind: str, vocab_size, num_hiddens, extra):
     """Build the gated model `kind` with the drawn arguments (`extra`: its third argument, if any)."""
     if kind == "gru":
         return GRUScratch(vocab_size, num_hiddens, extra)
+    if kind == "gru-flag":
+        return GRUScratch(vocab_size, num_hiddens, generator=None, hand_written_bptt=extra)
     if kind == "lstm":
         return LSTMScratch(vocab_size, num_hiddens, generator=None, hand_written_bptt=extra)
     if kind == "lstm-generator":
@@ -145,16 +154,17 @@ def _expected_problem(kind: str, vocab_size, num_hiddens, extra) -> str | None:
         extra if kind in ("gru", "lstm-generator", "params") else None)
     if problem:
         return problem
-    gates = 4 if kind.startswith("lstm") or extra == "lstm" else 3
+    gates = 4 if kind.startswith("lstm") or (kind == "torch" and extra == "lstm") else 3
     if 4 * gated_parameter_count(int(vocab_size), int(num_hiddens), gates) > MAX_PARAMETER_BYTES:
         return "GB of parameters"
-    if kind == "lstm" and not isinstance(extra, bool):
+    if kind in ("lstm", "gru-flag") and not isinstance(extra, bool):
         return "hand_written_bptt"
     return None
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.sampled_from(["gru", "lstm", "lstm-generator", "params", "torch"]), ANY_ARGUMENT, ANY_ARGUMENT,
+@given(st.sampled_from(["gru", "gru-flag", "lstm", "lstm-generator", "params", "torch"]), ANY_ARGUMENT,
+       ANY_ARGUMENT,
        ANY_ARGUMENT | st.sampled_from(["gru", "lstm", "rnn"]))
 def test_any_constructor_argument_builds_the_cell_or_is_refused_naming_it(kind, vocab_size, num_hiddens,
                                                                           extra):
@@ -171,6 +181,7 @@ def test_numpy_sizes_build_the_same_model_as_ints():
     numpy = GRUScratch(np.int64(6), np.int16(5), torch.Generator().manual_seed(2))
     assert all(torch.equal(a, b) for a, b in zip(plain.parameters(), numpy.parameters(), strict=True))
     assert LSTMScratch(6, 5, hand_written_bptt=np.bool_(False)).hand_written_bptt is False
+    assert GRUScratch(6, 5, hand_written_bptt=np.bool_(False)).hand_written_bptt is False
     with pytest.raises(TypeError, match="vocabulary size"):
         GRUScratch(Fraction(6), 5)
 
