@@ -28,15 +28,7 @@ writes into buffers made once per call.
 import torch
 import torch.nn.functional as F
 
-from d2lmini.lstm_bptt import sigmoid_to_tanh_
-
-
-def double_last_block(M: torch.Tensor) -> torch.Tensor:
-    """Return a copy of M (…, 3·hiddens) with the candidate's block of columns [2h, 3h) doubled."""
-    hiddens = M.shape[-1] // 3
-    doubled = M.clone()
-    doubled[..., 2 * hiddens:] *= 2
-    return doubled
+from d2lmini.lstm_bptt import double_candidate, sigmoid_to_tanh_
 
 
 @torch.no_grad()
@@ -47,8 +39,8 @@ def gru_forward_cached(X, state, W_x, W_h, b, b_hn, W_hq, b_q):
     """
     steps, batch, hiddens = X.shape[1], X.shape[0], W_h.shape[0]
     like = dict(dtype=W_x.dtype, device=W_x.device)
-    inputs = F.embedding(X.T, double_last_block(W_x + b))  # (steps, batch, 3h): [a_r, a_z, 2 a_n]
-    W_h2 = double_last_block(W_h)
+    inputs = F.embedding(X.T, double_candidate(W_x + b, 3))  # (steps, batch, 3h): [a_r, a_z, 2 a_n]
+    W_h2 = double_candidate(W_h, 3)
     b_h2 = torch.cat([torch.zeros(2 * hiddens, **like), 2 * b_hn])
     products = torch.empty(steps, batch, 3 * hiddens, **like)  # [h_r, h_z, 2 (h_n + b_hn)] per step
     gates = torch.empty(steps, batch, 2 * hiddens, **like)  # [R, Z]

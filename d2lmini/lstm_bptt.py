@@ -36,13 +36,14 @@ import torch
 import torch.nn.functional as F
 
 
-def double_candidate(M: torch.Tensor) -> torch.Tensor:
-    """Return a copy of M (…, 4·hiddens) with the candidate block [2h, 3h) of columns doubled.
+def double_candidate(M: torch.Tensor, num_blocks: int) -> torch.Tensor:
+    """Return a copy of M (…, num_blocks·hiddens) with the candidate block [2h, 3h) of columns doubled.
 
-    With the candidate's pre-activation doubled, σ(2a) = (tanh(a) + 1) / 2 comes out of the
-    same sigmoid as the three gates.
+    The candidate is the third block in both gated cells: [I, F, G, O] for the LSTM (4 blocks),
+    [R, Z, N] for the GRU (3). With its pre-activation doubled, σ(2a) = (tanh(a) + 1) / 2 comes
+    out of a sigmoid, the same one as the gates' where they are side by side.
     """
-    hiddens = M.shape[-1] // 4
+    hiddens = M.shape[-1] // num_blocks
     doubled = M.clone()
     doubled[..., 2 * hiddens:3 * hiddens] *= 2
     return doubled
@@ -65,8 +66,8 @@ def lstm_forward_cached(X, state, W_x, W_h, b, W_hq, b_q):
     """
     steps, hiddens = X.shape[1], W_h.shape[0]
     # gates[t] starts as X_t W_x + b (candidate doubled) and becomes [I, F, G, O] in the loop
-    gates = F.embedding(X.T, double_candidate(W_x + b))
-    W_h2 = double_candidate(W_h)
+    gates = F.embedding(X.T, double_candidate(W_x + b, 4))
+    W_h2 = double_candidate(W_h, 4)
     like = dict(dtype=W_x.dtype, device=W_x.device)
     # index t + 1 holds step t; index 0 holds the initial state
     cells = torch.empty(steps + 1, X.shape[0], hiddens, **like)
