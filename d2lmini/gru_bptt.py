@@ -28,7 +28,7 @@ writes into buffers made once per call.
 import torch
 import torch.nn.functional as F
 
-from d2lmini.lstm_bptt import double_candidate, sigmoid_to_tanh_
+from d2lmini.lstm_bptt import double_candidate, sigmoid_to_tanh_, weight_gradients
 
 
 @torch.no_grad()
@@ -97,19 +97,9 @@ def gru_backward(d_outputs, d_final_state, cache):
         dH_prev.addmm_(d_products_t, W_hT).addcmul_(dH, Z_t)
     d_inputs = d_products.clone()
     torch.mul(d_hs[1:], to_da_n, out=d_inputs[:, :, 2 * hiddens:])
-    return (d_hs[0].clone(),) + gru_weight_gradients(X, d_inputs, d_products, hs, d_outputs, W_x)
-
-
-def gru_weight_gradients(X, d_inputs, d_products, hs, d_outputs, W_x):
-    """Return (dW_x, dW_h, db, db_hn, dW_hq, db_q), each summed over all steps in one operation."""
-    hiddens = hs.shape[2]
-    flat_inputs = d_inputs.reshape(-1, d_inputs.shape[2])
-    flat_products = d_products.reshape(-1, d_products.shape[2])
-    ones = torch.ones(flat_inputs.shape[0], dtype=flat_inputs.dtype, device=flat_inputs.device)
-    dW_x = torch.zeros_like(W_x).index_add_(0, X.T.reshape(-1), flat_inputs)
-    return (dW_x, hs[:-1].reshape(-1, hiddens).T @ flat_products, ones @ flat_inputs,
-            ones @ flat_products[:, 2 * hiddens:], hs[1:].reshape(-1, hiddens).T @ d_outputs,
-            ones @ d_outputs)
+    dW_x, dW_h, db, dW_hq, db_q = weight_gradients(X, d_inputs, d_products, hs, d_outputs, W_x)
+    db_hn = d_products[:, :, 2 * hiddens:].sum(dim=(0, 1))
+    return d_hs[0].clone(), dW_x, dW_h, db, db_hn, dW_hq, db_q
 
 
 class HandWrittenGRUBPTT(torch.autograd.Function):

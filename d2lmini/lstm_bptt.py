@@ -137,16 +137,23 @@ def lstm_backward(d_outputs, d_final_state, cache):
         d_o.mul_(dH)
         dC.mul_(F_t)
         dH = torch.addmm(dH_out, d_gates_t, W_hT)  # dH_{t-1}: this step's and the output's share
-    return (torch.cat([dH, dC], dim=1),) + weight_gradients(X, d_gates, hs, d_outputs, W_x)
+    return (torch.cat([dH, dC], dim=1),) + weight_gradients(X, d_gates, d_gates, hs, d_outputs, W_x)
 
 
-def weight_gradients(X, d_gates, hs, d_outputs, W_x):
-    """Return (dW_x, dW_h, db, dW_hq, db_q), each summed over all steps in one operation."""
+def weight_gradients(X, d_inputs, d_products, hs, d_outputs, W_x):
+    """Return (dW_x, dW_h, db, dW_hq, db_q), each summed over all steps in one operation.
+
+    `d_inputs` are the gradients of the input terms X W_x + b, `d_products` those of the products
+    H W_h (steps, batch, gates·hiddens): the same tensor for the LSTM; for the GRU the candidate's
+    block differs, since R multiplies its product (`d2lmini.gru_bptt`).
+    """
     hiddens = hs.shape[2]
-    flat = d_gates.reshape(-1, d_gates.shape[2])
-    ones = torch.ones(flat.shape[0], dtype=flat.dtype, device=flat.device)  # a sum over rows as a
-    dW_x = torch.zeros_like(W_x).index_add_(0, X.T.reshape(-1), flat)      # product: faster on CPUs
-    return (dW_x, hs[:-1].reshape(-1, hiddens).T @ flat, ones @ flat,
+    flat_inputs = d_inputs.reshape(-1, d_inputs.shape[2])
+    flat_products = d_products.reshape(-1, d_products.shape[2])
+    # a sum over rows as a product with ones: faster on CPUs
+    ones = torch.ones(flat_inputs.shape[0], dtype=flat_inputs.dtype, device=flat_inputs.device)
+    dW_x = torch.zeros_like(W_x).index_add_(0, X.T.reshape(-1), flat_inputs)
+    return (dW_x, hs[:-1].reshape(-1, hiddens).T @ flat_products, ones @ flat_inputs,
             hs[1:].reshape(-1, hiddens).T @ d_outputs, ones @ d_outputs)
 
 
