@@ -193,13 +193,23 @@ class GradientsArrive(torch.autograd.Function):
         return (d_outputs, *(d_outputs.new_zeros(shape) for shape in ctx.shapes))
 
 
-class OutputLayerOnly(nn.Module):
+class AroundScratchLSTM(nn.Module):
+    """A model holding a scratch LSTM's parameters (`self.cell`) that `train_epoch` can train."""
+
+    def __init__(self, vocab, hiddens, **options):
+        super().__init__()
+        self.cell = LSTMScratch(vocab, hiddens, generator=torch.Generator().manual_seed(0), **options)
+        self.vocab_size = vocab  # train_step's divergence check reads it
+
+    def begin_state(self, batch_size):
+        return self.cell.begin_state(batch_size)
+
+
+class OutputLayerOnly(AroundScratchLSTM):
     """An LSTM's parameters with fixed hidden states: a training step of only the shared work."""
 
     def __init__(self, vocab, hiddens, batch, steps):
-        super().__init__()
-        self.cell = LSTMScratch(vocab, hiddens, generator=torch.Generator().manual_seed(0))
-        self.vocab_size = vocab  # train_step's divergence check reads it
+        super().__init__(vocab, hiddens)
         self.hiddens = torch.randn(steps * batch, hiddens, generator=torch.Generator().manual_seed(5))
 
     def forward(self, X, state):
@@ -207,11 +217,8 @@ class OutputLayerOnly(nn.Module):
         outputs = torch.addmm(cell.b_q, self.hiddens, cell.W_hq)
         return GradientsArrive.apply(outputs, cell.W_x, cell.W_h, cell.b), state
 
-    def begin_state(self, batch_size):
-        return self.cell.begin_state(batch_size)
 
-
-class CompiledLSTM(nn.Module):
+class CompiledLSTM(AroundScratchLSTM):
     """The scratch LSTM's forward (`gates.lstm_forward`, autograd) compiled by torch.compile.
 
     Inductor fuses the gate arithmetic into C++ kernels; this is the one way to fuse it without
@@ -219,18 +226,12 @@ class CompiledLSTM(nn.Module):
     """
 
     def __init__(self, vocab, hiddens):
-        super().__init__()
-        self.cell = LSTMScratch(vocab, hiddens, generator=torch.Generator().manual_seed(0),
-                                hand_written_bptt=False)
-        self.vocab_size = vocab  # train_step's divergence check reads it
+        super().__init__(vocab, hiddens, hand_written_bptt=False)
         self.compiled = torch.compile(lstm_forward, dynamic=False)
 
     def forward(self, X, state):
         cell = self.cell
         return self.compiled(X, state, cell.W_x, cell.W_h, cell.b, cell.W_hq, cell.b_q)
-
-    def begin_state(self, batch_size):
-        return self.cell.begin_state(batch_size)
 
 
 def measure_floor(hiddens, args):
